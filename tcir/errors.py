@@ -1,0 +1,72 @@
+"""User-facing errors: every mistake a user can make surfaces as a `TCError`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A position in TC source text (1-based line and column)."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class TCError(Exception):
+    """Base class of every error caused by user input.
+
+    With a location, the message reads `file:line:col: error: ...` followed by
+    the offending source line and a caret under the culprit, as compilers print.
+    """
+
+    kind = "error"
+
+    def __init__(
+        self,
+        message: str,
+        loc: SourceLocation | None = None,
+        source: str | None = None,
+        length: int = 1,
+    ):
+        self.message = message
+        self.loc = loc
+        self.source = source
+        self.length = max(1, length)
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        if self.loc is None:
+            return f"error: {self.message}"
+        text = f"{self.loc}: error: {self.message}"
+        if self.source is not None:
+            lines = self.source.splitlines()
+            if 1 <= self.loc.line <= len(lines):
+                line = lines[self.loc.line - 1].expandtabs(1)
+                caret = " " * (self.loc.col - 1) + "^" + "~" * (self.length - 1)
+                text += f"\n{line}\n{caret}"
+        return text
+
+
+class ParseError(TCError):
+    """Malformed TC text (lexing or parsing)."""
+
+
+class TypeError_(TCError):
+    """A semantic or typing error in a well-formed TC program."""
+
+
+class RangeError(TCError):
+    """Range inference failed (unconstrained, ambiguous or empty range)."""
+
+
+class ShapeError(TCError):
+    """Arguments whose rank, dtype or sizes disagree with the signature."""
+
+
+class IRError(TCError):
+    """Malformed textual IR or IR that fails verification."""

@@ -1,0 +1,1 @@
+"""IR helpers shared by tcir's dialects."""
