@@ -1,0 +1,73 @@
+"""A `poly.scop`'s polyhedral description as isl objects.
+
+Access relations are returned restricted to their statements' domains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import islpy as isl
+from xdsl.rewriter import Rewriter
+
+from tcir.dialects.poly import DomainOp, ScopOp, StmtOp
+from tcir.polyhedral.schedule_tree import schedule_from_isl, schedule_to_isl
+
+
+def scop_context(scop: ScopOp) -> isl.Set:
+    """The parameter context."""
+    return isl.Set(scop.context.data)
+
+
+def _stmt_domain(stmt: StmtOp) -> isl.UnionSet:
+    return isl.UnionSet.from_set(isl.Set(stmt.domain.data))
+
+
+def _accesses(scop: ScopOp, relation: Callable[[StmtOp], str | None]) -> isl.UnionMap:
+    """Union over the statements of `relation(stmt)` (skipped where None)."""
+    result = isl.UnionMap.empty(scop_context(scop).get_space())
+    for stmt in scop.statements:
+        if (text := relation(stmt)) is not None:
+            access = isl.UnionMap(text).intersect_domain(_stmt_domain(stmt))
+            result = result.union(access)
+    return result
+
+
+def scop_domain(scop: ScopOp) -> isl.UnionSet:
+    """The union of the statements' iteration domains."""
+    result = isl.UnionSet.empty(scop_context(scop).get_space())
+    for stmt in scop.statements:
+        result = result.union(_stmt_domain(stmt))
+    return result
+
+
+def scop_reads(scop: ScopOp) -> isl.UnionMap:
+    """All read accesses, statement instance -> array element."""
+    return _accesses(scop, lambda stmt: stmt.reads.data)
+
+
+def scop_writes(scop: ScopOp) -> isl.UnionMap:
+    """All write accesses (may-writes included), statement instance -> array element."""
+    return _accesses(scop, lambda stmt: stmt.writes.data)
+
+
+def scop_must_writes(scop: ScopOp) -> isl.UnionMap:
+    """The write accesses of statements not marked `may_writes`."""
+    return _accesses(
+        scop, lambda stmt: None if stmt.may_write is not None else stmt.writes.data
+    )
+
+
+def scop_schedule(scop: ScopOp) -> isl.Schedule:
+    """The scop's schedule tree as an isl schedule."""
+    return schedule_to_isl(scop.schedule)
+
+
+def set_scop_schedule(scop: ScopOp, schedule: isl.Schedule) -> DomainOp:
+    """Replace the scop's schedule-tree ops by those of `schedule`.
+
+    Returns the new root.
+    """
+    root = schedule_from_isl(schedule)
+    Rewriter.replace_op(scop.schedule, root)
+    return root
