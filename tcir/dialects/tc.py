@@ -608,22 +608,7 @@ class ReadOp(IRDLOperation):
         return [s.data for s in self.symbols]
 
     def verify_(self) -> None:
-        rank = self.tensor_type.rank
-        if len(self.subscripts) != rank:
-            raise VerifyException(
-                f"expected {rank} subscripts for a rank-{rank} tensor, "
-                f"got {len(self.subscripts)}"
-            )
-        if self.map.data.num_dims != len(self.subscript_operands):
-            raise VerifyException(
-                f"subscripts use {self.map.data.num_dims} values but "
-                f"{len(self.subscript_operands)} are given"
-            )
-        for value in self.subscript_operands:
-            if not isinstance(value.type, IndexType | IntegerType):
-                raise VerifyException(
-                    f"subscript values must be index or integer, got {value.type}"
-                )
+        _verify_subscripts(self.tensor_type, self.map.data, self.subscript_operands)
         if self.result.type != self.tensor_type.scalar_type:
             raise VerifyException(
                 f"result type {self.result.type} does not match the tensor's "
@@ -634,14 +619,7 @@ class ReadOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_ssa_value(self.tensor)
-        printer.print_string("[")
-        printer.print_list(
-            self.subscripts,
-            lambda e: print_affine(
-                printer, e, self.subscript_operands, self.symbol_names
-            ),
-        )
-        printer.print_string("]")
+        _print_subscripts(printer, self.subscripts, self.subscript_operands, self.symbol_names)
         printer.print_op_attributes(self.attributes, print_keyword=True)
 
     @classmethod
@@ -656,6 +634,131 @@ class ReadOp(IRDLOperation):
         if attributes is not None:
             op.attributes |= attributes.data
         return op
+
+
+UPDATE_KINDS = ("=", "+=", "*=", "min=", "max=")
+"""How `tc.update` combines a value into an element."""
+
+
+@irdl_op_definition
+class UpdateOp(IRDLOperation):
+    """Combine a value into one element: `tc.update %C[%i, %j] "+=" %v : f32`.
+
+    The statement form of a comprehension body at one point, used where a
+    statement is a body of its own (polyhedral statements): `=` stores,
+    the other kinds read the element, combine and store.
+    """
+
+    name = "tc.update"
+
+    tensor = operand_def(TensorType)
+    value = operand_def()
+    subscript_operands = var_operand_def()
+    kind = prop_def(StringAttr)
+    map = prop_def(AffineMapAttr)
+    symbols = prop_def(ArrayAttr[StringAttr])
+
+    def __init__(
+        self,
+        tensor: SSAValue,
+        kind: str,
+        value: SSAValue,
+        subscripts: Sequence[AffineExpr],
+        operands: Sequence[SSAValue] = (),
+        symbols: Sequence[str] = (),
+    ):
+        amap = AffineMap(len(operands), len(symbols), tuple(subscripts))
+        super().__init__(
+            operands=[tensor, value, operands],
+            properties={
+                "kind": StringAttr(kind),
+                "map": AffineMapAttr(amap),
+                "symbols": _symbol_names(symbols),
+            },
+        )
+
+    @property
+    def tensor_type(self) -> TensorType:
+        assert isinstance(self.tensor.type, TensorType)
+        return self.tensor.type
+
+    @property
+    def subscripts(self) -> tuple[AffineExpr, ...]:
+        return self.map.data.results
+
+    @property
+    def symbol_names(self) -> list[str]:
+        return [s.data for s in self.symbols]
+
+    def verify_(self) -> None:
+        if self.kind.data not in UPDATE_KINDS:
+            raise VerifyException(
+                f"unknown update kind '{self.kind.data}' "
+                f"(expected one of {' '.join(UPDATE_KINDS)})"
+            )
+        _verify_subscripts(self.tensor_type, self.map.data, self.subscript_operands)
+        if self.value.type != self.tensor_type.scalar_type:
+            raise VerifyException(
+                f"value of type {self.value.type} does not match the tensor's "
+                f"element type {self.tensor_type.scalar_type}"
+            )
+        _verify_sizes(self, self.symbol_names, "subscript")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.tensor)
+        _print_subscripts(printer, self.subscripts, self.subscript_operands, self.symbol_names)
+        printer.print_string(" ")
+        printer.print_string_literal(self.kind.data)
+        printer.print_string(" ")
+        printer.print_ssa_value(self.value)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> UpdateOp:
+        tensor = resolve_defined(parser, parser.parse_unresolved_operand())
+        if not isinstance(tensor.type, TensorType):
+            parser.raise_error(f"tc.update expects a !tc.tensor, got {tensor.type}")
+        subscripts, exprs = _parse_affine_list(parser, allow_operands=True)
+        operands = [resolve_defined(parser, o) for o in exprs.operands]
+        kind = parser.parse_str_literal("update kind")
+        value = resolve_defined(parser, parser.parse_unresolved_operand())
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(tensor, kind, value, subscripts, operands, exprs.symbols)
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+
+def _verify_subscripts(
+    type: TensorType, map: AffineMap, operands: Sequence[SSAValue]
+) -> None:
+    if map.num_dims != len(operands):
+        raise VerifyException(
+            f"subscripts use {map.num_dims} values but {len(operands)} are given"
+        )
+    rank = type.rank
+    if len(map.results) != rank:
+        raise VerifyException(
+            f"expected {rank} subscripts for a rank-{rank} tensor, "
+            f"got {len(map.results)}"
+        )
+    for value in operands:
+        if not isinstance(value.type, IndexType | IntegerType):
+            raise VerifyException(
+                f"subscript values must be index or integer, got {value.type}"
+            )
+
+
+def _print_subscripts(
+    printer: Printer,
+    subscripts: Sequence[AffineExpr],
+    operands: Sequence[SSAValue],
+    symbols: Sequence[str],
+) -> None:
+    printer.print_string("[")
+    printer.print_list(subscripts, lambda e: print_affine(printer, e, operands, symbols))
+    printer.print_string("]")
 
 
 @irdl_op_definition
@@ -676,6 +779,6 @@ class YieldOp(IRDLOperation):
 
 TC = Dialect(
     "tc",
-    [DefOp, AllocOp, ComprehensionOp, ReadOp, YieldOp],
+    [DefOp, AllocOp, ComprehensionOp, ReadOp, UpdateOp, YieldOp],
     [TensorType],
 )

@@ -27,33 +27,13 @@ from xdsl.ir.affine import (
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 
+from tcir.ir.affine import binary, mul
+
 _DIV_KEYWORDS = {
     "floordiv": AffineBinaryOpKind.FloorDiv,
     "ceildiv": AffineBinaryOpKind.CeilDiv,
     "mod": AffineBinaryOpKind.Mod,
 }
-
-
-def mul(lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
-    """`lhs * rhs`, falling back to a semi-affine node for symbol * dim."""
-    if isinstance(lhs, AffineConstantExpr) or isinstance(rhs, AffineConstantExpr):
-        return lhs * rhs
-    return AffineBinaryOpExpr(AffineBinaryOpKind.Mul, lhs, rhs)
-
-
-def binary(kind: AffineBinaryOpKind, lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr:
-    """Build `lhs kind rhs`, semi-affine when `rhs` is not a constant."""
-    if kind == AffineBinaryOpKind.Mul:
-        return mul(lhs, rhs)
-    if isinstance(rhs, AffineConstantExpr):
-        if rhs.value == 0:
-            raise ValueError(f"{kind.get_token()} by zero")
-        if kind == AffineBinaryOpKind.FloorDiv:
-            return lhs // rhs
-        if kind == AffineBinaryOpKind.CeilDiv:
-            return lhs.ceil_div(rhs)
-        return lhs % rhs
-    return AffineBinaryOpExpr(kind, lhs, rhs)
 
 
 class AffineExprParser:

@@ -48,6 +48,15 @@ class TcirOptMain(xDSLOptMain):
 
         self.available_frontends["tc"] = parse_tc
 
+    def register_all_targets(self):
+        super().register_all_targets()
+        # tcir's own `llvm` target lowers loops all the way to LLVM IR; xDSL's
+        # only prints modules already in the llvm dialect. Registered here, not
+        # in the universe, where the name would clash with xDSL's.
+        from tcir.backends.cpu.target import CpuLLVMTarget
+
+        self.available_targets["llvm"] = lambda: CpuLLVMTarget
+
     def setup_pipeline(self):
         super().setup_pipeline()
         inner = self.pipeline.callback

@@ -1,0 +1,157 @@
+"""Lower the tc ops of one iteration point to `memref`/`arith` ops.
+
+A comprehension body (or a polyhedral statement's body) describes one point
+of an iteration space; the loops around it are built by the caller. This
+module clones such a body at given index values, turning `tc.read` into
+`memref.load` and `tc.update`/`tc.yield` into a load-combine-store.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import AffineExpr
+
+from tcir.dialects.tc import ReadOp, UpdateOp, YieldOp
+from tcir.lowering.affine_to_arith import as_index, materialize
+
+
+def _unsigned(element_type: Attribute) -> bool:
+    return (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.UNSIGNED
+    )
+
+
+def identity(reduction: str, element_type: Attribute) -> Attribute:
+    """The neutral element of a reduction operator (`+`, `*`, `min`, `max`)."""
+    if isinstance(element_type, AnyFloat):
+        value = {"+": 0.0, "*": 1.0, "min": math.inf, "max": -math.inf}[reduction]
+        return FloatAttr(value, element_type)
+    assert isinstance(element_type, IntegerType)
+    width = element_type.width.data
+    if _unsigned(element_type):
+        low, high = 0, 2**width - 1
+    else:
+        low, high = -(2 ** (width - 1)), 2 ** (width - 1) - 1
+    value = {"+": 0, "*": 1, "min": high, "max": low}[reduction]
+    if value > 2 ** (width - 1) - 1:  # signless attribute of an unsigned value
+        value -= 2**width
+    return IntegerAttr(value, IntegerType(width))
+
+
+def combine(
+    builder: Builder, reduction: str, old: SSAValue, new: SSAValue, element_type: Attribute
+) -> SSAValue:
+    """`old <reduction> new` with the arith op for the element type."""
+    if isinstance(element_type, AnyFloat):
+        ops = {
+            "+": arith.AddfOp,
+            "*": arith.MulfOp,
+            "min": arith.MinimumfOp,
+            "max": arith.MaximumfOp,
+        }
+    elif _unsigned(element_type):
+        ops = {"+": arith.AddiOp, "*": arith.MuliOp, "min": arith.MinUIOp, "max": arith.MaxUIOp}
+    else:
+        ops = {"+": arith.AddiOp, "*": arith.MuliOp, "min": arith.MinSIOp, "max": arith.MaxSIOp}
+    return builder.insert(ops[reduction](old, new)).result
+
+
+def reduction_of(kind: str) -> str | None:
+    """`+=!` -> `+`; `=` -> None."""
+    stem = kind.rstrip("!")
+    return None if stem == "=" else stem[:-1]
+
+
+@dataclass
+class PointLowering:
+    """Where the tc values of a def live once lowered.
+
+    `values` maps tc tensors to memrefs and tc scalars to lowered scalars;
+    `sizes` maps size names to `index` values.
+    """
+
+    values: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    sizes: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
+
+    def subscripts(
+        self,
+        builder: Builder,
+        exprs: Sequence[AffineExpr],
+        operands: Sequence[SSAValue],
+        symbols: Sequence[str],
+    ) -> list[SSAValue]:
+        dims = [as_index(builder, self.lookup(v)) for v in operands]
+        syms = [self.sizes[name] for name in symbols]
+        return [materialize(builder, e, dims, syms) for e in exprs]
+
+    def lookup(self, value: SSAValue) -> SSAValue:
+        return self.values.get(value, value)
+
+    def store(
+        self,
+        builder: Builder,
+        buffer: SSAValue,
+        element_type: Attribute,
+        kind: str,
+        value: SSAValue,
+        indices: Sequence[SSAValue],
+    ) -> None:
+        """`buffer[indices] kind value` for an update kind (`=`, `+=`, ...)."""
+        reduction = reduction_of(kind)
+        if reduction is not None:
+            old = builder.insert(memref.LoadOp.get(buffer, indices)).res
+            value = combine(builder, reduction, old, value, element_type)
+        builder.insert(memref.StoreOp.get(value, buffer, indices))
+
+    def clone_point(
+        self, builder: Builder, body: Block, indices: Sequence[SSAValue]
+    ) -> SSAValue | None:
+        """Clone `body` at `indices`; returns the yielded value, if any.
+
+        `tc.update` ops are lowered to stores; a `tc.yield` is not cloned, its
+        (lowered) operand is returned for the caller to store.
+        """
+        self.values.update(zip(body.args, indices))
+        for op in body.ops:
+            if isinstance(op, YieldOp):
+                return self.lookup(op.value)
+            if isinstance(op, ReadOp):
+                subscripts = self.subscripts(
+                    builder, op.subscripts, op.subscript_operands, op.symbol_names
+                )
+                load = builder.insert(memref.LoadOp.get(self.values[op.tensor], subscripts))
+                self.values[op.result] = load.res
+            elif isinstance(op, UpdateOp):
+                subscripts = self.subscripts(
+                    builder, op.subscripts, op.subscript_operands, op.symbol_names
+                )
+                self.store(
+                    builder,
+                    self.values[op.tensor],
+                    op.tensor_type.element_type,
+                    op.kind.data,
+                    self.lookup(op.value),
+                    subscripts,
+                )
+            else:
+                self._clone(builder, op)
+        return None
+
+    def _clone(self, builder: Builder, op: Operation) -> None:
+        clone = op.clone(value_mapper=dict(self.values))
+        builder.insert(clone)
+        self.values.update(zip(op.results, clone.results))
