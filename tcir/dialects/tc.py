@@ -280,10 +280,11 @@ class DefOp(IRDLOperation):
             if isinstance(arg.type, TensorType):
                 _verify_sizes_in(self, arg.type, f"type of '{name}'")
         for op in self.body.block.ops:
-            if not isinstance(op, ComprehensionOp | AllocOp):
+            # After convert-tc-to-poly the statements live in one poly.scop.
+            if not isinstance(op, ComprehensionOp | AllocOp) and op.name != "poly.scop":
                 raise VerifyException(
                     f"'{op.name}' is not allowed in a tc.def body "
-                    "(expected tc.comprehension or tc.alloc)"
+                    "(expected tc.comprehension, tc.alloc or poly.scop)"
                 )
 
     def print(self, printer: Printer) -> None:

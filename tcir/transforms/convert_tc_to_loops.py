@@ -94,7 +94,7 @@ class DefLowering:
 
     def alloc(self, type: TensorType, name: str | None) -> SSAValue:
         dynamic = tensor_sizes(self.builder, type, self.point.sizes)
-        op = memref.AllocOp.get(memref_type(type), dynamic_sizes=dynamic)
+        op = memref.AllocOp(dynamic, [], memref_type(type))
         op.memref.name_hint = name
         return self.builder.insert(op).memref
 

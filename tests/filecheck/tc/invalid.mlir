@@ -65,7 +65,7 @@ tc.def @f(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [K]>) {
 tc.def @f(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M]>) {
   %c = arith.constant 1.0 : f32
 }
-// CHECK: 'tc.def' op 'arith.constant' is not allowed in a tc.def body (expected tc.comprehension or tc.alloc)
+// CHECK: 'tc.def' op 'arith.constant' is not allowed in a tc.def body (expected tc.comprehension, tc.alloc or poly.scop)
 
 // -----
 
