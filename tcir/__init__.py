@@ -23,9 +23,13 @@ from tcir.errors import (
 )
 
 if TYPE_CHECKING:
+    from tcir.api import Function, Module, define
     from tcir.passmanager import PassManager, parse_ir, print_ir
 
 __all__ = [
+    "Function",
+    "Module",
+    "define",
     "IRError",
     "ParseError",
     "PassManager",
@@ -39,6 +43,9 @@ __all__ = [
 ]
 
 _LAZY = {
+    "define": "tcir.api",
+    "Module": "tcir.api",
+    "Function": "tcir.api",
     "PassManager": "tcir.passmanager",
     "parse_ir": "tcir.passmanager",
     "print_ir": "tcir.passmanager",

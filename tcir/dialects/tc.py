@@ -763,6 +763,54 @@ def _print_subscripts(
 
 
 @irdl_op_definition
+class SizeOp(IRDLOperation):
+    """A size as an `index` value: `%n = tc.size [M - N + 1]` (TC's `M` or `A.0`)."""
+
+    name = "tc.size"
+
+    map = prop_def(AffineMapAttr)
+    symbols = prop_def(ArrayAttr[StringAttr])
+    result = result_def(IndexType)
+
+    traits = traits_def(Pure())
+
+    def __init__(self, size: AffineExpr, symbols: Sequence[str]):
+        amap = AffineMap(0, len(symbols), (size,))
+        super().__init__(
+            properties={"map": AffineMapAttr(amap), "symbols": _symbol_names(symbols)},
+            result_types=[IndexType()],
+        )
+
+    @property
+    def size(self) -> AffineExpr:
+        return self.map.data.results[0]
+
+    @property
+    def symbol_names(self) -> list[str]:
+        return [s.data for s in self.symbols]
+
+    def verify_(self) -> None:
+        if self.map.data.num_dims != 0 or len(self.map.data.results) != 1:
+            raise VerifyException("expected one size expression without dimensions")
+        _verify_sizes(self, self.symbol_names, "size")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" [")
+        print_affine(printer, self.size, (), self.symbol_names)
+        printer.print_string("]")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> SizeOp:
+        (size,), exprs = _parse_affine_list(parser, allow_operands=False)
+        attributes = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(size, exprs.symbols)
+        if attributes is not None:
+            op.attributes |= attributes.data
+        return op
+
+
+@irdl_op_definition
 class YieldOp(IRDLOperation):
     """Ends a comprehension body with the right-hand side's value."""
 
@@ -780,6 +828,6 @@ class YieldOp(IRDLOperation):
 
 TC = Dialect(
     "tc",
-    [DefOp, AllocOp, ComprehensionOp, ReadOp, UpdateOp, YieldOp],
+    [DefOp, AllocOp, ComprehensionOp, ReadOp, SizeOp, UpdateOp, YieldOp],
     [TensorType],
 )

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
-from tcir.dialects.tc import ReadOp, UpdateOp, YieldOp
+from tcir.dialects.tc import ReadOp, SizeOp, UpdateOp, YieldOp
 from tcir.lowering.affine_to_arith import as_index, materialize
 
 
@@ -135,6 +135,9 @@ class PointLowering:
                 )
                 load = builder.insert(memref.LoadOp.get(self.values[op.tensor], subscripts))
                 self.values[op.result] = load.res
+            elif isinstance(op, SizeOp):
+                symbols = [self.sizes[name] for name in op.symbol_names]
+                self.values[op.result] = materialize(builder, op.size, [], symbols)
             elif isinstance(op, UpdateOp):
                 subscripts = self.subscripts(
                     builder, op.subscripts, op.subscript_operands, op.symbol_names

@@ -21,7 +21,15 @@ from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tcir.dialects.tc import AllocOp, ComprehensionOp, DefOp, ReadOp, TensorType, UpdateOp
+from tcir.dialects.tc import (
+    AllocOp,
+    ComprehensionOp,
+    DefOp,
+    ReadOp,
+    SizeOp,
+    TensorType,
+    UpdateOp,
+)
 from tcir.errors import TCError
 from tcir.ir.affine import substitute
 
@@ -90,7 +98,7 @@ def specialize_def(definition: DefOp, sizes: dict[str, int]) -> None:
             bounds, kept = specialize_map(op.bounds.data, op.symbol_names, sizes)
             op.bounds = AffineMapAttr(bounds)
             op.bound_symbols = _names(kept)
-        elif isinstance(op, ReadOp | UpdateOp):
+        elif isinstance(op, ReadOp | UpdateOp | SizeOp):
             subscripts, kept = specialize_map(op.map.data, op.symbol_names, sizes)
             op.map = AffineMapAttr(subscripts)
             op.symbols = _names(kept)

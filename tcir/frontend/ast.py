@@ -1,0 +1,208 @@
+"""The checked AST: typed, with inferred ranges and shapes (the frontend's output).
+
+Conventions:
+- Types are canonical scalar type names ("float32", "int32", "bool", ...).
+- Sizes are xDSL `AffineExpr`s whose `AffineSymExpr(k)` is `CheckedDef.size_params[k]`;
+  bounds may be semi-affine (floordiv by an int scalar size parameter).
+- Every implicit conversion is an explicit `Cast`: operands of a `Binary` have the
+  same type (the result type for arithmetic, bool for `&&`/`||`), conditions are bool,
+  and a statement's `rhs` has the type of the assigned tensor.
+- Index variables are int32 (`IndexVar.type`), and so are sizes used as values (`SizeRef`).
+- `where x = e` lets are inlined (the same `Expr` object may occur several times).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.ir.affine import AffineExpr
+
+from tcir.errors import SourceLocation
+
+from .linear import format_affine
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expr:
+    """A typed expression; `type` is its scalar type, `loc` where it was written."""
+
+    type: str
+    loc: SourceLocation
+
+
+@dataclass(frozen=True, kw_only=True)
+class Const(Expr):
+    """A literal: int literals are int32, literals with `.` or an exponent are float32."""
+
+    value: int | float | bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class IndexVar(Expr):
+    """An index variable (always int32)."""
+
+    name: str
+    type: str = "int32"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScalarParam(Expr):
+    """A 0-d scalar input, by name."""
+
+    name: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SizeRef(Expr):
+    """A size used as a value (`M` or `A.0`): `expr` over the def's size parameters (int32)."""
+
+    expr: AffineExpr
+    text: str
+    type: str = "int32"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Access(Expr):
+    """`tensor(subscripts)`: a read of an input, output or temporary element."""
+
+    tensor: str
+    subscripts: list[Expr]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unary(Expr):
+    """`-x` (operand of the result type) or `!x` (bool operand)."""
+
+    op: str
+    x: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Binary(Expr):
+    """`a op b`: `+ - * / %` (C semantics, `/` truncates on integers), comparisons
+    `== != < <= > >=` (result bool), and `&& ||` (bool operands)."""
+
+    op: str
+    a: Expr
+    b: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ternary(Expr):
+    """`c ? a : b` with a bool condition; `a` and `b` have the result type."""
+
+    c: Expr
+    a: Expr
+    b: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call(Expr):
+    """A builtin call; `name` has no `f` suffix (`fmaxf` -> `fmax`). Arguments have the
+    result type: the promoted argument type, integers promoted to float32 except for
+    `min`/`max`; the `f`-suffixed forms compute in float32."""
+
+    name: str
+    args: list[Expr]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cast(Expr):
+    """A conversion of `x` to `type` (written `type(x)`, or implicit)."""
+
+    x: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Param:
+    """An input, output or temporary tensor: `dims` over size params, `[]` if 0-d."""
+
+    name: str
+    dtype: str
+    dims: list[AffineExpr]
+    loc: SourceLocation
+    is_scalar: bool = False
+
+
+REDUCTION_OPS = ("+=", "*=", "min=", "max=", "+=!", "*=!", "min=!", "max=!")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Stmt:
+    """One comprehension `lhs(lhs_indices) op rhs`, with ranges of all its indices.
+
+    Semantics: `op=!` first fills the written range of `lhs` with the operator's
+    identity, then accumulates; `op=` accumulates into the current contents; a
+    reduction operator without reduction indices acts as `=` (see `effective_op`).
+    The reference loop order is `loop_order`: LHS indices outer, reduction inner.
+    `ranges[i] = (lo, hi)` is half-open over the size parameters.
+    """
+
+    loc: SourceLocation
+    lhs: str
+    lhs_indices: list[str]
+    op: str
+    reduction_indices: list[str]
+    ranges: dict[str, tuple[AffineExpr, AffineExpr]]
+    rhs: Expr
+    where: list[str] = field(default_factory=list)
+    equivalent: str | None = None
+
+    @property
+    def reduces(self) -> bool:
+        """Whether this statement reduces (a reduction operator and reduction indices)."""
+        return self.op != "=" and bool(self.reduction_indices)
+
+    @property
+    def initializes(self) -> bool:
+        """Whether the written range is first filled with the identity (`op=!`)."""
+        return self.op.endswith("!")
+
+    @property
+    def reduction_kind(self) -> str | None:
+        """"+", "*", "min" or "max" for a reduction operator, None for `=`."""
+        return None if self.op == "=" else self.op.rstrip("!").rstrip("=")
+
+    @property
+    def effective_op(self) -> str:
+        """The operator to apply: `op`, or "=" for a reduction without reduction indices."""
+        return self.op if self.reduces else "="
+
+    @property
+    def loop_order(self) -> list[str]:
+        """Reference loop nest order: LHS indices, then reduction indices."""
+        return [*self.lhs_indices, *self.reduction_indices]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckedDef:
+    """A parsed, checked TC function with inferred ranges and shapes.
+
+    `size_params` are the inputs' symbolic sizes in order of first appearance, then
+    the int scalar inputs used in subscripts or ranges (also in `scalar_size_params`).
+    `temporaries` are tensors written but not listed as outputs.
+    """
+
+    name: str
+    loc: SourceLocation
+    size_params: list[str]
+    scalar_size_params: set[str]
+    inputs: list[Param]
+    outputs: list[Param]
+    temporaries: list[Param]
+    stmts: list[Stmt]
+
+    def tensor(self, name: str) -> Param:
+        """The input, output or temporary called `name` (KeyError if none)."""
+        for p in (*self.inputs, *self.outputs, *self.temporaries):
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def format(self, expr: AffineExpr, dims: list[str] | None = None) -> str:
+        """`expr` printed with the size names (and `dims` for d0, d1, ...)."""
+        return format_affine(expr, dims or [], self.size_params)
+
+    def shape_str(self, name: str) -> str:
+        """The shape of tensor `name` as text, e.g. `(M - N + 1)`."""
+        return "(" + ", ".join(self.format(d) for d in self.tensor(name).dims) + ")"

@@ -1,0 +1,264 @@
+"""Range inference, as in the TC paper (section 3.1), and shapes of outputs/temporaries.
+
+Per statement: `where` ranges are fixed first; then, in rounds, every subscript with
+a single unresolved index yields the maximal range of that index that keeps the
+subscript within the accessed dimension, for all values of the indices resolved in
+earlier rounds (universal quantification). Ranges found in one round are
+intersected and only then become resolved. Indices start at 0 unless a `where`
+says otherwise. Accesses to already-shaped tensors (inputs, typed outputs, and
+tensors written by earlier statements) count, and so does the shape of the
+tensor written, once known.
+
+A statement whose LHS indices stay unconstrained (`C(i) = 0` before
+`C(i) += A(i,k) * x(k)`) is inferred again after the whole def, from the shape
+the later statements give to its tensor. A tensor's dimension takes the upper
+bound of the LHS index that first defines it; that index must start at 0
+(otherwise it is a RangeError: the tensor would have undefined elements).
+
+Bounds are closed-form: the minimum (maximum) of several candidate bounds must be
+one of them for all sizes >= 1 (decided with isl); otherwise the range is ambiguous
+and a `where` clause is required.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir.affine import AffineExpr
+
+from tcir.errors import RangeError, SourceLocation
+
+from . import ast as A
+from .linear import Div, Lin, provably_le
+from .sema import DefFacts, StmtFacts
+from .source import Source
+
+Range = tuple[Lin, Lin]
+Constraint = tuple[Lin, Lin, SourceLocation, int, str]
+
+
+class RangeInference:
+    """Infers index ranges for every statement and the shapes of written tensors."""
+
+    def __init__(self, src: Source, facts: DefFacts):
+        self.src = src
+        self.facts = facts
+        self.shapes: dict[str, list[Lin | None]] = {}
+        for name, sym in facts.symbols.items():
+            if sym.kind in ("input", "output", "temp"):
+                self.shapes[name] = list(sym.dims) if sym.dims is not None else [None] * (sym.rank or 0)
+
+    def error(self, message: str, loc: SourceLocation, length: int) -> RangeError:
+        return RangeError(message, loc, self.src.text, length)
+
+    def run(self) -> list[dict[str, Range]]:
+        stmts = self.facts.stmts
+        results: list[dict[str, Range] | None] = [None] * len(stmts)
+        deferred = []
+        for k, sf in enumerate(stmts):
+            ranges, unresolved = self.statement(sf)
+            self.define_shape(sf, ranges)
+            if unresolved:
+                later = any(s.lhs == sf.lhs for s in stmts[k + 1:])
+                if not later or None not in self.shapes[sf.lhs]:
+                    raise self.unconstrained(sf, unresolved)
+                deferred.append(k)
+                continue
+            results[k] = ranges
+        for k in deferred:
+            ranges, unresolved = self.statement(stmts[k])
+            if unresolved:
+                raise self.unconstrained(stmts[k], unresolved)
+            results[k] = ranges
+        return [r for r in results if r is not None]
+
+    def unconstrained(self, sf: StmtFacts, unresolved: list[str]) -> RangeError:
+        ordered = sorted(unresolved, key=lambda n: n in sf.lhs_indices)  # reductions first
+        name, others = ordered[0], ", ".join(f"'{n}'" for n in ordered[1:])
+        loc, length = sf.first_use[name]
+        also = f" (also unresolved: {others})" if others else ""
+        return self.error(f"cannot infer the range of index '{name}'{also}: no access bounds it "
+                          f"on its own; add a where clause such as 'where {name} in 0:N'", loc, length)
+
+    def define_shape(self, sf: StmtFacts, ranges: dict[str, Range]) -> None:
+        shape = self.shapes[sf.lhs]
+        for d, idx in enumerate(sf.lhs_indices):
+            if shape[d] is not None or idx not in ranges:
+                continue
+            lo, hi = ranges[idx]
+            if lo.const_value != 0:
+                loc, length = sf.first_use[idx]
+                raise self.error(f"range of index '{idx}' starts at {lo}, not 0; it defines dimension "
+                                 f"{d} of '{sf.lhs}', which must start at 0", loc, length)
+            shape[d] = hi
+
+    # -- one statement -----------------------------------------------------------
+    def constraints(self, sf: StmtFacts) -> list[Constraint]:
+        """(subscript, extent, loc, length, tensor) for each affine subscript of a shaped dim."""
+        out = []
+        for d, idx in enumerate(sf.lhs_indices):
+            ext = self.shapes[sf.lhs][d]
+            if ext is not None:
+                loc, length = sf.first_use[idx]
+                out.append((Lin.atom(idx), ext, loc, length, sf.lhs))
+        for acc in sf.accesses:
+            for sub, ext in zip(acc.subscripts, self.shapes[acc.tensor]):
+                if sub is not None and ext is not None:
+                    out.append((sub, ext, acc.loc, acc.length, acc.tensor))
+        return out
+
+    def statement(self, sf: StmtFacts) -> tuple[dict[str, Range], list[str]]:
+        indices = set(sf.first_use)
+        resolved: dict[str, Range] = {}
+        for name, (lo, hi) in sf.where_ranges.items():
+            self.check_nonempty(sf, name, lo, hi)
+            resolved[name] = (lo, hi)
+        constraints = self.constraints(sf)
+        used: set[int] = set()
+        while True:
+            unresolved = indices - resolved.keys()
+            found: dict[str, tuple[list[Lin], list[Lin]]] = {}
+            for k, (sub, ext, *_) in enumerate(constraints):
+                free = {n for n in sub.names() if n in unresolved}
+                if len(free) != 1:
+                    continue
+                (v,) = free
+                bounds = self.solve(sub, v, ext, resolved, indices)
+                if bounds is not None:
+                    used.add(k)
+                    los, his = found.setdefault(v, ([], []))
+                    if bounds[0] is not None:
+                        los.append(bounds[0])
+                    his.append(bounds[1])
+            if not found:
+                break
+            for v, (los, his) in found.items():
+                lo = self.extreme(sf, v, [Lin.const(0), *los], upper=False)
+                hi = self.extreme(sf, v, his, upper=True)
+                self.check_nonempty(sf, v, lo, hi)
+                resolved[v] = (lo, hi)
+        order = [n for n in sf.first_use if n not in resolved]
+        if not order:
+            self.check_in_bounds(sf, [c for k, c in enumerate(constraints) if k not in used],
+                                 resolved, indices)
+        return resolved, order
+
+    def check_in_bounds(self, sf: StmtFacts, constraints: list[Constraint], resolved: dict[str, Range], indices: set[str]) -> None:
+        """Accesses that inferred nothing must still stay within bounds."""
+        for sub, ext, loc, length, tensor in constraints:
+            bounds = _rest_bounds(sub, resolved, indices)
+            if bounds is None:
+                continue
+            low, high = bounds
+            if not (provably_le(Lin.const(0), low) and provably_le(high, ext - 1)):
+                used = ", ".join(f"{n} in [{resolved[n][0]}, {resolved[n][1]})"
+                                 for n in sorted(set(sub.names()) & indices))
+                raise self.error(
+                    f"subscript '{sub}' of '{tensor}' may be out of bounds [0, {ext}) for the "
+                    f"inferred ranges {used}; add a where clause", loc, length)
+
+    def check_nonempty(self, sf: StmtFacts, v: str, lo: Lin, hi: Lin) -> None:
+        if provably_le(hi, lo):
+            loc, length = sf.first_use[v]
+            raise self.error(f"the range of index '{v}' is empty: [{lo}, {hi})", loc, length)
+
+    def extreme(self, sf: StmtFacts, v: str, cands: list[Lin], upper: bool) -> Lin:
+        """The least (upper) or greatest (lower) candidate, if one is for all sizes."""
+        unique = list(dict.fromkeys(cands))
+        for c in unique:
+            if all(provably_le(c, o) if upper else provably_le(o, c) for o in unique):
+                return c
+        loc, length = sf.first_use[v]
+        which = "min" if upper else "max"
+        raise self.error(
+            f"the range of index '{v}' is not affine: its {'upper' if upper else 'lower'} bound is "
+            f"{which}({', '.join(map(str, unique))}), which depends on the sizes; add a where clause "
+            f"or make the sizes agree", loc, length)
+
+    @staticmethod
+    def solve(sub: Lin, v: str, ext: Lin, resolved: dict[str, Range],
+              indices: set[str]) -> tuple[Lin | None, Lin] | None:
+        """Maximal [lo, hi) of `v` with 0 <= sub < ext for all resolved indices; None when
+        `sub` is not of the form `a * v + rest` (a an integer or an int times a size)."""
+        coef_terms, rest_terms = [], []
+        for mono, c in sub.terms:
+            if any(isinstance(a, Div) and v in set(a.num.names()) for a in mono):
+                return None
+            count = mono.count(v)
+            if count > 1:
+                return None
+            (coef_terms if count else rest_terms).append(
+                (tuple(a for a in mono if a != v), c) if count else (mono, c))
+        coef = Lin.make(coef_terms)
+        rest = _rest_bounds(Lin.make(rest_terms), resolved, indices)
+        if rest is None:
+            return None
+        rmin, rmax = rest
+        a = coef.const_value
+        if a is not None:
+            den: int | str = abs(a)
+            factor = 1
+        elif len(coef.terms) == 1 and len(coef.terms[0][0]) == 1 \
+                and isinstance(coef.terms[0][0][0], str) and coef.terms[0][0][0] not in indices:
+            den = coef.terms[0][0][0]
+            factor = abs(coef.terms[0][1])
+            a = coef.terms[0][1]
+        else:
+            return None
+        if a > 0:   # 0 <= a*v + rest <= ext - 1
+            low_num, high_num = -rmin, ext - 1 - rmax
+        else:       # 0 <= -|a|*v + rest <= ext - 1
+            low_num, high_num = rmax - ext + 1, rmin
+        lo = None if provably_le(low_num, Lin.const(0)) else low_num.ceildiv(factor).ceildiv(den)
+        return lo, high_num.floordiv(factor).floordiv(den) + 1
+
+
+def _rest_bounds(rest: Lin, resolved: dict[str, Range],
+                 indices: set[str]) -> tuple[Lin, Lin] | None:
+    """min and max of `rest` over the box of resolved index ranges (sizes are positive)."""
+    lo_terms, hi_terms = Lin(), Lin()
+    for mono, c in rest.terms:
+        idx = [a for a in mono if isinstance(a, str) and a in indices]
+        if any(isinstance(a, Div) and set(a.num.names()) & indices for a in mono) or len(idx) > 1:
+            return None
+        if not idx:
+            term = Lin(((mono, c),))
+            lo_terms, hi_terms = lo_terms + term, hi_terms + term
+            continue
+        r_lo, r_hi = resolved[idx[0]]
+        k = Lin.make([(tuple(a for a in mono if a != idx[0]), c)])
+        small, large = (k * r_lo, k * (r_hi - 1)) if c > 0 else (k * (r_hi - 1), k * r_lo)
+        lo_terms, hi_terms = lo_terms + small, hi_terms + large
+    return lo_terms, hi_terms
+
+
+def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
+    """Run range inference on a checked def and build the `CheckedDef`."""
+    inference = RangeInference(src, facts)
+    all_ranges = inference.run()
+    sizes = facts.size_params
+
+    def affine(lin: Lin | None) -> AffineExpr:
+        assert lin is not None
+        expr = lin.to_affine((), sizes)
+        assert expr is not None, lin
+        return expr
+
+    def param(p_name: str, pos: int, is_scalar: bool = False) -> A.Param:
+        dtype = facts.symbols[p_name].dtype if facts.symbols[p_name].dims is not None \
+            else facts.dtypes[p_name]
+        return A.Param(name=p_name, dtype=dtype, dims=[affine(d) for d in inference.shapes.get(p_name, [])],
+                       loc=src.loc(pos), is_scalar=is_scalar)
+
+    stmts = []
+    for sf, ranges in zip(facts.stmts, all_ranges):
+        st = sf.syntax
+        stmts.append(A.Stmt(
+            loc=sf.loc, lhs=sf.lhs, lhs_indices=sf.lhs_indices, op=st.op,
+            reduction_indices=sf.reduction_indices,
+            ranges={n: (affine(ranges[n][0]), affine(ranges[n][1])) for n in sf.first_use},
+            rhs=sf.rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent))
+    inputs = [param(p.name, p.pos, facts.symbols[p.name].kind == "scalar") for p in facts.inputs]
+    outputs = [param(p.name, p.pos) for p in facts.outputs]
+    temps = [param(t, facts.symbols[t].pos) for t in facts.temporaries]
+    return A.CheckedDef(name=facts.name, loc=facts.loc, size_params=list(sizes),
+                        scalar_size_params=set(facts.scalar_size_params), inputs=inputs,
+                        outputs=outputs, temporaries=temps, stmts=stmts)

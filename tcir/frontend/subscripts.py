@@ -1,0 +1,91 @@
+"""From checked subscript expressions to `Lin` forms and `AffineExpr`s."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from xdsl.ir.affine import AffineExpr
+
+from . import ast as A
+from .dtypes import is_integral
+from .linear import Lin, from_affine
+
+
+def expr_to_lin(e: A.Expr, size_params: Sequence[str]) -> Lin | None:
+    """The `Lin` of an integer expression built from indices, sizes, int scalars,
+    integer constants, `+`, `-` and `*`; None if it has any other part (an access,
+    a division, a float ...)."""
+    if isinstance(e, A.Const):
+        return Lin.const(e.value) if isinstance(e.value, int) and not isinstance(e.value, bool) else None
+    if isinstance(e, A.IndexVar):
+        return Lin.atom(e.name)
+    if isinstance(e, A.ScalarParam):
+        return Lin.atom(e.name) if is_integral(e.type) and e.type != "bool" else None
+    if isinstance(e, A.SizeRef):
+        return from_affine(e.expr, (), size_params)
+    if isinstance(e, A.Cast):
+        ok = is_integral(e.type) and is_integral(e.x.type) and "bool" not in (e.type, e.x.type)
+        return expr_to_lin(e.x, size_params) if ok else None
+    if isinstance(e, A.Unary) and e.op == "-":
+        x = expr_to_lin(e.x, size_params)
+        return None if x is None else -x
+    if isinstance(e, A.Binary) and e.op in ("+", "-", "*"):
+        a = expr_to_lin(e.a, size_params)
+        b = expr_to_lin(e.b, size_params)
+        if a is None or b is None:
+            return None
+        return a + b if e.op == "+" else a - b if e.op == "-" else a * b
+    return None
+
+
+def subscript_to_affine(
+    expr: A.Expr, index_names: Sequence[str], size_params: Sequence[str]
+) -> AffineExpr | None:
+    """`expr` as an AffineExpr with d_k = index_names[k] and s_k = size_params[k].
+
+    None when the subscript is indirect (reads a tensor) or not (semi-)affine.
+    A size parameter times an index (`sh * h`) gives a semi-affine product.
+    """
+    lin = expr_to_lin(expr, size_params)
+    return None if lin is None else lin.to_affine(index_names, size_params)
+
+
+def walk(e: A.Expr) -> Iterator[A.Expr]:
+    """All nodes of `e` in pre-order, left to right (iterative: no recursion limit)."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(children(node)))
+
+
+def children(e: A.Expr) -> list[A.Expr]:
+    """The operand expressions of `e`, in source order."""
+    if isinstance(e, A.Access):
+        return list(e.subscripts)
+    if isinstance(e, A.Call):
+        return list(e.args)
+    if isinstance(e, (A.Unary, A.Cast)):
+        return [e.x]
+    if isinstance(e, A.Binary):
+        return [e.a, e.b]
+    if isinstance(e, A.Ternary):
+        return [e.c, e.a, e.b]
+    return []
+
+
+def measure(e: A.Expr, memo: dict[int, tuple[int, int]]) -> tuple[int, int]:
+    """(depth, size) of `e` as a tree (shared nodes counted at every use), memoized by id."""
+    stack: list[tuple[A.Expr, bool]] = [(e, False)]
+    while stack:
+        node, done = stack.pop()
+        if id(node) in memo:
+            continue
+        kids = children(node)
+        if done:
+            stats = [memo[id(k)] for k in kids]
+            memo[id(node)] = (1 + max((d for d, _ in stats), default=0), 1 + sum(s for _, s in stats))
+        else:
+            stack.append((node, True))
+            stack.extend((k, False) for k in kids if id(k) not in memo)
+    return memo[id(e)]

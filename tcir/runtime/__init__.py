@@ -1,0 +1,1 @@
+"""Calling TC defs on arrays: argument checking, size binding, compilation caches."""

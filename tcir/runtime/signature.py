@@ -1,0 +1,135 @@
+"""Bind call arguments to a def's signature: check them, find the sizes.
+
+Every mistake is a `ShapeError` naming the argument: a wrong count, rank,
+dtype or size, or two arguments disagreeing on a size (`K`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineSymExpr
+
+from tcir.errors import ShapeError
+from tcir.frontend.ast import CheckedDef, Param
+from tcir.ir.affine import substitute
+
+NUMPY_DTYPES: dict[str, Any] = {
+    "bool": np.bool_,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+    "float16": np.float16,
+    "float32": np.float32,
+    "float64": np.float64,
+}
+
+
+def evaluate(expr: AffineExpr, sizes: Sequence[int]) -> int:
+    """Value of a size expression (symbols = the def's size parameters)."""
+    value = substitute(expr, [], [AffineExpr.constant(v) for v in sizes])
+    assert isinstance(value, AffineConstantExpr), value
+    return value.value
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A call's arguments checked against a def, with every size known."""
+
+    sizes: dict[str, int]
+    arrays: tuple[Any, ...]
+    """Inputs in order: numpy-like arrays for tensors, Python numbers for scalars."""
+
+    @property
+    def key(self) -> tuple[tuple[str, int], ...]:
+        return tuple(sorted(self.sizes.items()))
+
+    def shape(self, definition: CheckedDef, param: Param) -> tuple[int, ...]:
+        values = [self.sizes[n] for n in definition.size_params]
+        return tuple(evaluate(d, values) for d in param.dims)
+
+
+def _describe(definition: CheckedDef, index: int) -> str:
+    return f"argument #{index} '{definition.inputs[index].name}' of {definition.name}"
+
+
+def bind(definition: CheckedDef, args: Sequence[Any]) -> Binding:
+    """Check `args` (arrays with `.shape`/`.dtype`, or numbers) against `definition`."""
+    inputs = definition.inputs
+    if len(args) != len(inputs):
+        names = ", ".join(p.name for p in inputs)
+        raise ShapeError(
+            f"{definition.name} takes {len(inputs)} arguments ({names}), got {len(args)}"
+        )
+    sizes: dict[str, int] = {}
+    origin: dict[str, str] = {}
+    for index, (param, arg) in enumerate(zip(inputs, args)):
+        what = _describe(definition, index)
+        if param.is_scalar:
+            _check_scalar(param, arg, what)
+            if param.name in definition.scalar_size_params:
+                sizes[param.name] = int(arg)
+                origin[param.name] = f"'{param.name}'"
+            continue
+        shape = getattr(arg, "shape", None)
+        dtype = getattr(arg, "dtype", None)
+        if shape is None or dtype is None:
+            raise ShapeError(f"{what} must be an array, got {type(arg).__name__}")
+        if len(shape) != len(param.dims):
+            raise ShapeError(
+                f"{what} must have rank {len(param.dims)}, got shape {tuple(shape)}"
+            )
+        expected = np.dtype(NUMPY_DTYPES[param.dtype])
+        if np.dtype(str(dtype).removeprefix("torch.")) != expected:
+            raise ShapeError(f"{what} must have dtype {expected}, got {dtype}")
+        for axis, (dim, extent) in enumerate(zip(param.dims, shape)):
+            if isinstance(dim, AffineSymExpr):
+                name = definition.size_params[dim.position]
+                here = f"'{param.name}' (dimension {axis})"
+                if name in sizes and sizes[name] != extent:
+                    raise ShapeError(
+                        f"inconsistent size {name}: {origin[name]} has {name}={sizes[name]} "
+                        f"but {here} has {name}={extent}"
+                    )
+                sizes[name] = int(extent)
+                origin[name] = here
+    binding = Binding(sizes, tuple(args))
+    missing = [n for n in definition.size_params if n not in sizes]
+    if missing:
+        raise ShapeError(f"{definition.name}: cannot determine sizes {', '.join(missing)}")
+    values = [sizes[n] for n in definition.size_params]
+    for index, (param, arg) in enumerate(zip(inputs, args)):
+        if param.is_scalar:
+            continue
+        expected_shape = tuple(evaluate(d, values) for d in param.dims)
+        if tuple(arg.shape) != expected_shape:
+            raise ShapeError(
+                f"{_describe(definition, index)} must have shape {expected_shape}, "
+                f"got {tuple(arg.shape)}"
+            )
+    for param in (*definition.outputs, *definition.temporaries):
+        shape = binding.shape(definition, param)
+        if any(extent < 0 for extent in shape):
+            raise ShapeError(
+                f"{definition.name}: '{param.name}' would have negative shape {shape} "
+                f"for sizes {dict(sizes)}"
+            )
+    return binding
+
+
+def _check_scalar(param: Param, arg: Any, what: str) -> None:
+    if isinstance(arg, np.generic):
+        arg = arg.item()
+    if param.dtype.startswith("float"):
+        if not isinstance(arg, int | float) or isinstance(arg, bool):
+            raise ShapeError(f"{what} must be a number, got {type(arg).__name__}")
+    elif not isinstance(arg, int):
+        raise ShapeError(f"{what} must be an integer, got {type(arg).__name__}")

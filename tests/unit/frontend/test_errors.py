@@ -1,0 +1,115 @@
+"""Every user error: its class, file:line:col, caret and culprit name."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcir.errors import ParseError, RangeError, TCError, TypeError_
+from tcir.frontend import parse
+
+from frontend_helpers import expect_error
+
+MM = "def mm(float(M,K) A, float(K,N) B) -> (C) {\n"
+
+
+# -- parse errors -------------------------------------------------------------------
+@pytest.mark.parametrize("body, line, col, name", [
+    ("  C(m,n) +=! A(m,k) @ B(k,n)\n}", 2, 21, "'@'"),
+    ("  C(m,n) +=! A(m,k * B(k,n)\n}", 3, 1, "')'"),
+    ("  C(m,n) A(m,k)\n}", 2, 10, "assignment operator"),
+    ("  C(m,n) +=! A(m,k) * B(k,n) where k 0:K\n}", 2, 38, "'in'"),
+    ("  C(m,n) +=! float\n}", 3, 1, "'float'"),
+    ("  C(m,n) +=! A(m,k) * B(k,n) where where in 0:3\n}", 2, 36, "'where'"),
+    ("  C(m,n) = 99999999999\n}", 2, 12, "'99999999999'"),
+    ("  C(m,n) +=! A(m,k) * B(k,n)\n", 2, 29, "end of input"),
+])
+def test_parse_errors(body: str, line: int, col: int, name: str) -> None:
+    expect_error(ParseError, MM + body, line, col, name)
+
+
+def test_bad_type_and_missing_outputs() -> None:
+    expect_error(ParseError, "def f(flot(M) A) -> (O) {}", 1, 7, "'flot'", "scalar type")
+    expect_error(ParseError, "def f(float(M) A) -> () {}", 1, 23, "output")
+
+
+def test_deep_nesting_is_a_parse_error_not_recursion() -> None:
+    src = "def f(float(N) A) -> (O) { O(i) = " + "(" * 5000 + "A(i)" + ")" * 5000 + " }"
+    expect_error(ParseError, src, 1, 135, "nested too deeply")
+    src = "def f(float(N) A) -> (O) { O(i) = " + "A(i) + " * 3000 + "1 }"
+    expect_error(ParseError, src, 1, 726, "nested too deeply")
+    with pytest.raises(ParseError):
+        parse("def f(float(N) A) -> (O) { O(i) = " + "-" * 5000 + "A(i) }")
+
+
+# -- semantic errors ----------------------------------------------------------------
+@pytest.mark.parametrize("src, line, col, name, fragment", [
+    ("def f(float(N) A) -> (O) { O(i) = Foo(i) }", 1, 35, "'Foo'", "undefined tensor"),
+    ("def f(float(N) A) -> (O) { O(i) = A(i) where k in 0:N }", 1, 46, "'k'", "not used"),
+    ("def f(float(N) A) -> (O) { O(i) +=! A(k) where k in 0:j }", 1, 55, "'j'", "not a size"),
+    ("def f(float(N) A, float(N) A) -> (O) { O(i) = A(i) }", 1, 28, "'A'", "redefinition"),
+    ("def f(float(N) N) -> (O) { O(i) = N(i) }", 1, 16, "'N'", "redefinition"),
+    ("def f(float(N) A) -> (A) { A(i) = 1 }", 1, 23, "'A'", "redefinition"),
+    ("def f(float(N) A) -> (O) { O(i) = x where x = A(i), x = 1 }", 1, 53, "'x'", "redefinition"),
+    ("def f(float(N) A) -> (O) { O(i) = A(i)  A(i) = 1 }", 1, 41, "'A'", "immutable"),
+    ("def f(float a, float(N) A) -> (O) { O(i) = A(i)  a() = 1 }", 1, 50, "'a'", "immutable"),
+    ("def f(float(N) A) -> (O) { O(i) = A(i)  N(i) = 1 }", 1, 41, "'N'", "size"),
+    ("def f(float(N) A) -> (O) { O(i) = A(i, 0) }", 1, 35, "'A'", "subscript"),
+    ("def f(float(N) A) -> (O) { O(i) = A(i)  O(i, j) = 1 }", 1, 41, "'O'", "subscript"),
+    ("def f(float(N) A) -> (O) { O(i) = A(A(i)) }", 1, 37, "'A'", "integer"),
+    ("def f(float(N) A) -> (O) { O(i) +=! A(k) where k in 0:A(0) }", 1, 55, "'A'", "range bound"),
+    ("def f(float(N) A) -> (O) { O(i) = fmaxf(A(i)) }", 1, 35, "'fmaxf'", "2 argument"),
+    ("def f(float(N) A) -> (O) { O(i) = exp(A(i), 1) }", 1, 35, "'exp'", "1 argument"),
+    ("def f(float(N) A) -> (O) { O(i) = int32(A(i), 1) }", 1, 35, "'int32'", "1 argument"),
+    ("def f(float(N,K) A) -> (O) { O(i) = A(i, k) }", 1, 42, "'k'", "reduction"),
+    ("def f(float(N) A) -> (O) { O(i, i) = A(i) }", 1, 33, "'i'", "distinct"),
+    ("def f(float(N) A) -> (O) { O(i + 1) = A(i) }", 1, 32, "this subscript", "index variables"),
+    ("def f(float(N) A) -> (O) { O(N) = A(0) }", 1, 30, "'N'", "index variables"),
+    ("def f(float(N) A) -> (int32(N) O) { O(i) = A(i) }", 1, 42, "'O'", "cast"),
+    ("def f(float(N,N) b) -> (a) { a(i,j) = b(i,j)\n a(i,j) = a(j,i) }", 2, 11, "'a'", "pointwise"),
+    ("def f(float(N,N) b) -> (a) { a(i,j) = b(i,j)\n a(i,j) += a(i,j) * b(j,k) }", 2, 12, "'a'",
+     "reduction"),
+    ("def f(float(N) A) -> (O) { O(i) = O(i) + A(i) }", 1, 35, "'O'", "before it is written"),
+    ("def f(float(N) A) -> (O, P) { O(i) = A(i) }", 1, 26, "'P'", "never written"),
+    ("def f(float(N) A) -> (O) { O(i) = N(i) + A(i) }", 1, 35, "'N'", "not a tensor"),
+    ("def f(float(N) A) -> (O) { O(i) = A + 1 }", 1, 35, "'A'", "subscripts"),
+    ("def f(float(N) A) -> (O) { O(i) = A(i) + A.1 }", 1, 42, "'A'", "does not exist"),
+    ("def f(float(N) A) -> (O) { O(i) = y where y = x, x = A(i) }", 1, 47, "'x'", "before its"),
+    ("def f(float(N,K) A) -> (O) { T(i) += A(i,k)  O(i) = T(i) }", 1, 35, "'T'", "'+=!'"),
+    ("def f(float(N) A) -> (int32(P) O) { O(i) = 1 }", 1, 29, "'P'", "input size"),
+    ("def f(float(N) A) -> (O) { O(i) = A(i)  O(i) = O(i) where exists O(k) }", 1, 68, "'k'",
+     "exists"),
+    ("def f(float(N) A) -> (O) { O(i) = A(i) }\ndef f(float(N) A) -> (O) { O(i) = A(i) }", 2, 5,
+     "'f'", "redefinition"),
+])
+def test_type_errors(src: str, line: int, col: int, name: str, fragment: str) -> None:
+    expect_error(TypeError_, src, line, col, name, fragment)
+
+
+def test_let_explosion_is_bounded() -> None:
+    lets = ", ".join(f"x{k + 1} = x{k} + x{k}" for k in range(40))
+    src = f"def f(float(N) A) -> (O) {{ O(i) = x40 where x0 = A(i), {lets} }}"
+    with pytest.raises(TypeError_, match="too large"):
+        parse(src)
+
+
+# -- range errors -------------------------------------------------------------------
+@pytest.mark.parametrize("src, line, col, name, fragment", [
+    ("def maxpool2x2(float(B,C,H,W) in) -> (out) {\n"
+     "  out(b,c,i,j) max=! in(b,c, 2 * i + kw, 2 * j + kh)\n}", 2, 38, "'kw'", "where"),
+    ("def f(float(3) I, float(5) K) -> (O) { O(i) +=! K(x) * I(i + x) }", 1, 42, "'i'", "empty"),
+    ("def f(float(N) A) -> (O) { O(i) +=! A(k) where k in 5:2 }", 1, 39, "'k'", "empty"),
+    ("def MLP1(float(B,M) I, float(O,N) W1) -> (O1) {\n O1(b,n) +=! I(b,m) * W1(n,m)\n}", 2, 18,
+     "'m'", "min(M, N)"),
+    ("def f(float(N) A) -> (O) { O(i) = A(i - 1) }", 1, 30, "'i'", "start at 0"),
+    ("def f(float(N) A) -> (O) { O(i) = 1 }", 1, 30, "'i'", "where"),
+    ("def f(float(M) A, float(P) C) -> (O) { O(i) +=! A(i) * C(i + j) * A(j) }", 1, 56, "'C'",
+     "out of bounds"),
+])
+def test_range_errors(src: str, line: int, col: int, name: str, fragment: str) -> None:
+    expect_error(RangeError, src, line, col, name, fragment)
+
+
+def test_all_errors_are_tcerrors_with_the_file_name() -> None:
+    with pytest.raises(TCError) as info:
+        parse("def f() -> (O) { O(i) = 1 }", "my/file.tc")
+    assert str(info.value).startswith("my/file.tc:1:")

@@ -1,0 +1,127 @@
+"""Range inference (paper section 3.1) and tensor shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcir.errors import RangeError
+from tcir.frontend import parse
+
+from frontend_helpers import expect_error, one, ranges, shape
+
+
+def test_conv1d_universal_quantification() -> None:
+    d = one("def conv1d(float(M) I, float(N) K) -> (O) { O(i) +=! K(x) * I(i + x) }")
+    assert ranges(d) == {"i": ("0", "M - N + 1"), "x": ("0", "N")}
+    assert shape(d, "O") == ["M - N + 1"]
+
+
+def test_order_of_accesses_does_not_matter() -> None:
+    a = one("def f(float(M) I, float(N) K) -> (O) { O(i) +=! I(i + x) * K(x) }")
+    b = one("def f(float(M) I, float(N) K) -> (O) { O(i) +=! K(x) * I(i + x) }")
+    assert ranges(a) == ranges(b)
+
+
+@pytest.mark.parametrize("rhs", [
+    "A(i) * B(j) * C(i + j)", "C(i + j) * B(j) * A(i)", "B(j) * C(i + j) * A(i)"])
+def test_round_solutions_not_substituted_within_the_round(rhs: str) -> None:
+    # i and j are both found in round 1, so C(i + j) infers nothing (substituting i
+    # within the round would have bounded j by C instead); it is then checked, and
+    # may read out of bounds, whatever the order of the factors.
+    err = expect_error(RangeError, f"def f(float(M) A, float(N) B, float(P) C) -> (O) {{ O(i) +=! {rhs} }}",
+                       1, 61 + rhs.index("C"), "'C'", "out of bounds")
+    assert "i in [0, M), j in [0, N)" in str(err)
+
+
+def test_unused_access_checked_when_provably_in_bounds() -> None:
+    d = one("def f(float(M) A, float(N) B, float(M,N) C) -> (O) { O(i) +=! A(i) * B(j) * C(i, j) }")
+    assert ranges(d) == {"i": ("0", "M"), "j": ("0", "N")}
+
+
+def test_intersection_within_a_round() -> None:
+    d = one("def f(float(N) A, float(N) B) -> (O) { O(i) = A(i) + B(i + 1) }")
+    assert ranges(d) == {"i": ("0", "N - 1")}
+
+
+def test_sgemm_k_is_the_lesser_of_equal_sizes() -> None:
+    d = one("def mm(float(M,K) A, float(K,N) B) -> (C) { C(m,n) +=! A(m,kk) * B(kk,n) }")
+    assert ranges(d) == {"m": ("0", "M"), "n": ("0", "N"), "kk": ("0", "K")}
+
+
+def test_provable_minimum_is_taken() -> None:
+    d = one("def f(float(M) A, float(M) B, float(N) K) -> (O) {"
+            " O(i) +=! A(i + x) * B(i + x + 1) * K(x) }")
+    assert ranges(d) == {"i": ("0", "M - N"), "x": ("0", "N")}
+
+
+def test_where_ranges_are_fixed_first() -> None:
+    d = one("def f(float(N) A) -> (O) { O(i) +=! A(i + k) where k in 0:3 }")
+    assert ranges(d) == {"i": ("0", "N - 2"), "k": ("0", "3")}
+
+
+def test_where_ranges_may_use_sizes_and_arithmetic() -> None:
+    d = one("def f(float(N) A) -> (O) { O(i) +=! A(k) where k in 1:N / 2 + 1, i in 0:A.0 }")
+    assert ranges(d) == {"i": ("0", "N"), "k": ("1", "N floordiv 2 + 1")}
+
+
+def test_exists_adds_a_constraint() -> None:
+    d = one("def f(float(N) A, float(N) B) -> (O) { O(i) = A(i) where exists B(i + 1) }")
+    assert ranges(d) == {"i": ("0", "N - 1")}
+
+
+def test_maxpool_floordiv_bounds() -> None:
+    d = one("def maxpool(float(B,C,H,W) in) -> (out) {"
+            " out(b,c,i,j) max=! in(b,c, 2 * i + kw, 3 * j + kh) where kw in 0:2, kh in 0:3 }")
+    assert shape(d, "out") == ["B", "C", "H floordiv 2", "W floordiv 3"]
+
+
+def test_stride_by_int_scalar_is_semi_affine() -> None:
+    d = one("def f(int s, float(H) I, float(K) W) -> (O) { O(h) +=! I(s * h + k) * W(k) }")
+    assert shape(d, "O") == ["(H - K) floordiv s + 1"]
+    assert not d.tensor("O").dims[0].is_pure_affine()
+
+
+def test_negative_coefficient() -> None:
+    d = one("def f(float(N) A) -> (O) { O(i) = A(N - 1 - i) }")
+    assert ranges(d) == {"i": ("0", "N")}
+
+
+def test_indirect_subscripts_do_not_constrain() -> None:
+    d = one("def gather(float(N) X, int(A,B) I) -> (Z) { Z(i,j) = X(I(i,j)) }")
+    assert ranges(d) == {"i": ("0", "A"), "j": ("0", "B")}
+
+
+
+def test_lhs_of_shaped_tensor_intersects() -> None:
+    d = one("def f(float(N) A) -> (O) { O(i) = A(i)  O(i) = O(i) + A(i + 1) }")
+    assert ranges(d, 1) == {"i": ("0", "N - 1")}
+    assert shape(d, "O") == ["N"]
+
+
+def test_typed_output_shape_constrains_lhs() -> None:
+    d = one("def f() -> (float(8) O) { O(i) = 1 }")
+    assert ranges(d) == {"i": ("0", "8")}
+
+
+def test_initializing_statement_takes_shape_from_later_statements() -> None:
+    d = one("def mv(float(M,K) A, float(K) x) -> (C) { C(i) = 0  C(i) += A(i,k) * x(k) }")
+    assert ranges(d, 0) == {"i": ("0", "M")}
+    assert ranges(d, 1) == {"i": ("0", "M"), "k": ("0", "K")}
+
+
+def test_temporaries_and_zero_dim_shapes() -> None:
+    d = one("def f(float(N,K) A) -> (s) { T(i) +=! A(i, k)  s() max=! T(i) }")
+    assert shape(d, "T") == ["N"] and shape(d, "s") == []
+    assert ranges(d, 1) == {"i": ("0", "N")}
+
+
+def test_constant_sizes() -> None:
+    d = one("def f(float(10) I, float(3) K) -> (O) { O(i) +=! K(x) * I(i + x) }")
+    assert shape(d, "O") == ["8"]
+
+
+def test_chained_defs_are_independent() -> None:
+    a, b = parse("def a(float(N) A) -> (O) { O(i) = A(i) }\n"
+                 "def b(float(M) A) -> (O) { O(i) = A(i + 1) }")
+    assert a.size_params == ["N"] and b.size_params == ["M"]
+    assert [b.format(e) for e in b.outputs[0].dims] == ["M - 1"]
