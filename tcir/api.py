@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tcir.dialects.tc import DefOp
 from tcir.errors import TCError
-from tcir.frontend import CheckedDef
+from tcir.frontend import CheckedDef, Param
 from tcir.frontend import parse as parse_tc
 from tcir.frontend.emit import emit_def, libm_declarations
 from tcir.passmanager import PassManager, print_ir
@@ -23,6 +23,9 @@ from tcir.runtime.index_check import IndexChecker
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind
 
 BACKENDS = ("cpu",)
+
+uninitialized = np.empty
+"""Allocates outputs that the def fully writes (tests poison them instead)."""
 
 
 def specialize_pipeline(binding: Binding) -> str:
@@ -82,7 +85,7 @@ class Function:
             kernel = compile_module(self.loops(binding)).function(self.name)
             self._compiled[key] = kernel
         outputs = [
-            np.zeros(binding.shape(self.definition, p), NUMPY_DTYPES[p.dtype])
+            self._allocate(p, binding.shape(self.definition, p))
             for p in self.definition.outputs
         ]
         arrays = [
@@ -90,6 +93,13 @@ class Function:
         ]
         kernel(*arrays, *outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _allocate(self, output: Param, shape: tuple[int, ...]) -> np.ndarray:
+        """Outputs start as zeros when a statement accumulates into them first."""
+        first = next(s for s in self.definition.stmts if s.lhs == output.name)
+        accumulates = first.reduces and not first.initializes
+        make = np.zeros if accumulates else uninitialized
+        return make(shape, NUMPY_DTYPES[output.dtype])
 
     def ir(
         self,

@@ -1,0 +1,154 @@
+"""Language features on the CPU backend, each against a numpy reference."""
+
+import math
+
+import numpy as np
+import pytest
+
+import tcir
+from cases import assert_matches
+
+rng = np.random.default_rng(1)
+X = rng.standard_normal((5, 7)).astype(np.float32)
+D = rng.standard_normal((5, 7))
+IX = rng.integers(-50, 50, (5, 7)).astype(np.int32)
+
+
+def run(source, *args):
+    (definition,) = tcir.define(source).definitions
+    return tcir.define(source)[definition.name](*args)
+
+
+@pytest.mark.parametrize(
+    "op, reference",
+    [
+        ("+=!", lambda x: x.sum(1)),
+        ("*=!", lambda x: x.prod(1)),
+        ("min=!", lambda x: x.min(1)),
+        ("max=!", lambda x: x.max(1)),
+    ],
+)
+def test_initializing_reductions(op, reference):
+    out = run(f"def r(float(N,M) X) -> (S) {{ S(i) {op} X(i,j) }}", X)
+    assert_matches(out, (reference(X.astype(np.float64)),))
+
+
+@pytest.mark.parametrize(
+    "op, reference",
+    [
+        ("+=", lambda s, x: s + x.sum(1)),
+        ("*=", lambda s, x: s * x.prod(1)),
+        ("min=", lambda s, x: np.minimum(s, x.min(1))),
+        ("max=", lambda s, x: np.maximum(s, x.max(1))),
+    ],
+)
+def test_accumulating_reductions(op, reference):
+    source = f"def r(float(N,M) X) -> (S) {{ S(i) = X(i,0) * 0.5\n S(i) {op} X(i,j) }}"
+    x = X.astype(np.float64)
+    assert_matches(run(source, X), (reference(x[:, 0] * 0.5, x),))
+
+
+def test_integer_reductions_and_division():
+    source = """def r(int32(N,M) X) -> (S, Q, L) {
+      S(i) +=! X(i,j)
+      Q(i,j) = X(i,j) / 7 + X(i,j) % 7
+      L(i) min=! X(i,j)
+    }"""
+    s, q, low = run(source, IX)
+    assert s.dtype == np.int32 and (s == IX.sum(1)).all()
+    c_div = np.trunc(IX / 7).astype(np.int32)
+    assert (q == c_div + (IX - 7 * c_div)).all()
+    assert (low == IX.min(1)).all()
+
+
+def test_unsigned_and_casts():
+    source = """def u(uint8(N) X) -> (S, F) {
+      S() max=! X(j)
+      F(i) = float(X(i)) / 2.0
+    }"""
+    x = np.array([1, 250, 7, 128], np.uint8)
+    s, f = run(source, x)
+    assert s.dtype == np.uint8 and s == 250
+    assert_matches(f, (x.astype(np.float64) / 2,))
+
+
+def test_double_precision_and_builtins():
+    source = """def b(double(N,M) X) -> (Y) {
+      Y(i,j) = tanh(X(i,j)) + exp(-X(i,j)*X(i,j)) + fmax(X(i,j), 0.1) + pow(fabs(X(i,j)), 1.5)
+             + erf(X(i,j)) + atan2(X(i,j), 2.0) + sqrt(fabs(X(i,j))) + sigmoid(X(i,j))
+    }"""
+    x = D
+    erf = np.vectorize(math.erf)
+    expected = (
+        np.tanh(x) + np.exp(-x * x) + np.fmax(x, 0.1) + np.abs(x) ** 1.5
+        + erf(x) + np.arctan2(x, 2.0) + np.sqrt(np.abs(x)) + 1 / (1 + np.exp(-x))
+    )
+    out = run(source, x)
+    assert out.dtype == np.float64
+    assert_matches(out, (expected,))
+
+
+def test_float_builtins_with_f_suffix():
+    source = "def b(float(N) X) -> (Y) { Y(i) = expf(X(i)) + cosf(X(i)) * logf(1.0 + fabsf(X(i))) }"
+    x = X[0].astype(np.float64)
+    assert_matches(run(source, X[0]), (np.exp(x) + np.cos(x) * np.log1p(np.abs(x)),))
+
+
+def test_ternary_comparisons_and_logic():
+    source = """def t(float(N,M) X) -> (Y) {
+      Y(i,j) = (X(i,j) > 0 && !(X(i,j) > 1)) || X(i,j) == 0 ? X(i,j) : -X(i,j)
+    }"""
+    x = X.astype(np.float64)
+    cond = ((x > 0) & ~(x > 1)) | (x == 0)
+    assert_matches(run(source, X), (np.where(cond, x, -x),))
+
+
+def test_where_ranges_and_lets_and_sizes():
+    source = """def w(float(N) X) -> (Y) {
+      Y(i) +=! X(i + k) * s where k in 0:3, s = 2.0
+    }"""
+    x = X[0].astype(np.float64)
+    expected = 2 * np.array([x[i : i + 3].sum() for i in range(len(x) - 2)])
+    assert_matches(run(source, X[0]), (expected,))
+
+
+def test_size_values_in_expressions():
+    source = "def m(float(N,M) X) -> (Y) { Y(i) +=! X(i,j) / float(X.1) }"
+    assert_matches(run(source, X), (X.astype(np.float64).mean(1),))
+
+
+def test_temporaries_and_multiple_outputs():
+    source = """def t(float(N,M) X) -> (A, B) {
+      T(i,j) = X(i,j) * X(i,j)
+      A(i) +=! T(i,j)
+      B(j) max=! T(i,j)
+    }"""
+    t = X.astype(np.float64) ** 2
+    assert_matches(run(source, X), (t.sum(1), t.max(0)))
+
+
+def test_indirection_with_offsets():
+    source = "def g(float(N,M) X, int32(K) I) -> (Y) { Y(k,j) = X(I(k) + 1, j) }"
+    index = np.array([0, 3, 2], np.int32)
+    assert_matches(run(source, X, index), (X.astype(np.float64)[index + 1],))
+
+
+def test_zero_dimensional_output():
+    source = "def s(float(N) X) -> (S) { S() +=! X(i) }"
+    assert_matches(run(source, X[0]), (np.array(X[0].astype(np.float64).sum()),))
+
+
+def test_in_place_update_reads_the_old_values():
+    source = """def p(float(N) X) -> (Y) {
+      Y(i) = X(i)
+      Y(i) = Y(i) * 2.0 + 1.0
+    }"""
+    assert_matches(run(source, X[0]), (X[0].astype(np.float64) * 2 + 1,))
+
+
+def test_compiled_once_per_shape():
+    mod = tcir.define("def c(float(N) X) -> (Y) { Y(i) = X(i) }")
+    mod.c(X[0])
+    mod.c(X[1])
+    mod.c(X[:, 0].copy())
+    assert len(mod.c._compiled) == 2
