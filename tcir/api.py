@@ -148,7 +148,9 @@ class Module:
         raise AttributeError(f"no def named '{name}' (defs: {', '.join(functions)})")
 
     def __getitem__(self, name: str) -> Function:
-        return self.__getattr__(name)
+        if name not in self._functions:
+            raise TCError(f"no def named '{name}' (defs: {', '.join(self._functions)})")
+        return self._functions[name]
 
     def __dir__(self) -> list[str]:
         return [*super().__dir__(), *self._functions]
