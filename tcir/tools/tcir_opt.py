@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from io import BytesIO
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from tcir.tools.diagnostics import report_errors, verify_naming_op
@@ -42,9 +43,15 @@ class TcirOptMain(xDSLOptMain):
         super().register_all_frontends()
 
         def parse_tc(io: IO[bytes]) -> ModuleOp:
+            from tcir.errors import TCError
             from tcir.frontend.emit import emit_module
 
-            return emit_module(io.read().decode(), self.get_input_name())
+            try:
+                return emit_module(io.read().decode(), self.get_input_name())
+            except TCError as e:
+                if self.args.verify_diagnostics:  # report it and go on to the next chunk
+                    raise DiagnosticException(str(e)) from None
+                raise
 
         self.available_frontends["tc"] = parse_tc
 
@@ -56,6 +63,14 @@ class TcirOptMain(xDSLOptMain):
         from tcir.backends.cpu.target import CpuLLVMTarget
 
         self.available_targets["llvm"] = lambda: CpuLLVMTarget
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        if file_extension == "tc" and start_offset:
+            # TC diagnostics count lines from the start of the whole file.
+            chunk = BytesIO(b"\n" * start_offset + chunk.read())
+        return super().parse_chunk(chunk, file_extension, start_offset)
 
     def setup_pipeline(self):
         super().setup_pipeline()
