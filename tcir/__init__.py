@@ -24,6 +24,7 @@ from tcir.errors import (
 
 if TYPE_CHECKING:
     from tcir.api import Function, Module, define
+    from tcir.tuner.options import MappingOptions
     from tcir.passmanager import PassManager, parse_ir, print_ir
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "Module",
     "define",
     "IRError",
+    "MappingOptions",
     "ParseError",
     "PassManager",
     "RangeError",
@@ -43,6 +45,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "MappingOptions": "tcir.tuner.options",
     "define": "tcir.api",
     "Module": "tcir.api",
     "Function": "tcir.api",

@@ -1,0 +1,128 @@
+"""`tcir.MappingOptions`: every knob of the polyhedral pipeline in one object.
+
+An options object is what the autotuner searches over and what the
+compilation cache stores; `pipeline()` gives the `tcir-opt` pass pipeline it
+stands for, so any kernel can be reproduced on the command line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from tcir.errors import TCError
+
+FUSION_STRATEGIES = ("min", "max", "preserve3")
+MAX_THREADS_PER_BLOCK = 1024
+MAX_SHARED_MEMORY = 232448
+"""Largest dynamic shared memory per block on an H100 (227 KiB)."""
+
+
+@dataclass(frozen=True)
+class MappingOptions:
+    """How to schedule, tile and map a TC def (fields as in DESIGN.md)."""
+
+    fusion: str = "max"
+    allow_skewing: bool = False
+    positive_coefficients: bool = True
+    tile: list[int] = field(default_factory=list[int])
+    blocks: list[int] = field(default_factory=list[int])
+    threads: list[int] = field(default_factory=list[int])
+    unroll: int = 1
+    use_shared_memory: bool = True
+    use_private_memory: bool = True
+    max_shared_memory: int = 49152
+    specialize: bool = True
+
+    def __post_init__(self) -> None:
+        if self.fusion not in FUSION_STRATEGIES:
+            raise TCError(
+                f"MappingOptions: fusion must be one of {', '.join(FUSION_STRATEGIES)}, "
+                f"got '{self.fusion}'"
+            )
+        for name in ("tile", "blocks", "threads"):
+            values = getattr(self, name)
+            if not isinstance(values, list | tuple) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in values
+            ):
+                raise TCError(f"MappingOptions: {name} must be a list of integers, got {values!r}")
+            if any(v <= 0 for v in values):
+                raise TCError(f"MappingOptions: {name} sizes must be positive, got {list(values)}")
+            object.__setattr__(self, name, list(values))
+        if len(self.blocks) > 3 or len(self.threads) > 3:
+            raise TCError("MappingOptions: at most 3 block and 3 thread dimensions")
+        threads = 1
+        for t in self.threads:
+            threads *= t
+        if threads > MAX_THREADS_PER_BLOCK:
+            raise TCError(
+                f"MappingOptions: {threads} threads per block ({self.threads}) exceeds "
+                f"{MAX_THREADS_PER_BLOCK}"
+            )
+        if not isinstance(self.unroll, int) or self.unroll < 1:
+            raise TCError(f"MappingOptions: unroll must be a positive integer, got {self.unroll!r}")
+        if not 0 <= self.max_shared_memory <= MAX_SHARED_MEMORY:
+            raise TCError(
+                f"MappingOptions: max_shared_memory must be in [0, {MAX_SHARED_MEMORY}], "
+                f"got {self.max_shared_memory}"
+            )
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> MappingOptions:
+        """Options from `to_json` text; malformed text raises TCError."""
+        try:
+            data: Any = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise TCError(f"MappingOptions: invalid JSON: {e}") from None
+        if not isinstance(data, dict):
+            raise TCError("MappingOptions: expected a JSON object")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise TCError(f"MappingOptions: unknown fields {', '.join(unknown)}")
+        try:
+            return cls(**data)
+        except TypeError as e:
+            raise TCError(f"MappingOptions: {e}") from None
+
+    def schedule_passes(self) -> list[str]:
+        """The polyhedral passes these options imply, up to scheduling and tiling."""
+        schedule = (
+            f"poly-schedule{{fusion={self.fusion} "
+            f"allow-skewing={str(self.allow_skewing).lower()} "
+            f"positive-coefficients={str(self.positive_coefficients).lower()}}}"
+        )
+        passes = ["convert-tc-to-poly", schedule]
+        if self.tile:
+            passes += [f"poly-tile{{sizes={','.join(map(str, self.tile))}}}", "poly-sink"]
+        if self.unroll > 1:
+            passes.append(f"poly-unroll{{factor={self.unroll}}}")
+        return passes
+
+    def pipeline(self, sizes: dict[str, int] | None = None, backend: str = "cpu") -> str:
+        """The `tcir-opt -p` pipeline for these options (sizes specialized if given)."""
+        passes: list[str] = []
+        if self.specialize and sizes:
+            text = ",".join(f"{k}={v}" for k, v in sizes.items())
+            passes.append(f'tc-specialize{{sizes="{text}"}}')
+        passes += self.schedule_passes()
+        if backend == "cpu":
+            passes.append("convert-poly-to-loops")
+        else:
+            raise TCError(f"MappingOptions: no pipeline for backend '{backend}' yet")
+        return ",".join(passes)
+
+    def __str__(self) -> str:
+        changed = [
+            f"{f.name}={getattr(self, f.name)!r}"
+            for f in fields(self)
+            if getattr(self, f.name) != getattr(DEFAULT, f.name)
+        ]
+        return f"MappingOptions({', '.join(changed)})"
+
+
+DEFAULT = MappingOptions()

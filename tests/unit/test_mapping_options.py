@@ -1,0 +1,52 @@
+"""MappingOptions: validation, JSON round trip, the pipeline it implies."""
+
+import pytest
+
+import tcir
+
+
+def test_defaults_and_str():
+    options = tcir.MappingOptions()
+    assert options.fusion == "max" and options.tile == [] and options.unroll == 1
+    assert str(tcir.MappingOptions(tile=[16, 16])) == "MappingOptions(tile=[16, 16])"
+
+
+def test_json_round_trip_and_equality():
+    options = tcir.MappingOptions(fusion="preserve3", tile=[32, 8], blocks=[64], threads=[32, 4], unroll=8)
+    again = tcir.MappingOptions.from_json(options.to_json())
+    assert again == options and again is not options
+
+
+def test_pipeline_string():
+    options = tcir.MappingOptions(fusion="min", tile=[32, 32, 32], unroll=4)
+    assert options.pipeline({"M": 128, "K": 32}) == (
+        'tc-specialize{sizes="M=128,K=32"},convert-tc-to-poly,'
+        "poly-schedule{fusion=min allow-skewing=false positive-coefficients=true},"
+        "poly-tile{sizes=32,32,32},poly-sink,poly-unroll{factor=4},convert-poly-to-loops"
+    )
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"fusion": "most"}, "fusion must be one of min, max, preserve3"),
+        ({"threads": [64, 32]}, "2048 threads per block"),
+        ({"tile": [32, 0]}, "tile sizes must be positive"),
+        ({"blocks": [1, 2, 3, 4]}, "at most 3 block"),
+        ({"unroll": 0}, "unroll must be a positive integer"),
+        ({"tile": "32"}, "tile must be a list of integers"),
+        ({"max_shared_memory": 10**9}, "max_shared_memory must be in"),
+    ],
+)
+def test_invalid_options_are_tc_errors(fields, message):
+    with pytest.raises(tcir.TCError, match=message):
+        tcir.MappingOptions(**fields)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("{", "invalid JSON"), ("[1]", "expected a JSON object"), ('{"tiles": [1]}', "unknown fields tiles")],
+)
+def test_bad_json_is_a_tc_error(text, message):
+    with pytest.raises(tcir.TCError, match=message):
+        tcir.MappingOptions.from_json(text)
