@@ -561,8 +561,26 @@ class ComprehensionOp(IRDLOperation):
         return op
 
 
+class SubscriptedOp(IRDLOperation):
+    """An element access: a tensor operand and an affine `map` of subscripts."""
+
+    @property
+    def tensor_type(self) -> TensorType:
+        tensor = self.operands[0]
+        assert isinstance(tensor.type, TensorType)
+        return tensor.type
+
+    @property
+    def subscripts(self) -> tuple[AffineExpr, ...]:
+        return self.map.data.results  # pyright: ignore[reportAttributeAccessIssue]
+
+    @property
+    def symbol_names(self) -> list[str]:
+        return [s.data for s in self.symbols]  # pyright: ignore[reportAttributeAccessIssue]
+
+
 @irdl_op_definition
-class ReadOp(IRDLOperation):
+class ReadOp(SubscriptedOp):
     """Read one element: `%v = tc.read %A[%i, %k + 1]`.
 
     Subscripts are affine expressions whose dimensions are the SSA operands
@@ -594,19 +612,6 @@ class ReadOp(IRDLOperation):
             properties={"map": AffineMapAttr(amap), "symbols": _symbol_names(symbols)},
             result_types=[tensor.type.scalar_type],
         )
-
-    @property
-    def tensor_type(self) -> TensorType:
-        assert isinstance(self.tensor.type, TensorType)
-        return self.tensor.type
-
-    @property
-    def subscripts(self) -> tuple[AffineExpr, ...]:
-        return self.map.data.results
-
-    @property
-    def symbol_names(self) -> list[str]:
-        return [s.data for s in self.symbols]
 
     def verify_(self) -> None:
         _verify_subscripts(self.tensor_type, self.map.data, self.subscript_operands)
@@ -642,7 +647,7 @@ UPDATE_KINDS = ("=", "+=", "*=", "min=", "max=")
 
 
 @irdl_op_definition
-class UpdateOp(IRDLOperation):
+class UpdateOp(SubscriptedOp):
     """Combine a value into one element: `tc.update %C[%i, %j] "+=" %v : f32`.
 
     The statement form of a comprehension body at one point, used where a
@@ -677,19 +682,6 @@ class UpdateOp(IRDLOperation):
                 "symbols": _symbol_names(symbols),
             },
         )
-
-    @property
-    def tensor_type(self) -> TensorType:
-        assert isinstance(self.tensor.type, TensorType)
-        return self.tensor.type
-
-    @property
-    def subscripts(self) -> tuple[AffineExpr, ...]:
-        return self.map.data.results
-
-    @property
-    def symbol_names(self) -> list[str]:
-        return [s.data for s in self.symbols]
 
     def verify_(self) -> None:
         if self.kind.data not in UPDATE_KINDS:

@@ -72,24 +72,29 @@ def _unsigned(dtype: str) -> bool:
     return dtype in _UINT_WIDTHS or dtype == "bool"
 
 
-def compact(
-    exprs: Sequence[AffineExpr], symbols: Sequence[str]
-) -> tuple[list[AffineExpr], list[str]]:
-    """`exprs` over only the symbols they use, numbered in order of appearance
-    (the order the IR parser assigns, so printed IR round-trips to equal types)."""
+def _renumbering(
+    exprs: Sequence[AffineExpr], kind: type[AffineDimExpr | AffineSymExpr], count: int
+) -> tuple[list[AffineExpr], list[int]]:
+    """New positions for the dims (or symbols) used in `exprs`, in order of
+    appearance (the order the IR parser assigns, so printed IR round-trips to
+    equal attributes); returns the replacements and the used old positions."""
     used: list[int] = []
     for expr in exprs:
         for node in expr.dfs():
-            if isinstance(node, AffineSymExpr) and node.position not in used:
+            if isinstance(node, kind) and node.position not in used:
                 used.append(node.position)
-    renumber = [
-        AffineExpr.symbol(used.index(k)) if k in used else AffineExpr.constant(0)
-        for k in range(len(symbols))
-    ]
+    make = AffineExpr.dimension if kind is AffineDimExpr else AffineExpr.symbol
+    return [make(used.index(k)) if k in used else AffineExpr.constant(0) for k in range(count)], used
+
+
+def compact(
+    exprs: Sequence[AffineExpr], symbols: Sequence[str]
+) -> tuple[list[AffineExpr], list[str]]:
+    """`exprs` over only the symbols they use, in order of appearance."""
+    renumber, used = _renumbering(exprs, AffineSymExpr, len(symbols))
     num_dims = 1 + max((d for e in exprs for d in e.used_dims()), default=-1)
     dims = [AffineExpr.dimension(k) for k in range(num_dims)]
-    out = [substitute(e, dims, renumber) for e in exprs]
-    return out, [symbols[k] for k in used]
+    return [substitute(e, dims, renumber) for e in exprs], [symbols[k] for k in used]
 
 
 def tensor_type(param: A.Param, size_params: Sequence[str]) -> TensorType:
@@ -171,15 +176,7 @@ class ExprEmitter:
                 affine = AffineExpr.dimension(len(names) + len(operands) - 1)
             subscripts.append(affine)
         values = [self.indices[n] for n in names] + operands
-        used: list[int] = []
-        for sub in subscripts:
-            for node in sub.dfs():
-                if isinstance(node, AffineDimExpr) and node.position not in used:
-                    used.append(node.position)
-        dims = [
-            AffineExpr.dimension(used.index(k)) if k in used else AffineExpr.constant(0)
-            for k in range(len(values))
-        ]
+        dims, used = _renumbering(subscripts, AffineDimExpr, len(values))
         symbols = [AffineExpr.symbol(k) for k in range(len(self.definition.size_params))]
         subscripts = [substitute(s, dims, symbols) for s in subscripts]
         subscripts, sym_names = compact(subscripts, self.definition.size_params)
