@@ -1,0 +1,58 @@
+"""The canonical schedule tree of a scop's statements (the paper's Figure (a)).
+
+A sequence with one filter per statement, in statement order, each with a
+permutable identity band; a member is coincident unless it is a reduction
+dimension of its statement. Such a subtree executes its statements in program
+order, so it may replace any subtree of a valid schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import islpy as isl
+
+from tcir.dialects.poly import BandOp, FilterOp, ScheduleNodeOp, SequenceOp, StmtOp
+from tcir.dialects.tc import UpdateOp
+
+
+def reduction_dims(stmt: StmtOp) -> list[int]:
+    """The domain dimensions that do not index the element the statement's
+    final `tc.update` writes: `+=` (etc.) reduces along them, `=` overwrites
+    along them; either way they must stay sequential (never coincident)."""
+    block = stmt.body.block
+    last = block.last_op
+    if not isinstance(last, UpdateOp):
+        return []
+    used = set(last.subscript_operands)
+    return [arg.index for arg in block.args if arg not in used]
+
+
+def identity_band(stmt: StmtOp) -> BandOp | None:
+    """The statement's permutable identity band (None for a 0-d statement)."""
+    domain = isl.Set(stmt.domain.data)
+    n_dim = domain.dim(isl.dim_type.set)
+    if n_dim == 0:
+        return None
+    identity = isl.Map.identity(domain.get_space().map_from_set())
+    partial = isl.MultiUnionPwAff.from_union_map(
+        isl.UnionMap.from_map(identity.reset_tuple_id(isl.dim_type.out))
+    )
+    reductions = reduction_dims(stmt)
+    coincident = [k not in reductions for k in range(n_dim)]
+    return BandOp(partial.to_str(), coincident, permutable=True)
+
+
+def statement_filter(stmt: StmtOp) -> str:
+    """The filter selecting all instances of `stmt`, e.g. `{ S0[i, j] }`."""
+    space = isl.Set(stmt.domain.data).get_space()
+    return isl.UnionSet.from_set(isl.Set.universe(space)).to_str()
+
+
+def canonical_subtree(statements: Sequence[StmtOp]) -> ScheduleNodeOp | None:
+    """The canonical tree below the domain node (None: a leaf)."""
+    if len(statements) == 1:
+        return identity_band(statements[0])
+    return SequenceOp(
+        [FilterOp(statement_filter(s), identity_band(s)) for s in statements]
+    )

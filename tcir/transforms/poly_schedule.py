@@ -1,0 +1,45 @@
+"""`poly-schedule{fusion=min|max|preserve3 allow-skewing=false positive-coefficients=true}`.
+
+Replaces the schedule tree of every `poly.scop` by one computed by isl's
+scheduler from the scop's dependences (validity, proximity and coincidence:
+all of them), following a fusion strategy: `min` (no fusion), `max` (one
+outer band over all statements where legal) or `preserve3` (the most fusion
+that keeps up to three outer parallel members). Band members that skew or
+have negative coefficients are cut away unless allowed, reduction members are
+never coincident, and a scheduler run that exceeds `max-operations` falls
+back to less fusion (see `tcir.polyhedral.scheduling`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from tcir.dialects.poly import ScopOp
+from tcir.polyhedral.scheduling import SchedulingStrategy
+
+
+@dataclass(frozen=True)
+class PolySchedulePass(ModulePass):
+    """Schedule every `poly.scop` with isl's scheduler and a fusion strategy."""
+
+    name = "poly-schedule"
+
+    fusion: str = "max"
+    allow_skewing: bool = False
+    positive_coefficients: bool = True
+    max_operations: int = 2_000_000
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        strategy = SchedulingStrategy(
+            self.fusion,
+            self.allow_skewing,
+            self.positive_coefficients,
+            self.max_operations,
+        )
+        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+            Rewriter.replace_op(scop.schedule, strategy.schedule(scop))

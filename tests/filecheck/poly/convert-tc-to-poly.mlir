@@ -1,0 +1,104 @@
+// RUN: tcir-opt %s -p convert-tc-to-poly | filecheck %s
+// RUN: tcir-opt %s -p convert-tc-to-poly | tcir-opt | filecheck %s
+
+// The paper's sgemm: the canonical schedule tree of Figure (a), one statement
+// per comprehension, accesses named by the TC tensors, bodies ending in tc.update.
+tc.def @sgemm(%a: f32, %b: f32, %A: !tc.tensor<f32, [N, M]>, %B: !tc.tensor<f32, [M, K]>) -> (%C: !tc.tensor<f32, [N, K]>) {
+  tc.comprehension %C[%i, %j] "=" (%i in [0, N), %j in [0, K)) {
+    %0 = tc.read %C[%i, %j]
+    %1 = arith.mulf %b, %0 : f32
+    tc.yield %1 : f32
+  }
+  tc.comprehension %C[%i, %j] "+=" (%i in [0, N), %j in [0, K), %k in [0, M)) {
+    %2 = tc.read %A[%i, %k]
+    %3 = tc.read %B[%k, %j]
+    %4 = arith.mulf %a, %2 : f32
+    %5 = arith.mulf %4, %3 : f32
+    tc.yield %5 : f32
+  }
+}
+
+// CHECK-LABEL: tc.def @sgemm
+// CHECK-NEXT:    poly.scop @sgemm params [N, M, K] context "[N, M, K] -> {  : N > 0 and M > 0 and K > 0 }" {
+// CHECK-NEXT:      poly.stmt @S0 domain "[N, M, K] -> { S0[i, j] : 0 <= i < N and 0 <= j < K }" reads "[N, M, K] -> { S0[i, j] -> C[i, j] }" writes "[N, M, K] -> { S0[i, j] -> C[i, j] }" {
+// CHECK-NEXT:      ^bb0(%i: index, %j: index):
+// CHECK-NEXT:        %0 = tc.read %C[%i, %j]
+// CHECK-NEXT:        %1 = arith.mulf %b, %0 : f32
+// CHECK-NEXT:        tc.update %C[%i, %j] "=" %1
+// CHECK-NEXT:      }
+// CHECK-NEXT:      poly.stmt @S1 domain "[N, M, K] -> { S1[i, j, k] : 0 <= i < N and 0 <= j < K and 0 <= k < M }" reads "[N, M, K] -> { S1[i, j, k] -> C[i, j]; S1[i, j, k] -> A[i, k]; S1[i, j, k] -> B[k, j] }" writes "[N, M, K] -> { S1[i, j, k] -> C[i, j] }" {
+// CHECK:             tc.update %C[%{{.*}}, %{{.*}}] "+=" %{{.*}}
+// CHECK-NEXT:      }
+// CHECK-NEXT:      poly.domain "[N, M, K] -> { S0[i, j] : 0 <= i < N and 0 <= j < K; S1[i, j, k] : 0 <= i < N and 0 <= j < K and 0 <= k < M }" {
+// CHECK-NEXT:        poly.sequence {
+// CHECK-NEXT:          poly.filter "[N, M, K] -> { S0[i, j] }" {
+// CHECK-NEXT:            poly.band "[N, M, K] -> [{ S0[i, j] -> [(i)] }, { S0[i, j] -> [(j)] }]" permutable coincident = [1, 1]
+// CHECK-NEXT:          }
+// CHECK-NEXT:          poly.filter "[N, M, K] -> { S1[i, j, k] }" {
+// CHECK-NEXT:            poly.band "[N, M, K] -> [{ S1[i, j, k] -> [(i)] }, { S1[i, j, k] -> [(j)] }, { S1[i, j, k] -> [(k)] }]" permutable coincident = [1, 1, 0]
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+
+// An initializing reduction gives an init statement storing the identity,
+// then the update.
+tc.def @mm(%A: !tc.tensor<f32, [M, K]>, %B: !tc.tensor<f32, [K, N]>) -> (%C: !tc.tensor<f32, [M, N]>) {
+  tc.comprehension %C[%m, %n] "+=!" (%m in [0, M), %n in [0, N), %k in [0, K)) {
+    %0 = tc.read %A[%m, %k]
+    %1 = tc.read %B[%k, %n]
+    %2 = arith.mulf %0, %1 : f32
+    tc.yield %2 : f32
+  }
+}
+
+// CHECK-LABEL: tc.def @mm
+// CHECK:         poly.stmt @S0 domain "[M, K, N] -> { S0[m, n] : 0 <= m < M and 0 <= n < N }" reads "[M, K, N] -> {  }" writes "[M, K, N] -> { S0[m, n] -> C[m, n] }" {
+// CHECK-NEXT:    ^bb0(%m: index, %n: index):
+// CHECK-NEXT:      %{{.*}} = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      tc.update %C[%m, %n] "=" %{{.*}}
+// CHECK-NEXT:    }
+// CHECK-NEXT:    poly.stmt @S1 domain "[M, K, N] -> { S1[m, n, k] : 0 <= m < M and 0 <= n < N and 0 <= k < K }"
+// CHECK:           tc.update %C[%{{.*}}, %{{.*}}] "+=" %{{.*}}
+// CHECK:         poly.sequence {
+// CHECK:           poly.band "[M, K, N] -> [{ S1[m, n, k] -> [(m)] }, { S1[m, n, k] -> [(n)] }, { S1[m, n, k] -> [(k)] }]" permutable coincident = [1, 1, 0]
+
+// An indirect subscript may read the whole tensor dimension; a single
+// statement's tree has no sequence.
+tc.def @gather(%X: !tc.tensor<f32, [N]>, %I: !tc.tensor<i32, [A, B]>) -> (%Z: !tc.tensor<f32, [A, B]>) {
+  tc.comprehension %Z[%i, %j] "=" (%i in [0, A), %j in [0, B)) {
+    %0 = tc.read %I[%i, %j]
+    %1 = tc.read %X[%0]
+    tc.yield %1 : f32
+  }
+}
+
+// CHECK-LABEL: tc.def @gather
+// CHECK:         poly.stmt @S0 domain "[N, A, B] -> { S0[i, j] : 0 <= i < A and 0 <= j < B }" reads "[N, A, B] -> { S0[i, j] -> X[o0] : 0 <= o0 < N; S0[i, j] -> I[i, j] }" writes "[N, A, B] -> { S0[i, j] -> Z[i, j] }"
+// CHECK:         poly.domain "[N, A, B] -> { S0[i, j] : 0 <= i < A and 0 <= j < B }" {
+// CHECK-NEXT:      poly.band "[N, A, B] -> [{ S0[i, j] -> [(i)] }, { S0[i, j] -> [(j)] }]" permutable coincident = [1, 1]
+// CHECK-NEXT:    }
+
+// Reading the written tensor other than pointwise reads a copy made just before.
+tc.def @reverse(%X: !tc.tensor<f32, [N]>) -> (%O: !tc.tensor<f32, [N]>) {
+  tc.comprehension %O[%i] "=" (%i in [0, N)) {
+    %0 = tc.read %X[%i]
+    tc.yield %0 : f32
+  }
+  tc.comprehension %O[%i] "=" (%i in [0, N)) {
+    %0 = tc.read %O[%i]
+    %1 = tc.read %O[N - 1 - %i]
+    %2 = arith.subf %0, %1 : f32
+    tc.yield %2 : f32
+  }
+}
+
+// CHECK-LABEL: tc.def @reverse
+// CHECK-NEXT:    %O_old = tc.alloc : !tc.tensor<f32, [N]>
+// CHECK:         poly.stmt @S1 domain "[N] -> { S1[a0] : 0 <= a0 < N }" reads "[N] -> { S1[a0] -> O[a0] }" writes "[N] -> { S1[a0] -> O_old[a0] }" {
+// CHECK-NEXT:    ^bb0(%a0: index):
+// CHECK-NEXT:      %{{.*}} = tc.read %O[%a0]
+// CHECK-NEXT:      tc.update %O_old[%a0] "=" %{{.*}}
+// CHECK-NEXT:    }
+// CHECK-NEXT:    poly.stmt @S2 domain "[N] -> { S2[i] : 0 <= i < N }" reads "[N] -> { S2[i] -> O_old[i]; S2[i] -> O_old[-1 + N - i] }" writes "[N] -> { S2[i] -> O[i] }" {
