@@ -21,6 +21,7 @@ from tcir.frontend.emit import emit_def, libm_declarations
 from tcir.passmanager import PassManager, print_ir
 from tcir.runtime.index_check import IndexChecker
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind
+from tcir.tuner.options import MappingOptions
 
 BACKENDS = ("cpu",)
 
@@ -28,9 +29,14 @@ uninitialized = np.empty
 """Allocates outputs that the def fully writes (tests poison them instead)."""
 
 
-def specialize_pipeline(binding: Binding) -> str:
+def loop_pipeline(binding: Binding, options: MappingOptions | None) -> str:
+    """Down to loops: the canonical reference lowering, or the polyhedral
+    pipeline of `options` (sizes are always specialized for the CPU JIT)."""
     sizes = ",".join(f"{name}={value}" for name, value in binding.sizes.items())
-    return f'tc-specialize{{sizes="{sizes}"}},convert-tc-to-loops'
+    specialize = f'tc-specialize{{sizes="{sizes}"}}'
+    if options is None:
+        return f"{specialize},convert-tc-to-loops"
+    return ",".join([specialize, *options.schedule_passes(), "convert-poly-to-loops"])
 
 
 def _numpy_range(array: Any) -> tuple[int, int] | None:
@@ -62,27 +68,34 @@ class Function:
             )
         return backend
 
-    def _check_options(self, options: Any) -> None:
-        if options is not None:
-            raise TCError("mapping options are not supported yet")
+    def _check_options(self, options: Any) -> MappingOptions | None:
+        if options is not None and not isinstance(options, MappingOptions):
+            raise TCError(
+                f"options must be a tcir.MappingOptions, got {type(options).__name__}"
+            )
+        return options
 
-    def loops(self, binding: Binding) -> ModuleOp:
-        """The canonical loop-level module of this def for `binding`."""
+    def loops(self, binding: Binding, options: MappingOptions | None) -> ModuleOp:
+        """The loop-level module of this def for `binding` and `options`."""
         module = self._module.clone()
-        PassManager.parse(specialize_pipeline(binding)).run(module)
+        PassManager.parse(loop_pipeline(binding, options)).run(module)
         return module
 
     def __call__(self, *args: Any, backend: str | None = None, options: Any = None) -> Any:
         self._backend(backend)
-        self._check_options(options)
+        options = self._check_options(options)
         binding = bind(self.definition, args)
         IndexChecker(self.definition, binding, _numpy_range).check()
-        key = (binding.key, tuple(getattr(a, "dtype", type(a)) for a in args))
+        key = (
+            binding.key,
+            tuple(getattr(a, "dtype", type(a)) for a in args),
+            None if options is None else options.to_json(),
+        )
         kernel = self._compiled.get(key)
         if kernel is None:
             from tcir.backends.cpu.jit import compile_module
 
-            kernel = compile_module(self.loops(binding)).function(self.name)
+            kernel = compile_module(self.loops(binding, options)).function(self.name)
             self._compiled[key] = kernel
         outputs = [
             self._allocate(p, binding.shape(self.definition, p))
@@ -111,12 +124,12 @@ class Function:
         """The IR for a call on `args`: after pass `until`, or the final code
         (LLVM IR for the CPU)."""
         self._backend(backend)
-        self._check_options(options)
+        options = self._check_options(options)
         binding = bind(self.definition, args)
         module = self._module.clone()
         from tcir.backends.cpu.pipeline import CPU_LOWERING_PIPELINE
 
-        pipeline = f"{specialize_pipeline(binding)},{CPU_LOWERING_PIPELINE}"
+        pipeline = f"{loop_pipeline(binding, options)},{CPU_LOWERING_PIPELINE}"
         if until is not None:
             pm = PassManager.parse(pipeline)
             names = [p.name for p in pm.passes]
@@ -126,7 +139,7 @@ class Function:
             return print_ir(pm.run(module))
         from tcir.backends.cpu.jit import translate_to_llvm_ir
 
-        return translate_to_llvm_ir(self.loops(binding))
+        return translate_to_llvm_ir(self.loops(binding, options))
 
 
 class Module:

@@ -24,3 +24,12 @@ def test_paper_kernel_on_cpu(case):
     function = tcir.define(case.source, f"{case.name}.tc")[case.entry]
     outputs = function(*inputs, backend="cpu")
     assert_matches(outputs, case.reference(*as_float64(inputs)))
+
+
+@pytest.mark.parametrize("fusion", ["min", "max", "preserve3"])
+@pytest.mark.parametrize("case", PAPER_KERNELS, ids=lambda c: c.name)
+def test_paper_kernel_scheduled_on_cpu(case, fusion):
+    inputs = case.inputs(np.random.default_rng(0))
+    function = tcir.define(case.source, f"{case.name}.tc")[case.entry]
+    outputs = function(*inputs, options=tcir.MappingOptions(fusion=fusion))
+    assert_matches(outputs, case.reference(*as_float64(inputs)))
