@@ -428,6 +428,19 @@ class ComprehensionOp(IRDLOperation):
     def symbol_names(self) -> list[str]:
         return [s.data for s in self.bound_symbols]
 
+    def reads_lhs_non_pointwise(self) -> bool:
+        """Whether the body reads the tensor it writes other than at the very
+        point written (then the whole right-hand side must see old values)."""
+        pointwise = [AffineExpr.dimension(i) for i in range(self.lhs_type.rank)]
+        for op in self.body.walk():
+            if isinstance(op, ReadOp) and op.tensor is self.lhs:
+                if self.reduction_indices:
+                    return True
+                operands = list(op.subscript_operands)
+                if list(op.subscripts) != pointwise or operands != list(self.lhs_indices):
+                    return True
+        return False
+
     @property
     def yield_op(self) -> YieldOp:
         last = self.body.block.last_op

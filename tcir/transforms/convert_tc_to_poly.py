@@ -55,9 +55,6 @@ from tcir.errors import TCError
 from tcir.lowering.tc_point import identity, reduction_of
 from tcir.polyhedral.affine_isl import IslAffineBuilder, NotAffine, box, relation
 from tcir.polyhedral.canonical import canonical_subtree
-from tcir.transforms.convert_tc_to_loops import (
-    _reads_lhs_non_pointwise,  # pyright: ignore[reportPrivateUsage]
-)
 
 
 def _fresh(name: str | None, fallback: str, taken: set[str]) -> str:
@@ -258,7 +255,7 @@ class ScopExtraction:
         return alloc.result
 
     def update_statement(self, comp: ComprehensionOp, reduction: str | None) -> None:
-        snapshot = self.copy_statement(comp.lhs) if _reads_lhs_non_pointwise(comp) else None
+        snapshot = self.copy_statement(comp.lhs) if comp.reads_lhs_non_pointwise() else None
         rank = comp.lhs_type.rank
         space = self.statement_space(self.next_name(), comp.indices)
         domain = self.ranges(comp, space, len(comp.indices))
