@@ -1,0 +1,202 @@
+"""Map a schedule tree to CUDA blocks and threads (the paper's Figure (e)).
+
+The mapping is written into the tree with isl's own node kinds, so that isl's
+AST generator produces the per-block and per-thread loops:
+- a `context` node introduces the parameters `block_x`..., `thread_x`... with
+  their ranges `0 <= block_x < grid_x`;
+- each kernel's subtree sits under a `mark "kernel"`;
+- above the outermost band, a mapping `filter` keeps the instances whose
+  leading parallel members equal the block ids modulo the grid size
+  (`exists e: m = block_y + grid_y * e`), so a block runs every grid-th tile
+  (isl turns this into a loop starting at `block_y` with stride `grid_y`);
+- above the innermost parallel band of each branch, a filter does the same
+  for thread ids; a branch with fewer parallel members maps the remaining
+  thread ids to zero, so that every branch uses the same threads.
+isl's AST generator rejects context nodes that introduce parameters, so code
+generation moves the context into the AST build (`split_context`).
+The innermost mapped member goes to `x` (consecutive threads touch
+consecutive elements). Reduction members are never coincident, so they are
+never mapped. A top-level sequence whose children share no parallel band
+becomes one kernel per child, launched in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import islpy as isl
+
+NodeType = isl.schedule_node_type
+Path = tuple[int, ...]
+
+BLOCK_IDS = ("block_x", "block_y", "block_z")
+THREAD_IDS = ("thread_x", "thread_y", "thread_z")
+KERNEL_MARK = "kernel"
+
+
+def _at(schedule: isl.Schedule, path: Path) -> isl.ScheduleNode:
+    node = schedule.get_root()
+    for k in path:
+        node = node.child(k)
+    return node
+
+
+def _leading_coincident(node: isl.ScheduleNode) -> int:
+    count = 0
+    while count < node.band_n_member() and node.band_member_get_coincident(count):
+        count += 1
+    return count
+
+
+def _member_filter(
+    node: isl.ScheduleNode, member: int, ident: str, size: int
+) -> isl.UnionSet:
+    """Instances below band `node` whose member value is `ident` modulo `size`
+    (in units of the member's stride)."""
+    schedule = node.band_get_partial_schedule().get_union_pw_aff(member)
+    relation = isl.UnionMap.from_union_pw_aff(schedule).intersect_domain(node.get_domain())
+    values = isl.Set.from_union_set(relation.range())
+    stride = values.get_stride_info(0)
+    step = stride.get_stride()
+    offset = stride.get_offset().get_constant_val()
+    # t = offset + step * (ident + size * e): tiles (or points) dealt round-robin.
+    text = f"[{ident}] -> {{ [t] : exists (e : t = {offset} + {step} * ({ident} + {size} * e)) }}"
+    mapped = isl.Set(text).align_params(values.get_space())
+    return relation.intersect_range(isl.UnionSet.from_set(mapped)).domain()
+
+
+def split_context(schedule: isl.Schedule) -> tuple[isl.Schedule, isl.Set | None]:
+    """`schedule` without the mapping context node below its root, and that context."""
+    node = schedule.get_root().child(0)
+    if node.get_type() != NodeType.context:
+        return schedule, None
+    context = node.context_get_context()
+    return node.delete().get_schedule(), context
+
+
+def _zero_filter(domain: isl.UnionSet, idents: Sequence[str]) -> isl.UnionSet:
+    """The instances of `domain` run by the threads whose `idents` are 0."""
+    if not idents:
+        return domain
+    params = ", ".join(idents)
+    zeros = " and ".join(f"{i} = 0" for i in idents)
+    return domain.intersect_params(isl.Set(f"[{params}] -> {{ : {zeros} }}"))
+
+
+@dataclass(frozen=True)
+class GpuMapping:
+    """Grid and block sizes, CUDA order (x first)."""
+
+    blocks: tuple[int, ...]
+    threads: tuple[int, ...]
+
+    def context(self) -> isl.Set:
+        idents = [*BLOCK_IDS[: len(self.blocks)], *THREAD_IDS[: len(self.threads)]]
+        sizes = [*self.blocks, *self.threads]
+        bounds = " and ".join(f"0 <= {i} < {s}" for i, s in zip(idents, sizes))
+        return isl.Set(f"[{', '.join(idents)}] -> {{ : {bounds} }}")
+
+    def map(self, schedule: isl.Schedule) -> isl.Schedule:
+        """`schedule` with kernel marks, mapping filters and the context."""
+        top = schedule.get_root().child(0)
+        kernels: list[Path] = [(0,)]
+        if top.get_type() in (NodeType.sequence, NodeType.set) and not self._shared_band(top):
+            kernels = [(0, k, 0) for k in range(top.n_children())]
+        for path in reversed(kernels):
+            schedule = self._map_kernel(schedule, path)
+        root_child = schedule.get_root().child(0)
+        return root_child.insert_context(self.context()).get_schedule()
+
+    def _shared_band(self, node: isl.ScheduleNode) -> bool:
+        return node.get_type() == NodeType.band and _leading_coincident(node) > 0
+
+    def _map_kernel(self, schedule: isl.Schedule, path: Path) -> isl.Schedule:
+        node = _at(schedule, path)
+        kernel_band = node.get_type() == NodeType.band and _leading_coincident(node) > 0
+        if kernel_band and not self._has_coincident_band_below(node.child(0)):
+            node = self._tile_for_threads(node)
+            schedule = node.get_schedule()
+        edits = self._thread_edits(schedule, path, kernel_band)
+        if kernel_band:
+            edits.append((path, self._block_filter(_at(schedule, path))))
+        for target, filter_set in sorted(edits, key=lambda e: -len(e[0])):
+            schedule = _at(schedule, target).insert_filter(filter_set).get_schedule()
+        return _at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule()
+
+    def _has_coincident_band_below(self, node: isl.ScheduleNode) -> bool:
+        if node.get_type() == NodeType.band and _leading_coincident(node) > 0:
+            return True
+        return any(
+            self._has_coincident_band_below(node.child(k)) for k in range(node.n_children())
+        )
+
+    def _tile_for_threads(self, node: isl.ScheduleNode) -> isl.ScheduleNode:
+        """Strip-mine a kernel band with nothing parallel below by the thread sizes."""
+        n = node.band_n_member()
+        mapped = min(_leading_coincident(node), len(self.threads))
+        sizes = [1] * n
+        for k in range(mapped):
+            sizes[mapped - 1 - k] = self.threads[k]
+        ctx = node.get_ctx()
+        space = node.band_get_space()
+        multi = isl.MultiVal.zero(space)
+        for k, size in enumerate(sizes):
+            multi = multi.set_val(k, isl.Val.int_from_si(ctx, size))
+        return node.band_tile(multi)
+
+    def _block_filter(self, node: isl.ScheduleNode) -> isl.UnionSet:
+        mapped = min(_leading_coincident(node), len(self.blocks))
+        result = node.get_domain()
+        for k in range(mapped):
+            member = mapped - 1 - k  # innermost mapped member -> x
+            result = result.intersect(
+                _member_filter(node, member, BLOCK_IDS[k], self.blocks[k])
+            )
+        return _zero_filter(result, BLOCK_IDS[mapped : len(self.blocks)])
+
+    def _thread_edits(
+        self, schedule: isl.Schedule, kernel: Path, kernel_band: bool
+    ) -> list[tuple[Path, isl.UnionSet]]:
+        """The thread-mapping filters of every branch below `kernel`, by path."""
+        edits: list[tuple[Path, isl.UnionSet]] = []
+        sites: dict[Path, int] = {}
+        leaves: list[Path] = []
+        start = (*kernel, 0) if kernel_band else kernel
+        self._find_sites(_at(schedule, start), start, None, sites, leaves)
+        used = max(sites.values(), default=0)
+        for path, count in sites.items():
+            node = _at(schedule, path)
+            result = node.get_domain()
+            for k in range(count):
+                member = count - 1 - k
+                result = result.intersect(
+                    _member_filter(node, member, THREAD_IDS[k], self.threads[k])
+                )
+            edits.append((path, _zero_filter(result, THREAD_IDS[count:used])))
+        for path in leaves:
+            domain = _at(schedule, path).get_domain()
+            edits.append((path, _zero_filter(domain, THREAD_IDS[:used])))
+        return edits
+
+    def _find_sites(
+        self,
+        node: isl.ScheduleNode,
+        path: Path,
+        site: Path | None,
+        sites: dict[Path, int],
+        leaves: list[Path],
+    ) -> None:
+        """For each leaf, the deepest band with leading parallel members above it."""
+        kind = node.get_type()
+        if kind == NodeType.band and _leading_coincident(node) > 0:
+            site = path
+        if kind == NodeType.leaf:
+            if site is None:
+                leaves.append(path)
+            else:
+                count = min(_leading_coincident(_at(node.get_schedule(), site)), len(self.threads))
+                sites[site] = count
+            return
+        for k in range(node.n_children()):
+            self._find_sites(node.child(k), (*path, k), site, sites, leaves)

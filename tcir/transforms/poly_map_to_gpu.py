@@ -1,0 +1,49 @@
+"""`poly-map-to-gpu{blocks=64,16 threads=32,8}`: map schedule trees to CUDA.
+
+Rewrites the schedule tree of every `poly.scop` (see
+`tcir.polyhedral.gpu_mapping`): a `poly.context` giving the block and thread
+parameters their ranges, a `poly.mark "kernel"` per kernel, and mapping
+`poly.filter`s above the outermost band (its leading parallel members to
+blocks, round-robin over the grid) and above the innermost parallel band of
+every branch (to threads; branches with fewer parallel members run on thread
+0 of the missing dimensions). Sizes are in CUDA order, x first; the
+innermost mapped member goes to x. A kernel band with no parallel band below
+is first strip-mined by the thread sizes. Reduction members are never mapped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tcir.dialects.poly import ScopOp
+from tcir.errors import TCError
+from tcir.polyhedral.gpu_mapping import GpuMapping
+from tcir.polyhedral.scop import scop_schedule, set_scop_schedule
+
+
+@dataclass(frozen=True)
+class PolyMapToGpuPass(ModulePass):
+    """Map the outer parallel band to blocks and inner parallel bands to threads."""
+
+    name = "poly-map-to-gpu"
+
+    blocks: tuple[int, ...] = (1,)
+    threads: tuple[int, ...] = (1,)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        blocks, threads = tuple(self.blocks), tuple(self.threads)
+        for sizes, what in ((blocks, "blocks"), (threads, "threads")):
+            if not 1 <= len(sizes) <= 3 or any(s < 1 for s in sizes):
+                raise TCError(f"poly-map-to-gpu: {what} must be 1 to 3 positive sizes, got {list(sizes)}")
+        total = 1
+        for t in threads:
+            total *= t
+        if total > 1024:
+            raise TCError(f"poly-map-to-gpu: {total} threads per block exceeds 1024")
+        mapping = GpuMapping(blocks, threads)
+        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+            set_scop_schedule(scop, mapping.map(scop_schedule(scop)))
