@@ -49,21 +49,32 @@ def _leading_coincident(node: isl.ScheduleNode) -> int:
     return count
 
 
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
 def _member_filter(
-    node: isl.ScheduleNode, member: int, ident: str, size: int
-) -> isl.UnionSet:
+    node: isl.ScheduleNode, member: int, ident: str, size: int, limit: int
+) -> tuple[isl.UnionSet, int]:
     """Instances below band `node` whose member value is `ident` modulo `size`
-    (in units of the member's stride)."""
+    (in units of the member's stride), and that size: a size of 0 means one
+    per distinct value, up to `limit`."""
     schedule = node.band_get_partial_schedule().get_union_pw_aff(member)
     relation = isl.UnionMap.from_union_pw_aff(schedule).intersect_domain(node.get_domain())
     values = isl.Set.from_union_set(relation.range())
     stride = values.get_stride_info(0)
     step = stride.get_stride()
     offset = stride.get_offset().get_constant_val()
+    if size == 0:
+        low, high = values.dim_min_val(0), values.dim_max_val(0)
+        if low.is_int() and high.is_int():
+            size = (high.to_python() - low.to_python()) // step.to_python() + 1
+        else:  # symbolic extent: a fixed grid, blocks loop over the rest
+            size = 256
+        size = max(1, min(size, limit))
     # t = offset + step * (ident + size * e): tiles (or points) dealt round-robin.
     text = f"[{ident}] -> {{ [t] : exists (e : t = {offset} + {step} * ({ident} + {size} * e)) }}"
     mapped = isl.Set(text).align_params(values.get_space())
-    return relation.intersect_range(isl.UnionSet.from_set(mapped)).domain()
+    return relation.intersect_range(isl.UnionSet.from_set(mapped)).domain(), size
 
 
 def split_context(schedule: isl.Schedule) -> tuple[isl.Schedule, isl.Set | None]:
@@ -86,14 +97,15 @@ def _zero_filter(domain: isl.UnionSet, idents: Sequence[str]) -> isl.UnionSet:
 
 @dataclass(frozen=True)
 class GpuMapping:
-    """Grid and block sizes, CUDA order (x first)."""
+    """Grid and block sizes, CUDA order (x first); a grid size of 0 means
+    "one block per tile" of the mapped member."""
 
     blocks: tuple[int, ...]
     threads: tuple[int, ...]
 
-    def context(self) -> isl.Set:
-        idents = [*BLOCK_IDS[: len(self.blocks)], *THREAD_IDS[: len(self.threads)]]
-        sizes = [*self.blocks, *self.threads]
+    def context(self, blocks: Sequence[int]) -> isl.Set:
+        idents = [*BLOCK_IDS[: len(blocks)], *THREAD_IDS[: len(self.threads)]]
+        sizes = [*blocks, *self.threads]
         bounds = " and ".join(f"0 <= {i} < {s}" for i, s in zip(idents, sizes))
         return isl.Set(f"[{', '.join(idents)}] -> {{ : {bounds} }}")
 
@@ -103,26 +115,31 @@ class GpuMapping:
         kernels: list[Path] = [(0,)]
         if top.get_type() in (NodeType.sequence, NodeType.set) and not self._shared_band(top):
             kernels = [(0, k, 0) for k in range(top.n_children())]
+        grid = [1] * len(self.blocks)
         for path in reversed(kernels):
-            schedule = self._map_kernel(schedule, path)
+            schedule, sizes = self._map_kernel(schedule, path)
+            grid = [max(g, s) for g, s in zip(grid, sizes)]
         root_child = schedule.get_root().child(0)
-        return root_child.insert_context(self.context()).get_schedule()
+        return root_child.insert_context(self.context(grid)).get_schedule()
 
     def _shared_band(self, node: isl.ScheduleNode) -> bool:
         return node.get_type() == NodeType.band and _leading_coincident(node) > 0
 
-    def _map_kernel(self, schedule: isl.Schedule, path: Path) -> isl.Schedule:
+    def _map_kernel(self, schedule: isl.Schedule, path: Path) -> tuple[isl.Schedule, list[int]]:
+        """Map the kernel at `path`; returns the schedule and the grid it uses."""
         node = _at(schedule, path)
         kernel_band = node.get_type() == NodeType.band and _leading_coincident(node) > 0
         if kernel_band and not self._has_coincident_band_below(node.child(0)):
             node = self._tile_for_threads(node)
             schedule = node.get_schedule()
         edits = self._thread_edits(schedule, path, kernel_band)
+        grid = [1] * len(self.blocks)
         if kernel_band:
-            edits.append((path, self._block_filter(_at(schedule, path))))
+            block_filter, grid = self._block_filter(_at(schedule, path))
+            edits.append((path, block_filter))
         for target, filter_set in sorted(edits, key=lambda e: -len(e[0])):
             schedule = _at(schedule, target).insert_filter(filter_set).get_schedule()
-        return _at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule()
+        return _at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule(), grid
 
     def _has_coincident_band_below(self, node: isl.ScheduleNode) -> bool:
         if node.get_type() == NodeType.band and _leading_coincident(node) > 0:
@@ -145,15 +162,17 @@ class GpuMapping:
             multi = multi.set_val(k, isl.Val.int_from_si(ctx, size))
         return node.band_tile(multi)
 
-    def _block_filter(self, node: isl.ScheduleNode) -> isl.UnionSet:
+    def _block_filter(self, node: isl.ScheduleNode) -> tuple[isl.UnionSet, list[int]]:
         mapped = min(_leading_coincident(node), len(self.blocks))
         result = node.get_domain()
+        grid = [1] * len(self.blocks)
         for k in range(mapped):
             member = mapped - 1 - k  # innermost mapped member -> x
-            result = result.intersect(
-                _member_filter(node, member, BLOCK_IDS[k], self.blocks[k])
+            block_filter, grid[k] = _member_filter(
+                node, member, BLOCK_IDS[k], self.blocks[k], MAX_GRID[k]
             )
-        return _zero_filter(result, BLOCK_IDS[mapped : len(self.blocks)])
+            result = result.intersect(block_filter)
+        return _zero_filter(result, BLOCK_IDS[mapped : len(self.blocks)]), grid
 
     def _thread_edits(
         self, schedule: isl.Schedule, kernel: Path, kernel_band: bool
@@ -170,9 +189,10 @@ class GpuMapping:
             result = node.get_domain()
             for k in range(count):
                 member = count - 1 - k
-                result = result.intersect(
-                    _member_filter(node, member, THREAD_IDS[k], self.threads[k])
+                thread_filter, _ = _member_filter(
+                    node, member, THREAD_IDS[k], self.threads[k], self.threads[k]
                 )
+                result = result.intersect(thread_filter)
             edits.append((path, _zero_filter(result, THREAD_IDS[count:used])))
         for path in leaves:
             domain = _at(schedule, path).get_domain()
