@@ -3,6 +3,12 @@
     mod = tcir.define(TC_SOURCE)
     C = mod.mm(A, B)                  # specialize, compile (cached), run
     text = mod.mm.ir(A, B, until="convert-tc-to-loops")
+    cuda = mod.mm.ir(A, B, backend="cuda")
+
+`backend="cpu"` (llvmlite) runs on numpy arrays; `backend="cuda"` (NVRTC
+through cupy) on cupy arrays, torch CUDA tensors or any DLPack producer, and
+is the default when the inputs live on a GPU. Outputs come back in the
+inputs' array library.
 """
 
 from __future__ import annotations
@@ -23,24 +29,45 @@ from tcir.runtime.index_check import IndexChecker
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind
 from tcir.tuner.options import MappingOptions
 
-BACKENDS = ("cpu",)
-
-uninitialized = np.empty
-"""Allocates outputs that the def fully writes (tests poison them instead)."""
+BACKENDS = ("cpu", "cuda")
 
 
-def loop_pipeline(binding: Binding, options: MappingOptions | None) -> str:
-    """Down to loops: the canonical reference lowering, or the polyhedral
-    pipeline of `options` (sizes are always specialized for the CPU JIT)."""
+def uninitialized(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """Allocates outputs that the def fully writes (tests poison them instead)."""
+    return xp.empty(shape, dtype)
+
+
+def pipeline(binding: Binding, options: MappingOptions | None, backend: str) -> str:
+    """The pass pipeline from `tc` to loops (CPU) or kernels (CUDA).
+
+    Without options the CPU runs the canonical reference lowering and CUDA the
+    default mapping (max fusion, a block per tile, 32x8 or 256 threads).
+    """
     sizes = ",".join(f"{name}={value}" for name, value in binding.sizes.items())
     specialize = f'tc-specialize{{sizes="{sizes}"}}'
-    if options is None:
+    if options is None and backend == "cpu":
         return f"{specialize},convert-tc-to-loops"
-    return ",".join([specialize, *options.schedule_passes(), "convert-poly-to-loops"])
+    options = options or MappingOptions()
+    passes = [specialize, *options.schedule_passes()]
+    if backend == "cpu":
+        passes.append("convert-poly-to-loops")
+    else:
+        passes += options.gpu_passes()
+    return ",".join(passes)
 
 
-def _numpy_range(array: Any) -> tuple[int, int] | None:
-    return (int(array.min()), int(array.max())) if array.size else None
+def _value_range(array: Any) -> tuple[int, int] | None:
+    """Min and max of an index tensor, on its own device."""
+    if not int(np.prod(array.shape)):
+        return None
+    return int(array.min()), int(array.max())
+
+
+def _on_gpu(value: Any) -> bool:
+    if hasattr(value, "__cuda_array_interface__") or getattr(value, "is_cuda", False):
+        return True
+    device = getattr(value, "__dlpack_device__", None)
+    return device is not None and device()[0] == 2  # kDLCUDA
 
 
 class Function:
@@ -60,59 +87,81 @@ class Function:
         outputs = ", ".join(p.name for p in self.definition.outputs)
         return f"<tcir def {self.name}({params}) -> ({outputs})>"
 
-    def _backend(self, backend: str | None) -> str:
-        backend = backend or "cpu"
+    def _backend(self, backend: str | None, args: tuple[Any, ...]) -> str:
+        if backend is None:
+            backend = "cuda" if any(_on_gpu(a) for a in args) else "cpu"
         if backend not in BACKENDS:
-            raise TCError(
-                f"unknown backend '{backend}' (available: {', '.join(BACKENDS)})"
-            )
+            raise TCError(f"unknown backend '{backend}' (available: {', '.join(BACKENDS)})")
         return backend
 
-    def _check_options(self, options: Any) -> MappingOptions | None:
+    @staticmethod
+    def _check_options(options: Any) -> MappingOptions | None:
         if options is not None and not isinstance(options, MappingOptions):
-            raise TCError(
-                f"options must be a tcir.MappingOptions, got {type(options).__name__}"
-            )
+            raise TCError(f"options must be a tcir.MappingOptions, got {type(options).__name__}")
         return options
 
-    def loops(self, binding: Binding, options: MappingOptions | None) -> ModuleOp:
-        """The loop-level module of this def for `binding` and `options`."""
+    def lowered(self, binding: Binding, options: MappingOptions | None, backend: str) -> ModuleOp:
+        """This def lowered for `binding`: loops (CPU) or kernels (CUDA)."""
         module = self._module.clone()
-        PassManager.parse(loop_pipeline(binding, options)).run(module)
+        PassManager.parse(pipeline(binding, options, backend)).run(module)
         return module
 
+    def _compile(self, binding: Binding, options: MappingOptions | None, backend: str) -> Callable[..., None]:
+        module = self.lowered(binding, options, backend)
+        if backend == "cpu":
+            from tcir.backends.cpu.jit import compile_module
+
+            return compile_module(module).function(self.name)
+        from tcir.backends.cuda.runtime import compile_module as compile_cuda
+
+        return compile_cuda(module, self.name)
+
     def __call__(self, *args: Any, backend: str | None = None, options: Any = None) -> Any:
-        self._backend(backend)
+        backend = self._backend(backend, args)
         options = self._check_options(options)
         binding = bind(self.definition, args)
-        IndexChecker(self.definition, binding, _numpy_range).check()
+        IndexChecker(self.definition, binding, _value_range).check()
         key = (
+            backend,
             binding.key,
-            tuple(getattr(a, "dtype", type(a)) for a in args),
+            tuple(str(getattr(a, "dtype", type(a))) for a in args),
             None if options is None else options.to_json(),
         )
         kernel = self._compiled.get(key)
         if kernel is None:
-            from tcir.backends.cpu.jit import compile_module
+            kernel = self._compiled[key] = self._compile(binding, options, backend)
+        if backend == "cpu":
+            arrays = [np.ascontiguousarray(a) if hasattr(a, "shape") else a for a in args]
+            outputs = self._outputs(binding, np)
+            kernel(*arrays, *outputs)
+            return self._result(outputs)
+        from tcir.backends.cuda.runtime import cupy_module
 
-            kernel = compile_module(self.loops(binding, options)).function(self.name)
-            self._compiled[key] = kernel
-        outputs = [
-            self._allocate(p, binding.shape(self.definition, p))
+        outputs = self._outputs(binding, cupy_module())
+        kernel(*args, *outputs)
+        if any(type(a).__module__.startswith("torch") for a in args):
+            import torch
+
+            return self._result([torch.from_dlpack(o) for o in outputs])
+        return self._result(outputs)
+
+    def _outputs(self, binding: Binding, xp: Any) -> list[Any]:
+        return [
+            self._allocate(p, binding.shape(self.definition, p), xp)
             for p in self.definition.outputs
         ]
-        arrays = [
-            np.ascontiguousarray(a) if hasattr(a, "shape") else a for a in args
-        ]
-        kernel(*arrays, *outputs)
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def _allocate(self, output: Param, shape: tuple[int, ...]) -> np.ndarray:
+    def _allocate(self, output: Param, shape: tuple[int, ...], xp: Any) -> Any:
         """Outputs start as zeros when a statement accumulates into them first."""
         first = next(s for s in self.definition.stmts if s.lhs == output.name)
-        accumulates = first.reduces and not first.initializes
-        make = np.zeros if accumulates else uninitialized
-        return make(shape, NUMPY_DTYPES[output.dtype])
+        dtype = NUMPY_DTYPES[output.dtype]
+        if first.reduces and not first.initializes:
+            return xp.zeros(shape, dtype)
+        return uninitialized(xp, shape, dtype)
+
+    @staticmethod
+    def _result(outputs: list[Any]) -> Any:
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def ir(
         self,
@@ -121,25 +170,32 @@ class Function:
         until: str | None = None,
         options: Any = None,
     ) -> str:
-        """The IR for a call on `args`: after pass `until`, or the final code
-        (LLVM IR for the CPU)."""
-        self._backend(backend)
+        """The IR for a call on `args` (numpy arrays are enough for shapes):
+        after pass `until`, or the final code (LLVM IR for the CPU, CUDA C)."""
+        backend = self._backend(backend, args)
         options = self._check_options(options)
         binding = bind(self.definition, args)
         module = self._module.clone()
-        from tcir.backends.cpu.pipeline import CPU_LOWERING_PIPELINE
+        passes = pipeline(binding, options, backend)
+        if backend == "cpu":
+            from tcir.backends.cpu.pipeline import CPU_LOWERING_PIPELINE
 
-        pipeline = f"{loop_pipeline(binding, options)},{CPU_LOWERING_PIPELINE}"
+            passes = f"{passes},{CPU_LOWERING_PIPELINE}"
         if until is not None:
-            pm = PassManager.parse(pipeline)
+            pm = PassManager.parse(passes)
             names = [p.name for p in pm.passes]
             if until not in names:
                 raise TCError(f"unknown pass '{until}' (passes: {', '.join(names)})")
             pm.passes = pm.passes[: names.index(until) + 1]
             return print_ir(pm.run(module))
-        from tcir.backends.cpu.jit import translate_to_llvm_ir
+        lowered = self.lowered(binding, options, backend)
+        if backend == "cpu":
+            from tcir.backends.cpu.jit import translate_to_llvm_ir
 
-        return translate_to_llvm_ir(self.loops(binding, options))
+            return translate_to_llvm_ir(lowered)
+        from tcir.backends.cuda.printer import print_cuda
+
+        return print_cuda(lowered)
 
 
 class Module:

@@ -77,6 +77,13 @@ def _member_filter(
     return relation.intersect_range(isl.UnionSet.from_set(mapped)).domain(), size
 
 
+def _most_parallel(node: isl.ScheduleNode) -> int:
+    """The most leading parallel members of a band in `node`'s subtree."""
+    here = _leading_coincident(node) if node.get_type() == NodeType.band else 0
+    below = [_most_parallel(node.child(k)) for k in range(node.n_children())]
+    return max([here, *below])
+
+
 def split_context(schedule: isl.Schedule) -> tuple[isl.Schedule, isl.Set | None]:
     """`schedule` without the mapping context node below its root, and that context."""
     node = schedule.get_root().child(0)
@@ -110,11 +117,19 @@ class GpuMapping:
         return isl.Set(f"[{', '.join(idents)}] -> {{ : {bounds} }}")
 
     def map(self, schedule: isl.Schedule) -> isl.Schedule:
-        """`schedule` with kernel marks, mapping filters and the context."""
+        """`schedule` with kernel marks, mapping filters and the context.
+
+        Threads `(0,)` mean "choose": 32x8 when some branch has two parallel
+        members to map, else 256.
+        """
         top = schedule.get_root().child(0)
         kernels: list[Path] = [(0,)]
         if top.get_type() in (NodeType.sequence, NodeType.set) and not self._shared_band(top):
             kernels = [(0, k, 0) for k in range(top.n_children())]
+        if self.threads == (0,):
+            parallel = max(_most_parallel(_at(schedule, p)) for p in kernels)
+            threads = (32, 8) if parallel >= 2 else (256,)
+            return GpuMapping(self.blocks, threads).map(schedule)
         grid = [1] * len(self.blocks)
         for path in reversed(kernels):
             schedule, sizes = self._map_kernel(schedule, path)

@@ -61,8 +61,10 @@ class TcirOptMain(xDSLOptMain):
         # only prints modules already in the llvm dialect. Registered here, not
         # in the universe, where the name would clash with xDSL's.
         from tcir.backends.cpu.target import CpuLLVMTarget
+        from tcir.backends.cuda.target import CudaTarget
 
         self.available_targets["llvm"] = lambda: CpuLLVMTarget
+        self.available_targets["cuda"] = lambda: CudaTarget
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0

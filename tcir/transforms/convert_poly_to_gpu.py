@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import islpy as isl
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import gpu
+from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -78,7 +78,9 @@ class KernelBuilder:
         tensors = list(point.values.items())  # def arguments, then temporaries
         sizes = list(point.sizes.items())
         host_args = [h for _, h in tensors] + [h for _, h in sizes]
-        name = f"{self.definition.sym_name.data}_kernel{len(self.kernels)}"
+        base = self.definition.sym_name.data
+        base = base if base.isidentifier() else f"tc_{base}"  # CUDA names: `2LUT` is not one
+        name = f"{base}_kernel{len(self.kernels)}"
         body = Block(arg_types=[h.type for h in host_args])
         for arg, (tc, host) in zip(body.args, tensors):
             arg.name_hint = host.name_hint or tc.name_hint
@@ -124,7 +126,14 @@ class ConvertPolyToGpuPass(ModulePass):
             KernelBuilder(definition, scop, host, kernels).build()
             Rewriter.replace_op(definition, host.finish())
         if kernels:
-            module = gpu.ModuleOp(StringAttr(KERNEL_MODULE), Region(Block(kernels)))  # pyright: ignore
+            # Kernels call C math functions: their declarations move into the gpu.module.
+            declarations = [
+                f for f in op.body.block.ops if isinstance(f, func.FuncOp) and f.is_declaration
+            ]
+            for declaration in declarations:
+                declaration.detach()
+            body = Block([*declarations, *kernels])
+            module = gpu.ModuleOp(StringAttr(KERNEL_MODULE), Region(body))  # pyright: ignore
             op.body.block.insert_op_before(module, op.body.block.first_op)  # pyright: ignore
             op.attributes["gpu.container_module"] = UnitAttr()
 

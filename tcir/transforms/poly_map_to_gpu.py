@@ -7,7 +7,8 @@ parameters their ranges, a `poly.mark "kernel"` per kernel, and mapping
 blocks, round-robin over the grid) and above the innermost parallel band of
 every branch (to threads; branches with fewer parallel members run on thread
 0 of the missing dimensions). Sizes are in CUDA order, x first; the
-innermost mapped member goes to x; a grid size of 0 gives one block per tile. A kernel band with no parallel band below
+innermost mapped member goes to x; a grid size of 0 gives one block per tile,
+`threads=0` lets the pass choose (32x8, or 256 for one parallel member). A kernel band with no parallel band below
 is first strip-mined by the thread sizes. Reduction members are never mapped.
 """
 
@@ -31,13 +32,13 @@ class PolyMapToGpuPass(ModulePass):
 
     name = "poly-map-to-gpu"
 
-    blocks: tuple[int, ...] = (1,)
-    threads: tuple[int, ...] = (1,)
+    blocks: tuple[int, ...] = (0, 0)
+    threads: tuple[int, ...] = (0,)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         blocks, threads = tuple(self.blocks), tuple(self.threads)
         for sizes, what in ((blocks, "blocks"), (threads, "threads")):
-            if not 1 <= len(sizes) <= 3 or any(s < (0 if what == "blocks" else 1) for s in sizes):
+            if not 1 <= len(sizes) <= 3 or any(s < 0 for s in sizes):
                 raise TCError(f"poly-map-to-gpu: {what} must be 1 to 3 positive sizes, got {list(sizes)}")
         total = 1
         for t in threads:

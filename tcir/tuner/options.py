@@ -112,9 +112,18 @@ class MappingOptions:
         passes += self.schedule_passes()
         if backend == "cpu":
             passes.append("convert-poly-to-loops")
+        elif backend == "cuda":
+            passes += self.gpu_passes()
         else:
-            raise TCError(f"MappingOptions: no pipeline for backend '{backend}' yet")
+            raise TCError(f"MappingOptions: no pipeline for backend '{backend}'")
         return ",".join(passes)
+
+    def gpu_passes(self) -> list[str]:
+        """Mapping to blocks and threads, then kernels: empty sizes let the
+        pass choose (one block per tile; 32x8 or 256 threads)."""
+        blocks = ",".join(map(str, self.blocks or [0, 0]))
+        threads = ",".join(map(str, self.threads or [0]))
+        return [f"poly-map-to-gpu{{blocks={blocks} threads={threads}}}", "convert-poly-to-gpu"]
 
     def __str__(self) -> str:
         changed = [

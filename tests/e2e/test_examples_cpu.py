@@ -11,8 +11,8 @@ from cases import PAPER_KERNELS, as_float64, assert_matches
 def poison_outputs(monkeypatch):
     """Outputs not meant to start at zero start as NaN (or -1 for integers)."""
 
-    def empty(shape, dtype):
-        return np.full(shape, np.nan if np.dtype(dtype).kind == "f" else -1, dtype)
+    def empty(xp, shape, dtype):
+        return xp.full(shape, np.nan if np.dtype(dtype).kind == "f" else -1, dtype)
 
     monkeypatch.setattr("tcir.api.uninitialized", empty)
 

@@ -1,0 +1,288 @@
+"""What the host function of a gpu-level module does, as data for the runtime.
+
+The host `func.func` of a module lowered for the GPU only computes launch
+sizes, allocates temporaries and launches kernels:
+
+    func.func @tmm(%A: memref<128x32xf32>, ...) {
+      gpu.launch_func @kernels::@tmm_kernel blocks in (%c8, %c1, %c1)
+          threads in (%c32, %c8, %c1) args(%A : memref<128x32xf32>, ...)
+      func.return
+    }
+
+`extract_host_program` turns it into a `HostProgram`: the host function's
+parameters, the temporaries to allocate per call, and one `KernelLaunch` per
+`gpu.launch_func` in order. Grid sizes and scalar kernel arguments are
+`HostValue`s: constants, host arguments (`ArgRef`) or integer expressions of
+them (`HostExpr`), evaluated per call with `evaluate`.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func, gpu, memref
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+
+from tcir.backends.cuda.scalar_types import numpy_dtype, static_shape
+from tcir.errors import TCError
+
+
+@dataclass(frozen=True)
+class ArgRef:
+    """The host function's argument at `position`."""
+
+    position: int
+
+
+@dataclass(frozen=True)
+class HostExpr:
+    """An integer op (`HOST_OPS` key) applied to host values."""
+
+    op: str
+    operands: tuple[HostValue, ...]
+
+
+HostValue = int | float | bool | ArgRef | HostExpr
+
+
+@dataclass(frozen=True)
+class HostAlloc:
+    """A temporary buffer the runtime allocates for each call."""
+
+    index: int
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class HostParam:
+    """A parameter of the host function: a buffer (with `shape`) or a scalar."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...] | None
+
+    @property
+    def is_buffer(self) -> bool:
+        return self.shape is not None
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """One argument of a launch: a buffer (`ArgRef`/`HostAlloc`) or a scalar of `dtype`."""
+
+    source: HostValue | HostAlloc
+    dtype: str
+    is_buffer: bool
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """One `gpu.launch_func`: kernel (C symbol), grid and block sizes, arguments."""
+
+    kernel_name: str
+    grid: tuple[HostValue, HostValue, HostValue]
+    block: tuple[int, int, int]
+    args: tuple[KernelArg, ...]
+
+
+@dataclass(frozen=True)
+class HostProgram:
+    """The host function: parameters, per-call temporaries, launches in order."""
+
+    name: str
+    params: tuple[HostParam, ...]
+    temporaries: tuple[HostAlloc, ...]
+    launches: tuple[KernelLaunch, ...]
+
+
+def _floordiv(a: int, b: int) -> int:
+    return a // b
+
+
+def _ceildiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _truncdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _truncrem(a: int, b: int) -> int:
+    return a - b * _truncdiv(a, b)
+
+
+#: Integer ops the host function may compute sizes with (Python semantics = arith's on index).
+HOST_OPS: dict[str, Callable[[int, int], int]] = {
+    "addi": operator.add,
+    "subi": operator.sub,
+    "muli": operator.mul,
+    "divsi": _truncdiv,
+    "remsi": _truncrem,
+    "floordivsi": _floordiv,
+    "ceildivsi": _ceildiv,
+    "minsi": min,
+    "maxsi": max,
+}
+
+_ARITH_HOST_OPS: dict[type[Operation], str] = {
+    arith.AddiOp: "addi",
+    arith.SubiOp: "subi",
+    arith.MuliOp: "muli",
+    arith.DivSIOp: "divsi",
+    arith.RemSIOp: "remsi",
+    arith.FloorDivSIOp: "floordivsi",
+    arith.CeilDivSIOp: "ceildivsi",
+    arith.MinSIOp: "minsi",
+    arith.MaxSIOp: "maxsi",
+}
+
+
+def evaluate(value: HostValue, args: Sequence[object]) -> int | float | bool:
+    """The value of `value` for the host arguments `args`."""
+    if isinstance(value, ArgRef):
+        return args[value.position]  # type: ignore[return-value]
+    if isinstance(value, HostExpr):
+        a, b = (int(evaluate(v, args)) for v in value.operands)
+        return HOST_OPS[value.op](a, b)
+    return value
+
+
+def kernel_symbol(launch: gpu.LaunchFuncOp) -> str:
+    """The C name of the launched kernel: its `gpu.func` symbol name."""
+    ref = launch.kernel
+    return (
+        ref.nested_references.data[-1].data
+        if ref.nested_references.data
+        else ref.root_reference.data
+    )
+
+
+def constant_block_size(launch: gpu.LaunchFuncOp) -> tuple[int, int, int] | None:
+    """The block size of a launch if all three sizes are `arith.constant`s."""
+    sizes = [_constant(v) for v in (launch.blockSizeX, launch.blockSizeY, launch.blockSizeZ)]
+    if any(not isinstance(s, int) or isinstance(s, bool) for s in sizes):
+        return None
+    return (int(sizes[0]), int(sizes[1]), int(sizes[2]))  # type: ignore[arg-type]
+
+
+def _constant(value: SSAValue) -> int | float | bool | None:
+    op = value.owner
+    if not isinstance(op, arith.ConstantOp):
+        return None
+    attr = op.value
+    if isinstance(attr, IntegerAttr):
+        data = attr.value.data
+        return bool(data) if numpy_dtype(attr.type) == "bool" else data
+    if isinstance(attr, FloatAttr):
+        return attr.value.data
+    return None
+
+
+class _HostReader:
+    """Reads one host function into a `HostProgram`."""
+
+    def __init__(self, function: func.FuncOp):
+        self.function = function
+        self.temporaries: dict[SSAValue, HostAlloc] = {}
+        self.launches: list[KernelLaunch] = []
+
+    def read(self) -> HostProgram:
+        params = tuple(self._param(arg) for arg in self.function.body.block.args)
+        for op in self.function.body.block.ops:
+            self._op(op)
+        return HostProgram(
+            self.function.sym_name.data,
+            params,
+            tuple(self.temporaries.values()),
+            tuple(self.launches),
+        )
+
+    def _param(self, arg: BlockArgument) -> HostParam:
+        name = arg.name_hint or f"arg{arg.index}"
+        t: Attribute = arg.type
+        if isinstance(t, MemRefType):
+            return HostParam(name, numpy_dtype(t.element_type), static_shape(t))
+        return HostParam(name, numpy_dtype(t), None)
+
+    def _op(self, op: Operation) -> None:
+        if isinstance(op, gpu.LaunchFuncOp):
+            self.launches.append(self._launch(op))
+        elif isinstance(op, memref.AllocOp):
+            t = op.memref.type
+            alloc = HostAlloc(len(self.temporaries), static_shape(t), numpy_dtype(t.element_type))
+            self.temporaries[op.memref] = alloc
+        elif not isinstance(
+            op, (arith.ConstantOp, memref.DeallocOp, func.ReturnOp, *_ARITH_HOST_OPS)
+        ):
+            raise TCError(f"cuda backend: op '{op.name}' in host function is not supported")
+
+    def _launch(self, op: gpu.LaunchFuncOp) -> KernelLaunch:
+        if op.asyncDependencies or op.asyncToken is not None:
+            raise TCError("cuda backend: asynchronous 'gpu.launch_func' is not supported")
+        if op.dynamicSharedMemorySize is not None or op.clusterSizeX is not None:
+            raise TCError("cuda backend: dynamic shared memory and clusters are not supported")
+        block = constant_block_size(op)
+        if block is None:
+            raise TCError(f"cuda backend: block size of '{kernel_symbol(op)}' must be constant")
+        grid = (
+            self._value(op.gridSizeX),
+            self._value(op.gridSizeY),
+            self._value(op.gridSizeZ),
+        )
+        args = tuple(self._arg(v) for v in op.kernelOperands)
+        return KernelLaunch(kernel_symbol(op), grid, block, args)
+
+    def _arg(self, value: SSAValue) -> KernelArg:
+        t: Attribute = value.type
+        if isinstance(t, MemRefType):
+            static_shape(t)
+            if value in self.temporaries:
+                return KernelArg(self.temporaries[value], numpy_dtype(t.element_type), True)
+            if isinstance(value, BlockArgument) and value.owner is self.function.body.block:
+                return KernelArg(ArgRef(value.index), numpy_dtype(t.element_type), True)
+            raise TCError("cuda backend: kernel buffer argument must be a host argument or alloc")
+        return KernelArg(self._value(value), numpy_dtype(t), False)
+
+    def _value(self, value: SSAValue) -> HostValue:
+        if isinstance(value, BlockArgument) and value.owner is self.function.body.block:
+            return ArgRef(value.index)
+        constant = _constant(value)
+        if constant is not None:
+            return constant
+        op = value.owner
+        if isinstance(op, Operation) and type(op) in _ARITH_HOST_OPS:
+            return HostExpr(_ARITH_HOST_OPS[type(op)], tuple(self._value(v) for v in op.operands))
+        name = op.name if isinstance(op, Operation) else "block argument"
+        raise TCError(f"cuda backend: cannot compute launch value defined by '{name}' on the host")
+
+
+def host_functions(module: ModuleOp) -> list[func.FuncOp]:
+    """The `func.func`s of `module` that launch kernels."""
+    return [
+        op
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and any(isinstance(o, gpu.LaunchFuncOp) for o in op.walk())
+    ]
+
+
+def extract_host_program(module: ModuleOp, func_name: str | None = None) -> HostProgram:
+    """The `HostProgram` of host function `func_name` (default: the only one)."""
+    hosts = host_functions(module)
+    if func_name is not None:
+        hosts = [f for f in hosts if f.sym_name.data == func_name]
+    if len(hosts) != 1:
+        which = f"'{func_name}'" if func_name is not None else "exactly one"
+        raise TCError(
+            f"cuda backend: expected {which} host function launching kernels, found {len(hosts)}"
+        )
+    return _HostReader(hosts[0]).read()
+
+
+def extract_launches(module: ModuleOp, func_name: str | None = None) -> list[KernelLaunch]:
+    """The launches of host function `func_name` (default: the only one), in order."""
+    return list(extract_host_program(module, func_name).launches)

@@ -1,0 +1,656 @@
+"""Print the `gpu.func` kernels of a gpu-level module as CUDA C.
+
+    source = print_cuda(module)
+
+Every kernel becomes an `extern "C" __global__` function taking `__restrict__`
+pointers (`const` where the kernel never stores) for memref arguments and
+values for scalars. Each op result becomes a `const` local named after its
+SSA name hint; constants are printed inline as literals. Memref arguments are
+flat row-major arrays indexed from their static shapes; `memref.alloca`s in
+address space 3 become `__shared__` arrays declared at kernel scope, those in
+space 5 (or none) per-thread local arrays. Semantics chosen for C:
+
+- `arith.maximumf`/`minimumf` propagate NaN (helpers `tc_maximum`/`tc_minimum`,
+  as the CPU backend's `llvm.maximum`); `maxnumf`/`minnumf` are `fmaxf`/`fminf`.
+- Signless integers are signed C types; unsigned ops cast both operands to the
+  unsigned type of the same width. Integer overflow is left to C (nvcc wraps).
+- f16 is `__half`; its arithmetic uses `cuda_fp16.h` operators and its math
+  functions go through `float`.
+- `func.call`s name CUDA math library functions (`erfcf`, `lgamma`, ...).
+
+Ops without a CUDA translation raise `TCError` naming the op.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from functools import singledispatchmethod
+
+import numpy as np
+from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from tcir.backends.cuda.helpers import helper_definitions
+from tcir.backends.cuda.launch import constant_block_size, kernel_symbol
+from tcir.backends.cuda.naming import NameTable
+from tcir.backends.cuda.scalar_types import (
+    PRIVATE_SPACE,
+    SHARED_SPACE,
+    c_type,
+    int_width,
+    is_float,
+    is_half,
+    is_unsigned,
+    memory_space,
+    static_shape,
+    unsigned_c_type,
+)
+from tcir.errors import TCError
+
+_BUILTINS = {
+    gpu.ThreadIdOp: "threadIdx",
+    gpu.BlockIdOp: "blockIdx",
+    gpu.BlockDimOp: "blockDim",
+    gpu.GridDimOp: "gridDim",
+}
+
+_FLOAT_BINARY = {arith.AddfOp: "+", arith.SubfOp: "-", arith.MulfOp: "*", arith.DivfOp: "/"}
+_SIGNED_BINARY = {
+    arith.AddiOp: "+",
+    arith.SubiOp: "-",
+    arith.MuliOp: "*",
+    arith.DivSIOp: "/",
+    arith.RemSIOp: "%",
+    arith.AndIOp: "&",
+    arith.OrIOp: "|",
+    arith.XOrIOp: "^",
+    arith.ShRSIOp: ">>",
+}
+#: Ops computed on the unsigned type of the operands' width.
+_UNSIGNED_BINARY = {arith.DivUIOp: "/", arith.RemUIOp: "%", arith.ShRUIOp: ">>", arith.ShLIOp: "<<"}
+#: On i1 (`bool`), modular add/sub/mul are logical ops.
+_BOOL_BINARY = {arith.AddiOp: "^", arith.SubiOp: "^", arith.MuliOp: "&"}
+_MIN_MAX_INT = {arith.MinSIOp: "<", arith.MaxSIOp: ">", arith.MinUIOp: "<", arith.MaxUIOp: ">"}
+_DIV_HELPERS = {
+    arith.FloorDivSIOp: "tc_floordiv",
+    arith.CeilDivSIOp: "tc_ceildiv",
+    arith.CeilDivUIOp: "tc_ceildivu",
+}
+
+#: math ops -> CUDA math function (f64 name; f32 appends `f`).
+_MATH_FUNCTIONS: dict[type[Operation], str] = {
+    mathd.AbsFOp: "fabs",
+    mathd.AcosOp: "acos",
+    mathd.AcoshOp: "acosh",
+    mathd.AsinOp: "asin",
+    mathd.AsinhOp: "asinh",
+    mathd.AtanOp: "atan",
+    mathd.Atan2Op: "atan2",
+    mathd.AtanhOp: "atanh",
+    mathd.CbrtOp: "cbrt",
+    mathd.CeilOp: "ceil",
+    mathd.CopySignOp: "copysign",
+    mathd.CosOp: "cos",
+    mathd.CoshOp: "cosh",
+    mathd.ErfOp: "erf",
+    mathd.ExpOp: "exp",
+    mathd.Exp2Op: "exp2",
+    mathd.ExpM1Op: "expm1",
+    mathd.FloorOp: "floor",
+    mathd.FmaOp: "fma",
+    mathd.LogOp: "log",
+    mathd.Log10Op: "log10",
+    mathd.Log1pOp: "log1p",
+    mathd.Log2Op: "log2",
+    mathd.PowFOp: "pow",
+    mathd.RoundOp: "round",
+    mathd.RoundEvenOp: "rint",
+    mathd.RsqrtOp: "rsqrt",
+    mathd.SinOp: "sin",
+    mathd.SinhOp: "sinh",
+    mathd.SqrtOp: "sqrt",
+    mathd.TanOp: "tan",
+    mathd.TanhOp: "tanh",
+    mathd.TruncOp: "trunc",
+}
+_FLOAT_MIN_MAX = {
+    arith.MaxnumfOp: ("fmax", False),
+    arith.MinnumfOp: ("fmin", False),
+    arith.MaximumfOp: ("tc_maximum", True),
+    arith.MinimumfOp: ("tc_minimum", True),
+}
+
+#: Functions `func.call` may name (CUDA math library, f64 names; f32 appends `f`).
+CALLABLE_FUNCTIONS = frozenset(
+    """
+    acos acosh asin asinh atan atan2 atanh cbrt ceil copysign cos cosh cospi cyl_bessel_i0
+    cyl_bessel_i1 erf erfc erfcinv erfcx erfinv exp exp10 exp2 expm1 fabs fdim floor fma
+    fmax fmin fmod hypot j0 j1 lgamma log log10 log1p log2 logb nearbyint nextafter
+    normcdf normcdfinv pow rcbrt remainder rint round rsqrt sin sinh sinpi sqrt tan
+    tanh tgamma trunc y0 y1
+    """.split()
+)
+
+_CMPF = {
+    "oeq": "{a} == {b}",
+    "ogt": "{a} > {b}",
+    "oge": "{a} >= {b}",
+    "olt": "{a} < {b}",
+    "ole": "{a} <= {b}",
+    "one": "({a} < {b} || {a} > {b})",
+    "ord": "({a} == {a} && {b} == {b})",
+    "ueq": "!({a} < {b} || {a} > {b})",
+    "ugt": "!({a} <= {b})",
+    "uge": "!({a} < {b})",
+    "ult": "!({a} >= {b})",
+    "ule": "!({a} > {b})",
+    "une": "{a} != {b}",
+    "uno": "({a} != {a} || {b} != {b})",
+    "false": "false",
+    "true": "true",
+}
+_CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+#: Float C type -> (reinterpret as integer, reinterpret integer as it).
+_FLOAT_BITS = {
+    "__half": ("__half_as_short", "__short_as_half"),
+    "float": ("__float_as_int", "__int_as_float"),
+    "double": ("__double_as_longlong", "__longlong_as_double"),
+}
+
+
+def float_literal(value: float, t: Attribute) -> str:
+    """A C expression of type `t` (f16/f32/f64) with exactly `value`."""
+    ctype = c_type(t)
+    if ctype == "double":
+        if math.isfinite(value):
+            return repr(value)
+        bits = "0x7ff8000000000000LL" if math.isnan(value) else "0x7ff0000000000000LL"
+        text = f"__longlong_as_double({bits})"
+    elif math.isfinite(value):
+        text = str(np.float32(value)) + "f"
+    else:
+        bits = "0x7fc00000" if math.isnan(value) else "0x7f800000"
+        text = f"__int_as_float({bits})"
+    if math.isinf(value) and value < 0:
+        text = "-" + text
+    return f"__float2half({text})" if ctype == "__half" else text
+
+
+def int_literal(value: int, t: Attribute) -> str:
+    """A C literal of signless integer type `t` (`value` wrapped to its width)."""
+    bits = int_width(t)
+    if bits == 1:
+        return "true" if value & 1 else "false"
+    value &= (1 << bits) - 1
+    if value >= 1 << (bits - 1):
+        value -= 1 << bits
+    if value == -(1 << 63):
+        return "(-9223372036854775807LL - 1)"
+    return str(value) if -(1 << 31) <= value < 1 << 31 else f"{value}LL"
+
+
+class KernelPrinter:
+    """Prints one `gpu.func` kernel; collects the helpers and headers it needs."""
+
+    def __init__(self, kernel: gpu.FuncOp, block_size: tuple[int, int, int] | None):
+        self.kernel = kernel
+        self.block_size = block_size
+        self.names = NameTable()
+        self.literals: dict[SSAValue, str] = {}
+        self.flat_buffers: dict[SSAValue, tuple[int, ...]] = {}
+        self.yield_targets: list[list[str]] = []
+        self.lines: list[str] = []
+        self.depth = 0
+        self.helpers: set[str] = set()
+        self.uses_half = False
+
+    # Output ---------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        self.lines.append("  " * self.depth + text)
+
+    @contextmanager
+    def indented(self) -> Iterator[None]:
+        self.depth += 1
+        yield
+        self.depth -= 1
+
+    def ctype(self, t: Attribute) -> str:
+        name = c_type(t)
+        self.uses_half |= name == "__half"
+        return name
+
+    def expr(self, value: SSAValue) -> str:
+        """The C expression of `value`: its variable, or its literal."""
+        if value in self.literals:
+            literal = self.literals[value]
+            return f"({literal})" if literal.startswith("-") else literal
+        return self.names[value]
+
+    def define(self, result: SSAValue, expression: str) -> None:
+        """Declare the `const` local holding `result`."""
+        name = self.names.declare(result)
+        self.line(f"const {self.ctype(result.type)} {name} = {expression};")
+
+    # Kernel ---------------------------------------------------------------
+
+    def print_kernel(self) -> str:
+        """The CUDA C definition of the kernel."""
+        block = self.kernel.body.block
+        stored = {op.memref for op in self.kernel.walk() if isinstance(op, memref.StoreOp)}
+        params = [self.param(arg, arg in stored) for arg in block.args]
+        name = self.kernel.sym_name.data
+        bounds = f"__launch_bounds__({math.prod(self.block_size)}) " if self.block_size else ""
+        self.depth = 1
+        self.declare_shared()
+        self.block(block, [])
+        body = self.lines
+        head = f'extern "C" __global__ void {bounds}{name}({", ".join(params)}) {{'
+        return "\n".join([head, *body, "}"])
+
+    def param(self, arg: SSAValue, stored: bool) -> str:
+        t = arg.type
+        name = self.names.declare(arg)
+        if isinstance(t, MemRefType):
+            if memory_space(t) not in (0, 1):
+                raise TCError(f"cuda backend: kernel argument '{name}' must be in global memory")
+            self.flat_buffers[arg] = static_shape(t)
+            const = "" if stored else "const "
+            return f"{const}{self.ctype(t.element_type)}* __restrict__ {name}"
+        return f"const {self.ctype(t)} {name}"
+
+    def declare_shared(self) -> None:
+        for op in self.kernel.walk():
+            if isinstance(op, memref.AllocaOp) and memory_space(op.memref.type) == SHARED_SPACE:
+                name = self.names.declare(op.memref)
+                self.line(f"__shared__ {self.array_declaration(op.memref.type, name)};")
+
+    def array_declaration(self, t: MemRefType[Attribute], name: str) -> str:
+        shape = static_shape(t) or (1,)
+        dims = "".join(f"[{size}]" for size in shape)
+        return f"{self.ctype(t.element_type)} {name}{dims}"
+
+    def block(self, block: Block, targets: list[str]) -> None:
+        self.yield_targets.append(targets)
+        for op in block.ops:
+            self.emit(op)
+        self.yield_targets.pop()
+
+    # Helpers for op handlers -----------------------------------------------
+
+    def binary(self, op: Operation, symbol: str) -> None:
+        a, b = (self.expr(v) for v in op.operands)
+        if all(v in self.literals for v in op.operands):
+            a = f"(({self.ctype(op.results[0].type)}){a})"  # literal op literal: keep the type
+        self.define(op.results[0], f"{a} {symbol} {b}")
+
+    def unsigned_binary(self, op: Operation, symbol: str) -> None:
+        t = op.results[0].type
+        u = unsigned_c_type(t)
+        a, b = (self.expr(v) for v in op.operands)
+        if u == "bool" or is_unsigned(t):
+            self.define(op.results[0], f"{a} {symbol} {b}")
+        else:
+            self.define(op.results[0], f"({self.ctype(t)})(({u}){a} {symbol} ({u}){b})")
+
+    def float_call(
+        self, name: str, args: Sequence[SSAValue | str], t: Attribute, overloaded: bool = False
+    ) -> str:
+        """A call of math function `name` (f64 spelling) on values of float type `t`.
+
+        f32 appends `f` unless `overloaded`; f16 computes in float. Strings in
+        `args` are expressions already of the computation type.
+        """
+        half = is_half(t)
+        fn = name if overloaded or c_type(t) == "double" else name + "f"
+        texts = [
+            a if isinstance(a, str) else f"__half2float({self.expr(a)})" if half else self.expr(a)
+            for a in args
+        ]
+        call = f"{fn}({', '.join(texts)})"
+        return f"__float2half({call})" if half else call
+
+    def compute_type(self, t: Attribute) -> str:
+        """The C type math functions compute `t` in (`float` for f16)."""
+        return "float" if is_half(t) else self.ctype(t)
+
+    def convert(self, value: SSAValue, target: Attribute) -> str:
+        """`value` converted (numerically) to scalar type `target`."""
+        source, x = value.type, self.expr(value)
+        src, dst = self.ctype(source), self.ctype(target)
+        if src == "__half":
+            x, src = f"__half2float({x})", "float"
+        if dst == "__half":
+            if src == "double":
+                return f"__double2half({x})"
+            return f"__float2half({x if src == 'float' else f'(float){x}'})"
+        if dst == src:
+            return x
+        if dst == "bool" and not is_float(source):
+            return f"({x} & 1) != 0"
+        return f"({dst}){x}"
+
+    # Op handlers ----------------------------------------------------------
+
+    @singledispatchmethod
+    def emit(self, op: Operation) -> None:
+        kind = type(op)
+        if kind in _BUILTINS:
+            dim = op.properties["dimension"].data  # pyright: ignore[reportAttributeAccessIssue]
+            self.define(op.results[0], f"{_BUILTINS[kind]}.{dim}")
+        elif kind in _FLOAT_BINARY:
+            self.binary(op, _FLOAT_BINARY[kind])
+        elif kind in _BOOL_BINARY and c_type(op.results[0].type) == "bool":
+            self.binary(op, _BOOL_BINARY[kind])
+        elif kind in _SIGNED_BINARY:
+            self.binary(op, _SIGNED_BINARY[kind])
+        elif kind in _UNSIGNED_BINARY:
+            self.unsigned_binary(op, _UNSIGNED_BINARY[kind])
+        elif kind in _MIN_MAX_INT:
+            self.min_max_int(op)
+        elif kind in _DIV_HELPERS:
+            self.div_helper(op, _DIV_HELPERS[kind])
+        elif kind in _FLOAT_MIN_MAX:
+            name, is_helper = _FLOAT_MIN_MAX[kind]
+            if is_helper:
+                self.helpers.add(name)
+            result = op.results[0]
+            self.define(result, self.float_call(name, op.operands, result.type, is_helper))
+        elif kind in _MATH_FUNCTIONS:
+            result = op.results[0]
+            self.define(result, self.float_call(_MATH_FUNCTIONS[kind], op.operands, result.type))
+        else:
+            raise TCError(f"cuda backend: op '{op.name}' is not supported")
+
+    @emit.register
+    def _(self, op: arith.ConstantOp) -> None:
+        attr = op.value
+        if isinstance(attr, FloatAttr):
+            self.literals[op.result] = float_literal(attr.value.data, attr.type)
+            self.uses_half |= is_half(attr.type)
+        elif isinstance(attr, IntegerAttr):
+            self.literals[op.result] = int_literal(attr.value.data, attr.type)
+        else:
+            raise TCError(f"cuda backend: op 'arith.constant' with value {attr} is not supported")
+
+    def min_max_int(self, op: Operation) -> None:
+        a, b = (self.expr(v) for v in op.operands)
+        symbol = _MIN_MAX_INT[type(op)]
+        t = op.results[0].type
+        if isinstance(op, (arith.MinUIOp, arith.MaxUIOp)) and not is_unsigned(t):
+            u = unsigned_c_type(t)
+            self.define(op.results[0], f"({u}){a} {symbol} ({u}){b} ? {a} : {b}")
+        else:
+            self.define(op.results[0], f"{a} {symbol} {b} ? {a} : {b}")
+
+    def div_helper(self, op: Operation, helper: str) -> None:
+        self.helpers.add(helper)
+        t = op.results[0].type
+        ctype = unsigned_c_type(t) if helper == "tc_ceildivu" else self.ctype(t)
+        a, b = (self.expr(v) for v in op.operands)
+        if ctype != self.ctype(t):
+            a, b = f"({ctype}){a}", f"({ctype}){b}"
+        call = f"{helper}<{ctype}>({a}, {b})"
+        self.define(op.results[0], call if ctype == self.ctype(t) else f"({self.ctype(t)}){call}")
+
+    @emit.register
+    def _(self, op: arith.NegfOp) -> None:
+        self.define(op.result, f"-{self.expr(op.operand)}")
+
+    @emit.register
+    def _(self, op: arith.CmpfOp) -> None:
+        predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+        a, b = self.expr(op.lhs), self.expr(op.rhs)
+        self.define(op.result, _CMPF[predicate].format(a=a, b=b))
+
+    @emit.register
+    def _(self, op: arith.CmpiOp) -> None:
+        predicate = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+        a, b = self.expr(op.lhs), self.expr(op.rhs)
+        t = op.lhs.type
+        if predicate[0] == "u" and not is_unsigned(t) and c_type(t) != "bool":
+            u = unsigned_c_type(t)
+            a, b = f"({u}){a}", f"({u}){b}"
+        self.define(op.result, f"{a} {_CMPI[predicate.lstrip('su')]} {b}")
+
+    @emit.register
+    def _(self, op: arith.SelectOp) -> None:
+        c, a, b = (self.expr(v) for v in op.operands)
+        self.define(op.result, f"{c} ? {a} : {b}")
+
+    @emit.register
+    def _(
+        self,
+        op: arith.ExtFOp
+        | arith.TruncFOp
+        | arith.SIToFPOp
+        | arith.FPToSIOp
+        | arith.TruncIOp
+        | arith.IndexCastOp,
+    ) -> None:
+        self.define(op.results[0], self.convert(op.operands[0], op.results[0].type))
+
+    @emit.register
+    def _(self, op: arith.ExtSIOp) -> None:
+        x = self.expr(op.input)
+        if c_type(op.input.type) == "bool":  # i1 true is -1
+            self.define(op.result, f"{x} ? -1 : 0")
+        else:
+            self.define(op.result, f"({self.ctype(op.result.type)}){x}")
+
+    @emit.register
+    def _(self, op: arith.UIToFPOp | arith.ExtUIOp) -> None:
+        source = op.operands[0]
+        x = self.expr(source)
+        if c_type(source.type) != "bool" and not is_unsigned(source.type):
+            x = f"({unsigned_c_type(source.type)}){x}"
+        target = op.results[0].type
+        if is_half(target):
+            self.uses_half = True
+            self.define(op.results[0], f"__float2half((float){x})")
+        else:
+            self.define(op.results[0], f"({self.ctype(target)}){x}")
+
+    @emit.register
+    def _(self, op: arith.FPToUIOp) -> None:
+        x = self.expr(op.input)
+        if is_half(op.input.type):
+            x = f"__half2float({x})"
+        t = op.result.type
+        self.define(op.result, f"({self.ctype(t)})({unsigned_c_type(t)}){x}")
+
+    @emit.register
+    def _(self, op: arith.BitcastOp) -> None:
+        source, target = self.ctype(op.input.type), self.ctype(op.result.type)
+        x = self.expr(op.input)
+        if source in _FLOAT_BITS:
+            self.define(op.result, f"({target}){_FLOAT_BITS[source][0]}({x})")
+        elif target in _FLOAT_BITS:
+            self.define(op.result, f"{_FLOAT_BITS[target][1]}({x})")
+        else:
+            self.define(op.result, f"({target}){x}")
+
+    @emit.register
+    def _(self, op: mathd.FPowIOp) -> None:
+        t = op.result.type
+        exponent = f"({self.compute_type(t)}){self.expr(op.rhs)}"
+        self.define(op.result, self.float_call("pow", [op.lhs, exponent], t))
+
+    @emit.register
+    def _(self, op: mathd.AbsIOp) -> None:
+        x = self.expr(op.operand)
+        self.define(op.result, f"{x} < 0 ? -{x} : {x}")
+
+    @emit.register
+    def _(self, op: func.CallOp) -> None:
+        name = op.callee.root_reference.data
+        if len(op.res) != 1 or not op.arguments:
+            raise TCError(f"cuda backend: op 'func.call' of '@{name}' is not supported")
+        t = op.res[0].type
+        base = name.removesuffix("f") if c_type(t) == "float" else name
+        if (
+            not is_float(t)
+            or base == name
+            and c_type(t) == "float"
+            or base not in CALLABLE_FUNCTIONS
+        ):
+            raise TCError(
+                f"cuda backend: op 'func.call' of '@{name}' is not supported"
+                f" (not a CUDA math function of {t})"
+            )
+        self.define(op.res[0], self.float_call(base, op.arguments, t))
+
+    @emit.register
+    def _(self, op: memref.LoadOp) -> None:
+        self.define(op.res, self.access(op.memref, op.indices))
+
+    @emit.register
+    def _(self, op: memref.StoreOp) -> None:
+        self.line(f"{self.access(op.memref, op.indices)} = {self.expr(op.value)};")
+
+    def access(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
+        """`A[i * 32 + k]` for flat kernel arguments, `As[i][k]` for local arrays."""
+        name = self.names[buffer]
+        texts = [self.expr(i) for i in indices]
+        if buffer not in self.flat_buffers:
+            return name + "".join(f"[{t}]" for t in texts) if texts else f"{name}[0]"
+        shape = self.flat_buffers[buffer]
+        terms: list[str] = []
+        for dim, text in enumerate(texts):
+            stride = math.prod(shape[dim + 1 :])
+            if text != "0":
+                terms.append(text if stride == 1 else f"{text} * {stride}")
+        return f"{name}[{' + '.join(terms) or '0'}]"
+
+    @emit.register
+    def _(self, op: memref.AllocaOp) -> None:
+        t = op.memref.type
+        space = memory_space(t)
+        if space == SHARED_SPACE:
+            return  # declared at kernel scope
+        if space not in (0, PRIVATE_SPACE) or op.dynamic_sizes:
+            raise TCError(f"cuda backend: op 'memref.alloca' of '{t}' is not supported")
+        name = self.names.declare(op.memref)
+        self.line(f"{self.array_declaration(t, name)};")
+
+    @emit.register
+    def _(self, op: gpu.BarrierOp) -> None:
+        self.line("__syncthreads();")
+
+    @emit.register
+    def _(self, op: gpu.GlobalIdOp) -> None:
+        d = op.dimension.data
+        self.define(op.result, f"(long long)blockIdx.{d} * blockDim.{d} + threadIdx.{d}")
+
+    @emit.register
+    def _(self, op: gpu.ReturnOp) -> None:
+        if op.args:  # the end of the kernel: nothing to print
+            raise TCError("cuda backend: op 'gpu.return' with operands is not supported")
+
+    @emit.register
+    def _(self, op: scf.ForOp) -> None:
+        block = op.body.block
+        targets: list[str] = []
+        for arg, init, result in zip(block.args[1:], op.iter_args, op.res):
+            name = self.names.declare(result if result.name_hint else arg)
+            self.names.alias(arg, name)
+            self.names.alias(result, name)
+            self.line(f"{self.ctype(arg.type)} {name} = {self.expr(init)};")
+            targets.append(name)
+        iv = self.names.declare(block.args[0])
+        step = self.expr(op.step)
+        increment = f"++{iv}" if step == "1" else f"{iv} += {step}"
+        lb, ub = self.expr(op.lb), self.expr(op.ub)
+        self.line(
+            f"for ({self.ctype(block.args[0].type)} {iv} = {lb}; {iv} < {ub}; {increment}) {{"
+        )
+        with self.indented():
+            self.block(block, targets)
+        self.line("}")
+
+    @emit.register
+    def _(self, op: scf.IfOp) -> None:
+        targets: list[str] = []
+        for result in op.output:
+            name = self.names.declare(result)
+            self.line(f"{self.ctype(result.type)} {name};")
+            targets.append(name)
+        self.line(f"if ({self.expr(op.cond)}) {{")
+        with self.indented():
+            self.block(op.true_region.block, targets)
+        else_block = op.false_region.blocks.first
+        if else_block is not None and any(
+            not isinstance(o, scf.YieldOp) or o.operands for o in else_block.ops
+        ):
+            self.line("} else {")
+            with self.indented():
+                self.block(else_block, targets)
+        self.line("}")
+
+    @emit.register
+    def _(self, op: scf.YieldOp) -> None:
+        targets = self.yield_targets[-1]
+        moves = [
+            (target, self.expr(v), v.type)
+            for target, v in zip(targets, op.operands)
+            if target != self.expr(v)
+        ]
+        if len(moves) > 1 and any(value in targets for _, value, _ in moves):
+            # Loop-carried values permuted: read all before writing any.
+            staged: list[tuple[str, str, Attribute]] = []
+            for target, value, t in moves:
+                temp = self.names.fresh(f"{target}_next")
+                self.line(f"const {self.ctype(t)} {temp} = {value};")
+                staged.append((target, temp, t))
+            moves = staged
+        for target, value, _ in moves:
+            self.line(f"{target} = {value};")
+
+
+def kernels(module: ModuleOp) -> list[gpu.FuncOp]:
+    """The `gpu.func ... kernel` ops of all `gpu.module`s of `module`."""
+    found = [op for op in module.walk() if isinstance(op, gpu.FuncOp) and op.kernel is not None]
+    names = [k.sym_name.data for k in found]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise TCError(f"cuda backend: kernel names must be unique, '{duplicates[0]}' is not")
+    return found
+
+
+def launch_block_sizes(module: ModuleOp) -> dict[str, tuple[int, int, int]]:
+    """Kernel name -> its block size, where every launch uses one constant size."""
+    sizes: dict[str, set[tuple[int, int, int] | None]] = {}
+    for op in module.walk():
+        if isinstance(op, gpu.LaunchFuncOp):
+            sizes.setdefault(kernel_symbol(op), set()).add(constant_block_size(op))
+    return {
+        name: size
+        for name, found in sizes.items()
+        if len(found) == 1 and (size := next(iter(found))) is not None
+    }
+
+
+def print_cuda(module: ModuleOp) -> str:
+    """The CUDA C translation unit of all kernels of `module`."""
+    launched = launch_block_sizes(module)
+    helpers: set[str] = set()
+    uses_half = False
+    bodies: list[str] = []
+    for kernel in kernels(module):
+        known = kernel.known_block_size
+        block_size = (
+            tuple(known.get_values()) if known is not None else launched.get(kernel.sym_name.data)
+        )
+        printer = KernelPrinter(kernel, block_size)  # type: ignore[arg-type]
+        bodies.append(printer.print_kernel())
+        helpers |= printer.helpers
+        uses_half |= printer.uses_half
+    head = ["// Generated by tcir (CUDA backend)."]
+    if uses_half:
+        head.append("#include <cuda_fp16.h>")
+    return "\n\n".join(["\n".join(head), *helper_definitions(helpers), *bodies]) + "\n"

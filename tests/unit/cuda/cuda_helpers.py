@@ -1,0 +1,41 @@
+"""Shared helpers of the CUDA backend tests: IR inputs and a GPU check."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+import tcir
+from tcir.backends.cuda.runtime import cuda_available
+
+#: The FileCheck inputs of the CUDA printer double as unit-test inputs.
+FILECHECK_DIR = Path(__file__).parents[2] / "filecheck" / "cuda"
+
+#: Inputs that must print (every FileCheck input but the error case).
+PRINTABLE = sorted(p.name for p in FILECHECK_DIR.glob("*.mlir") if p.stem != "unsupported")
+
+
+def load(name: str) -> ModuleOp:
+    """Parse a FileCheck input of `tests/filecheck/cuda` by file name."""
+    return tcir.parse_ir((FILECHECK_DIR / name).read_text(), name)
+
+
+def nvcc_compile(source: str, tmp_path: Path) -> None:
+    """Compile `source` for sm_90 with nvcc; fail the test with its diagnostics."""
+    path = tmp_path / "kernels.cu"
+    path.write_text(source)
+    result = subprocess.run(
+        ["nvcc", "-arch=sm_90", "-c", "-o", "/dev/null", "-Werror", "all-warnings", str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr + "\n" + source
+
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+needs_gpu = pytest.mark.skipif(not cuda_available(), reason="needs cupy and a CUDA device")

@@ -1,0 +1,148 @@
+"""The cupy runtime: imports and errors without a GPU, results with one."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import numpy as np
+import pytest
+from cuda_helpers import load, needs_gpu
+
+from tcir.backends.cuda.launch import extract_host_program
+from tcir.backends.cuda.runtime import CudaProgram, compile_module, cuda_available
+from tcir.errors import ShapeError, TCError
+
+
+def test_without_cupy_the_runtime_imports_and_reports(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` raises ImportError
+    assert not cuda_available()
+    with pytest.raises(TCError, match="cupy is not installed"):
+        compile_module(load("matmul.mlir"))
+
+
+@needs_gpu
+def test_matmul_matches_numpy():
+    import cupy
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((128, 32), dtype=np.float32)
+    b = rng.standard_normal((256, 32), dtype=np.float32)
+    c = cupy.full((128, 256), np.nan, dtype=np.float32)
+    program = compile_module(load("matmul.mlir"))
+    program(cupy.asarray(a), cupy.asarray(b), c)
+    # The test kernel covers what its launch reaches: i = tx < 32, j = bx + ty < 15.
+    np.testing.assert_allclose(c.get()[:32, :15], (a @ b.T)[:32, :15], rtol=1e-5, atol=1e-5)
+
+
+@needs_gpu
+def test_scalar_arguments_and_two_launches():
+    import cupy
+
+    out = cupy.full(32, np.nan, dtype=np.float32)
+    compile_module(load("control-flow.mlir"))(out, 3.0, 16)
+    fib = np.array([[1.0, 2.0], [2.0, 1.0]], dtype=np.float32)
+    expected = []
+    for tx in range(32):
+        a, b = fib[tx % 2]
+        r, s = (a * 3.0, b) if a > 5 or tx >= 16 else (b, 3.0)
+        expected.append(r + s)
+    np.testing.assert_array_equal(out.get(), np.array(expected, dtype=np.float32))
+
+
+@needs_gpu
+def test_wrong_shapes_and_host_arrays_are_user_errors():
+    import cupy
+
+    program = compile_module(load("matmul.mlir"))
+    a, b, c = (cupy.zeros(s, dtype=np.float32) for s in ((128, 32), (256, 32), (128, 256)))
+    with pytest.raises(
+        ShapeError, match=re.escape("argument 'B': expected shape (256, 32), got (32, 256)")
+    ):
+        program(a, b.T.copy(), c)
+    with pytest.raises(ShapeError, match="argument 'A': expected dtype float32, got float64"):
+        program(a.astype(np.float64), b, c)
+    with pytest.raises(TCError, match="argument 'A' is a numpy array"):
+        program(a.get(), b, c)
+
+
+@needs_gpu
+def test_dlpack_producers_are_accepted():
+    torch = pytest.importorskip("torch")
+    a = torch.ones((128, 32), device="cuda")
+    b = torch.ones((256, 32), device="cuda")
+    c = torch.zeros((128, 256), device="cuda")
+    compile_module(load("matmul.mlir"))(a, b, c)
+    torch.cuda.synchronize()
+    assert float(c[0, 0]) == 32.0
+
+
+@needs_gpu
+def test_nvrtc_errors_name_the_saved_source():
+    host = extract_host_program(load("matmul.mlir"))
+    with pytest.raises(TCError, match="NVRTC failed to compile") as info:
+        CudaProgram('extern "C" __global__ void tmm_kernel() { undeclared(); }', host)
+    path = re.search(r"compile (\S+kernels\.cu)", str(info.value))
+    assert path is not None and os.path.exists(path.group(1))
+
+
+_INTEGER_KERNEL = """
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "kernels"}> ({
+    "gpu.func"() <{function_type = (memref<64xi64>, memref<64x5xi64>, memref<64xf32>, memref<64x2xf32>) -> (), kernel}> ({
+    ^bb0(%X: memref<64xi64>, %Y: memref<64x5xi64>, %F: memref<64xf32>, %G: memref<64x2xf32>):
+      %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c3 = arith.constant 3 : index
+      %c4 = arith.constant 4 : index
+      %d = arith.constant -7 : i64
+      %x = memref.load %X[%tx] : memref<64xi64>
+      %fd = arith.floordivsi %x, %d : i64
+      %cd = arith.ceildivsi %x, %d : i64
+      %rs = arith.remsi %x, %d : i64
+      %dv = arith.divsi %x, %d : i64
+      %u = arith.ceildivui %x, %d : i64
+      memref.store %fd, %Y[%tx, %c0] : memref<64x5xi64>
+      memref.store %cd, %Y[%tx, %c1] : memref<64x5xi64>
+      memref.store %rs, %Y[%tx, %c2] : memref<64x5xi64>
+      memref.store %dv, %Y[%tx, %c3] : memref<64x5xi64>
+      memref.store %u, %Y[%tx, %c4] : memref<64x5xi64>
+      %f = memref.load %F[%tx] : memref<64xf32>
+      %one = arith.constant 1.0 : f32
+      %mx = arith.maximumf %f, %one : f32
+      %mn = arith.maxnumf %f, %one : f32
+      memref.store %mx, %G[%tx, %c0] : memref<64x2xf32>
+      memref.store %mn, %G[%tx, %c1] : memref<64x2xf32>
+      "gpu.return"() : () -> ()
+    }) {sym_name = "semantics"} : () -> ()
+  }) : () -> ()
+  func.func @host(%X: memref<64xi64>, %Y: memref<64x5xi64>, %F: memref<64xf32>, %G: memref<64x2xf32>) {
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    "gpu.launch_func"(%c1, %c1, %c1, %c64, %c1, %c1, %X, %Y, %F, %G) <{kernel = @kernels::@semantics, operandSegmentSizes = array<i32: 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 4, 0>}> : (index, index, index, index, index, index, memref<64xi64>, memref<64x5xi64>, memref<64xf32>, memref<64x2xf32>) -> ()
+    func.return
+  }
+}
+"""
+
+
+@needs_gpu
+def test_division_and_nan_semantics_match_arith():
+    import cupy
+
+    import tcir
+
+    x = np.arange(-32, 32, dtype=np.int64)
+    f = np.where(x % 3 == 0, np.nan, x).astype(np.float32)
+    y = cupy.zeros((64, 5), dtype=np.int64)
+    g = cupy.zeros((64, 2), dtype=np.float32)
+    compile_module(tcir.parse_ir(_INTEGER_KERNEL))(cupy.asarray(x), y, cupy.asarray(f), g)
+    trunc = np.trunc(x / -7).astype(np.int64)
+    unsigned = [-(-(int(v) % 2**64) // (2**64 - 7)) for v in x]
+    expected = np.stack([x // -7, -(x // 7), x - trunc * -7, trunc, unsigned], axis=1)
+    np.testing.assert_array_equal(y.get(), expected)
+    np.testing.assert_array_equal(g.get()[:, 0], np.where(np.isnan(f), np.nan, np.maximum(f, 1)))
+    np.testing.assert_array_equal(g.get()[:, 1], np.fmax(f, 1))
