@@ -1,0 +1,98 @@
+"""Band surgery on isl schedule trees, shared by tiling, sinking and unrolling.
+
+isl schedule nodes are values: every edit returns a node of a new tree at the
+same position, so the helpers here take a node and return the edited node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import islpy as isl
+
+POINT_MARK = "point"
+"""The mark `poly-tile` puts above each point band; `poly-sink` consumes it."""
+
+NodeEdit = Callable[[isl.ScheduleNode], isl.ScheduleNode]
+
+
+def is_band(node: isl.ScheduleNode) -> bool:
+    return node.get_type() == isl.schedule_node_type.band
+
+
+def is_leaf(node: isl.ScheduleNode) -> bool:
+    return node.get_type() == isl.schedule_node_type.leaf
+
+
+def is_point_mark(node: isl.ScheduleNode) -> bool:
+    return (
+        node.get_type() == isl.schedule_node_type.mark
+        and node.mark_get_id().get_name() == POINT_MARK
+    )
+
+
+def map_top_down(node: isl.ScheduleNode, edit: NodeEdit) -> isl.ScheduleNode:
+    """Apply `edit` to `node`, then to the descendants of the edited node
+    (parents before children); `edit` returns a node at the position it got."""
+    node = edit(node)
+    for position in range(node.n_children()):
+        node = map_top_down(node.child(position), edit).parent()
+    return node
+
+
+def map_bottom_up(node: isl.ScheduleNode, edit: NodeEdit) -> isl.ScheduleNode:
+    """Apply `edit` to the descendants of `node`, children before parents,
+    then to `node`; `edit` returns a node at the position it got."""
+    for position in range(node.n_children()):
+        node = map_bottom_up(node.child(position), edit).parent()
+    return edit(node)
+
+
+def members(node: isl.ScheduleNode) -> list[isl.UnionPwAff]:
+    """The affine functions of the members of band `node`."""
+    partial = node.band_get_partial_schedule()
+    return [partial.get_union_pw_aff(k) for k in range(node.band_n_member())]
+
+
+def coincident(node: isl.ScheduleNode) -> list[bool]:
+    """The coincident flags of the members of band `node`."""
+    return [
+        bool(node.band_member_get_coincident(k)) for k in range(node.band_n_member())
+    ]
+
+
+def insert_band(
+    node: isl.ScheduleNode,
+    functions: Sequence[isl.UnionPwAff],
+    flags: Sequence[bool],
+    permutable: bool,
+) -> isl.ScheduleNode:
+    """Insert above `node` a band with members `functions` (restricted to the
+    statements reaching `node`) and coincident `flags`; returns the new band."""
+    statements = node.get_domain().universe()
+    partial = isl.MultiUnionPwAff.from_union_pw_aff(functions[0])
+    for function in functions[1:]:
+        partial = partial.flat_range_product(
+            isl.MultiUnionPwAff.from_union_pw_aff(function)
+        )
+    node = node.insert_partial_schedule(partial.intersect_domain(statements))
+    node = node.band_set_permutable(int(permutable))
+    for k, flag in enumerate(flags):
+        node = node.band_member_set_coincident(k, int(flag))
+    return node
+
+
+def member_extent(node: isl.ScheduleNode, member: int) -> int | None:
+    """How many values member `member` of band `node` takes over the instances
+    reaching it, for any parameter values; None when that is unbounded."""
+    function = node.band_get_partial_schedule().get_union_pw_aff(member)
+    values = isl.UnionMap.from_union_pw_aff(
+        function.intersect_domain(node.get_domain())
+    ).range()
+    if values.is_empty():
+        return 0
+    value_set = isl.Set.from_union_set(values)
+    low, high = value_set.dim_min_val(0), value_set.dim_max_val(0)
+    if not (low.is_int() and high.is_int()):
+        return None
+    return high.to_python() - low.to_python() + 1

@@ -1,0 +1,37 @@
+"""`poly-unroll{factor=4}`: unroll innermost loops up to `factor` instances.
+
+In every `poly.scop`, each innermost `poly.band` (no band below it; after
+`poly-tile` and `poly-sink`, the point bands) gets `unroll[k]` in its
+`options` for its innermost members whose extents multiply to at most
+`factor`; `convert-poly-to-loops` then emits those loops fully unrolled.
+Members with symbolic or larger extents, and every outer band, are left as
+they are. See `tcir.polyhedral.unrolling`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tcir.dialects.poly import ScopOp
+from tcir.errors import TCError
+from tcir.polyhedral.scop import scop_schedule, set_scop_schedule
+from tcir.polyhedral.unrolling import unroll_schedule
+
+
+@dataclass(frozen=True)
+class PolyUnrollPass(ModulePass):
+    """Mark the innermost loops of every `poly.scop` for unrolling, bounded by `factor`."""
+
+    name = "poly-unroll"
+
+    factor: int = 1
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.factor < 1:
+            raise TCError(f"poly-unroll: factor must be positive, got {self.factor}")
+        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+            set_scop_schedule(scop, unroll_schedule(scop_schedule(scop), self.factor))

@@ -1,0 +1,46 @@
+// RUN: tcir-opt %S/../../../examples/sgemm.tc -p 'tc-specialize{sizes="N=6,M=5,K=8"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,4,4},poly-sink,poly-unroll{factor=4}' | filecheck %s --check-prefix=TREE
+// RUN: tcir-opt %S/../../../examples/sgemm.tc -p 'tc-specialize{sizes="N=6,M=5,K=8"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,4,4},poly-sink,poly-unroll{factor=16}' | filecheck %s --check-prefix=TREE16
+// RUN: tcir-opt %S/../../../examples/sgemm.tc -p 'convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,4,4},poly-sink,poly-unroll{factor=64}' | filecheck %s --check-prefix=SYMBOLIC
+// RUN: tcir-opt %S/../../../examples/sgemm.tc -p 'tc-specialize{sizes="N=6,M=5,K=8"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,4,4},poly-sink,poly-unroll{factor=4},convert-poly-to-loops' | filecheck %s --check-prefix=LOOPS
+
+// Tiled and sunk sgemm (min fusion): the innermost point bands are
+// (i mod 4, j mod 4) for S0 and (k mod 4, i mod 4, j mod 4) for S1; with 4
+// instances only their last member (j, 4 values) is unrolled, the tile bands
+// never are.
+// TREE-LABEL: tc.def @sgemm
+// TREE:         poly.band "[{ S0[i, j] -> [(floor((i)/4))] }, { S0[i, j] -> [(floor((j)/4))] }]" permutable coincident = [1, 1] {
+// TREE-NEXT:      poly.band "[{ S0[i, j] -> [((i) mod 4)] }, { S0[i, j] -> [((j) mod 4)] }]" permutable coincident = [1, 1] options "{ unroll[1] }"
+// TREE:         poly.band "[{ S1[i, j, k] -> [(floor((k)/4))] }]" permutable coincident = [0] {
+// TREE-NEXT:      poly.band "[{ S1[i, j, k] -> [((k) mod 4)] }, { S1[i, j, k] -> [((i) mod 4)] }, { S1[i, j, k] -> [((j) mod 4)] }]" permutable coincident = [0, 1, 1] options "{ unroll[2] }"
+
+// 16 instances: the last two members (4 x 4; isl writes the set of members
+// in its own form).
+// TREE16-LABEL: tc.def @sgemm
+// TREE16:         poly.band "[{ S0[i, j] -> [((i) mod 4)] }, { S0[i, j] -> [((j) mod 4)] }]" permutable coincident = [1, 1] options "{ unroll[i0] : 0 <= i0 <= 1 }"
+// TREE16:         poly.band "[{ S1[i, j, k] -> [((k) mod 4)] }, { S1[i, j, k] -> [((i) mod 4)] }, { S1[i, j, k] -> [((j) mod 4)] }]" permutable coincident = [0, 1, 1] options "{ unroll[i0] : 0 < i0 <= 2 }"
+
+// Symbolic sizes: the point loops still have 4 values at most, and are
+// unrolled (4 x 4 x 4 = 64 for S1, with guards for partial tiles).
+// SYMBOLIC-LABEL: tc.def @sgemm
+// SYMBOLIC:         poly.band "[N, M, K] -> [{ S0[i, j] -> [((i) mod 4)] }, { S0[i, j] -> [((j) mod 4)] }]" permutable coincident = [1, 1] options "{ unroll[i0] : 0 <= i0 <= 1 }"
+// SYMBOLIC:         poly.band "[N, M, K] -> [{ S1[i, j, k] -> [((k) mod 4)] }, {{.*}}]" permutable coincident = [0, 1, 1] options "{ unroll[i0] : 0 <= i0 <= 2 }"
+
+// The generated loops: for S0, the tile loops and the i point loop remain;
+// the j point loop is replaced by 4 copies of the statement, at 4 * c1 + 0..3.
+// LOOPS-LABEL: func.func @sgemm
+// LOOPS:         scf.for %c0 = {{.*}} {
+// LOOPS-NEXT:      {{.*}} = arith.constant 0 : index
+// LOOPS:           scf.for %c1 = {{.*}} {
+// LOOPS:             scf.for %c2 = {{.*}} {
+// LOOPS-NOT:           scf.for
+// LOOPS:               memref.store {{.*}}, %O[{{.*}}] : memref<6x8xf32>
+// LOOPS-NOT:           scf.for
+// LOOPS:               arith.constant 1 : index
+// LOOPS:               memref.store {{.*}}, %O[{{.*}}] : memref<6x8xf32>
+// LOOPS-NOT:           scf.for
+// LOOPS:               arith.constant 2 : index
+// LOOPS:               memref.store {{.*}}, %O[{{.*}}] : memref<6x8xf32>
+// LOOPS-NOT:           scf.for
+// LOOPS:               arith.constant 3 : index
+// LOOPS:               memref.store {{.*}}, %O[{{.*}}] : memref<6x8xf32>
+// LOOPS-NEXT:        }
