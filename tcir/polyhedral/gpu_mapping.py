@@ -14,7 +14,8 @@ AST generator produces the per-block and per-thread loops:
   thread ids to zero, so that every branch uses the same threads.
 isl's AST generator rejects context nodes that introduce parameters, so code
 generation moves the context into the AST build (`split_context`).
-The innermost mapped member goes to `x` (consecutive threads touch
+Blocks take the outermost parallel members, threads the innermost ones, and
+the innermost mapped member goes to `x` (consecutive threads touch
 consecutive elements). Reduction members are never coincident, so they are
 never mapped. A top-level sequence whose children share no parallel band
 becomes one kernel per child, launched in order.
@@ -42,11 +43,22 @@ def _at(schedule: isl.Schedule, path: Path) -> isl.ScheduleNode:
     return node
 
 
-def _leading_coincident(node: isl.ScheduleNode) -> int:
-    count = 0
-    while count < node.band_n_member() and node.band_member_get_coincident(count):
-        count += 1
-    return count
+def _parallel_members(node: isl.ScheduleNode) -> list[int]:
+    """The band's leading coincident members that still vary once the outer
+    bands are fixed (a member repeating an outer loop is not worth mapping)."""
+    if node.get_type() != NodeType.band:
+        return []
+    domain = node.get_domain()
+    prefix = node.get_prefix_schedule_union_map().intersect_domain(domain)
+    partial = node.band_get_partial_schedule()
+    members: list[int] = []
+    for k in range(node.band_n_member()):
+        if not node.band_member_get_coincident(k):
+            break
+        member = isl.UnionMap.from_union_pw_aff(partial.get_union_pw_aff(k))
+        if not prefix.reverse().apply_range(member.intersect_domain(domain)).is_single_valued():
+            members.append(k)
+    return members
 
 
 MAX_GRID = (2**31 - 1, 65535, 65535)
@@ -79,7 +91,7 @@ def _member_filter(
 
 def _most_parallel(node: isl.ScheduleNode) -> int:
     """The most leading parallel members of a band in `node`'s subtree."""
-    here = _leading_coincident(node) if node.get_type() == NodeType.band else 0
+    here = len(_parallel_members(node))
     below = [_most_parallel(node.child(k)) for k in range(node.n_children())]
     return max([here, *below])
 
@@ -138,12 +150,12 @@ class GpuMapping:
         return root_child.insert_context(self.context(grid)).get_schedule()
 
     def _shared_band(self, node: isl.ScheduleNode) -> bool:
-        return node.get_type() == NodeType.band and _leading_coincident(node) > 0
+        return bool(_parallel_members(node))
 
     def _map_kernel(self, schedule: isl.Schedule, path: Path) -> tuple[isl.Schedule, list[int]]:
         """Map the kernel at `path`; returns the schedule and the grid it uses."""
         node = _at(schedule, path)
-        kernel_band = node.get_type() == NodeType.band and _leading_coincident(node) > 0
+        kernel_band = bool(_parallel_members(node))
         if kernel_band and not self._has_coincident_band_below(node.child(0)):
             node = self._tile_for_threads(node)
             schedule = node.get_schedule()
@@ -157,7 +169,7 @@ class GpuMapping:
         return _at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule(), grid
 
     def _has_coincident_band_below(self, node: isl.ScheduleNode) -> bool:
-        if node.get_type() == NodeType.band and _leading_coincident(node) > 0:
+        if _parallel_members(node):
             return True
         return any(
             self._has_coincident_band_below(node.child(k)) for k in range(node.n_children())
@@ -165,50 +177,46 @@ class GpuMapping:
 
     def _tile_for_threads(self, node: isl.ScheduleNode) -> isl.ScheduleNode:
         """Strip-mine a kernel band with nothing parallel below by the thread sizes."""
-        n = node.band_n_member()
-        mapped = min(_leading_coincident(node), len(self.threads))
-        sizes = [1] * n
-        for k in range(mapped):
-            sizes[mapped - 1 - k] = self.threads[k]
+        mapped = _parallel_members(node)[-len(self.threads) :]
+        sizes = [1] * node.band_n_member()
+        for k, member in enumerate(reversed(mapped)):  # innermost mapped member -> x
+            sizes[member] = self.threads[k]
         ctx = node.get_ctx()
-        space = node.band_get_space()
-        multi = isl.MultiVal.zero(space)
+        multi = isl.MultiVal.zero(node.band_get_space())
         for k, size in enumerate(sizes):
             multi = multi.set_val(k, isl.Val.int_from_si(ctx, size))
         return node.band_tile(multi)
 
     def _block_filter(self, node: isl.ScheduleNode) -> tuple[isl.UnionSet, list[int]]:
-        mapped = min(_leading_coincident(node), len(self.blocks))
+        mapped = _parallel_members(node)[: len(self.blocks)]
         result = node.get_domain()
         grid = [1] * len(self.blocks)
-        for k in range(mapped):
-            member = mapped - 1 - k  # innermost mapped member -> x
+        for k, member in enumerate(reversed(mapped)):  # innermost mapped member -> x
             block_filter, grid[k] = _member_filter(
                 node, member, BLOCK_IDS[k], self.blocks[k], MAX_GRID[k]
             )
             result = result.intersect(block_filter)
-        return _zero_filter(result, BLOCK_IDS[mapped : len(self.blocks)]), grid
+        return _zero_filter(result, BLOCK_IDS[len(mapped) : len(self.blocks)]), grid
 
     def _thread_edits(
         self, schedule: isl.Schedule, kernel: Path, kernel_band: bool
     ) -> list[tuple[Path, isl.UnionSet]]:
         """The thread-mapping filters of every branch below `kernel`, by path."""
         edits: list[tuple[Path, isl.UnionSet]] = []
-        sites: dict[Path, int] = {}
+        sites: dict[Path, list[int]] = {}
         leaves: list[Path] = []
         start = (*kernel, 0) if kernel_band else kernel
         self._find_sites(_at(schedule, start), start, None, sites, leaves)
-        used = max(sites.values(), default=0)
-        for path, count in sites.items():
+        used = max((len(m) for m in sites.values()), default=0)
+        for path, mapped in sites.items():
             node = _at(schedule, path)
             result = node.get_domain()
-            for k in range(count):
-                member = count - 1 - k
+            for k, member in enumerate(reversed(mapped)):
                 thread_filter, _ = _member_filter(
                     node, member, THREAD_IDS[k], self.threads[k], self.threads[k]
                 )
                 result = result.intersect(thread_filter)
-            edits.append((path, _zero_filter(result, THREAD_IDS[count:used])))
+            edits.append((path, _zero_filter(result, THREAD_IDS[len(mapped) : used])))
         for path in leaves:
             domain = _at(schedule, path).get_domain()
             edits.append((path, _zero_filter(domain, THREAD_IDS[:used])))
@@ -219,19 +227,19 @@ class GpuMapping:
         node: isl.ScheduleNode,
         path: Path,
         site: Path | None,
-        sites: dict[Path, int],
+        sites: dict[Path, list[int]],
         leaves: list[Path],
     ) -> None:
-        """For each leaf, the deepest band with leading parallel members above it."""
+        """For each leaf, the deepest band with parallel members above it."""
         kind = node.get_type()
-        if kind == NodeType.band and _leading_coincident(node) > 0:
+        if _parallel_members(node):
             site = path
         if kind == NodeType.leaf:
             if site is None:
                 leaves.append(path)
             else:
-                count = min(_leading_coincident(_at(node.get_schedule(), site)), len(self.threads))
-                sites[site] = count
+                site_node = _at(node.get_schedule(), site)
+                sites[site] = _parallel_members(site_node)[-len(self.threads) :]
             return
         for k in range(node.n_children()):
             self._find_sites(node.child(k), (*path, k), site, sites, leaves)
