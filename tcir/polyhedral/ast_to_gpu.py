@@ -1,36 +1,20 @@
 """isl ASTs of mapped schedules as `gpu.func` kernel bodies.
 
 Like `ast_to_loops`, plus: the block and thread parameters are the kernel's
-`gpu.block_id`/`gpu.thread_id` values, and a `gpu.barrier` separates the
-parts of a sequence wherever all threads of a block run it together (not
-under a loop or condition that depends on the thread ids), since one part
-may read what other threads wrote in the previous one.
+`gpu.block_id`/`gpu.thread_id` values, and the synchronization statements
+that `poly-map-to-gpu` inserted become `gpu.barrier`s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import islpy as isl
 from xdsl.builder import Builder
 from xdsl.dialects import gpu
 
 from tcir.polyhedral.ast_to_loops import AstLowering
-from tcir.polyhedral.gpu_mapping import KERNEL_MARK, THREAD_IDS
-
-
-def _ids(expr: isl.AstExpr) -> Iterator[str]:
-    kind = expr.get_type()
-    if kind == isl.ast_expr_type.id:
-        yield expr.get_id().get_name()
-    elif kind == isl.ast_expr_type.op:
-        for k in range(expr.get_op_n_arg()):
-            yield from _ids(expr.get_op_arg(k))
-
-
-def _depends_on_threads(*exprs: isl.AstExpr) -> bool:
-    return any(name in THREAD_IDS for e in exprs for name in _ids(e))
+from tcir.polyhedral.gpu_mapping import KERNEL_MARK, SYNC_PREFIX
 
 
 def kernel_roots(ast: isl.AstNode) -> list[isl.AstNode]:
@@ -56,31 +40,10 @@ def has_kernel_mark(node: isl.AstNode) -> bool:
 
 @dataclass
 class GpuAstLowering(AstLowering):
-    """Lowers the AST of one kernel, inserting barriers between the parts of
-    block-uniform sequences."""
+    """Lowers the AST of one kernel; `sync_<k>()` statements become barriers."""
 
-    uniform: list[bool] = field(default_factory=lambda: [True])
-
-    def node(self, builder: Builder, node: isl.AstNode) -> None:
-        kind = node.get_type()
-        if kind == isl.ast_node_type.block and self.uniform[-1]:
-            children = node.block_get_children()
-            for k in range(children.n_ast_node()):
-                if k:
-                    builder.insert(gpu.BarrierOp())
-                self.node(builder, children.get_at(k))
-        elif kind == isl.ast_node_type.for_:
-            exprs = (node.for_get_init(), node.for_get_cond(), node.for_get_inc())
-            self._scoped(not _depends_on_threads(*exprs), lambda: super(GpuAstLowering, self).node(builder, node))
-        elif kind == isl.ast_node_type.if_:
-            uniform = not _depends_on_threads(node.if_get_cond())
-            self._scoped(uniform, lambda: super(GpuAstLowering, self).node(builder, node))
+    def user(self, builder: Builder, call: isl.AstExpr) -> None:
+        if call.get_op_arg(0).get_id().get_name().startswith(SYNC_PREFIX):
+            builder.insert(gpu.BarrierOp())
         else:
-            super().node(builder, node)
-
-    def _scoped(self, uniform: bool, lower: object) -> None:
-        self.uniform.append(self.uniform[-1] and uniform)
-        try:
-            lower()  # type: ignore[operator]
-        finally:
-            self.uniform.pop()
+            super().user(builder, call)

@@ -12,6 +12,10 @@ AST generator produces the per-block and per-thread loops:
 - above the innermost parallel band of each branch, a filter does the same
   for thread ids; a branch with fewer parallel members maps the remaining
   thread ids to zero, so that every branch uses the same threads.
+- between the parts of every sequence that all threads of a block run
+  together (above the thread filters), a `sync_<k>()` extension statement,
+  which code generation turns into `__syncthreads()`; being unmapped, it keeps
+  isl from hoisting thread guards around the sequence.
 isl's AST generator rejects context nodes that introduce parameters, so code
 generation moves the context into the AST build (`split_context`).
 Blocks take the outermost parallel members, threads the innermost ones, and
@@ -34,6 +38,8 @@ Path = tuple[int, ...]
 BLOCK_IDS = ("block_x", "block_y", "block_z")
 THREAD_IDS = ("thread_x", "thread_y", "thread_z")
 KERNEL_MARK = "kernel"
+SYNC_PREFIX = "sync_"
+"""Extension statements `sync_<k>()` stand for `__syncthreads()`."""
 
 
 def _at(schedule: isl.Schedule, path: Path) -> isl.ScheduleNode:
@@ -105,6 +111,48 @@ def split_context(schedule: isl.Schedule) -> tuple[isl.Schedule, isl.Set | None]
     return node.delete().get_schedule(), context
 
 
+def _maps_threads(node: isl.ScheduleNode) -> bool:
+    if node.get_type() != NodeType.filter:
+        return False
+    space = node.filter_get_filter().get_space()
+    names = {space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param))}
+    return bool(names & set(THREAD_IDS))
+
+
+def _block_level_sequences(node: isl.ScheduleNode, path: Path, in_loop: bool) -> list[tuple[Path, bool]]:
+    """Sequences run by all threads of a block together (above every thread
+    mapping filter), and whether a loop of the kernel encloses them."""
+    if _maps_threads(node):
+        return []
+    kind = node.get_type()
+    found = [(path, in_loop)] if kind == NodeType.sequence else []
+    in_loop = in_loop or kind == NodeType.band
+    for k in range(node.n_children()):
+        found += _block_level_sequences(node.child(k), (*path, k), in_loop)
+    return found
+
+
+def _insert_syncs(schedule: isl.Schedule, kernel: Path) -> isl.Schedule:
+    """A `sync_<k>()` statement after each part of every block-level sequence
+    (after the last one too inside a loop, for the next iteration): the parts
+    may be mapped to threads differently and read what other threads wrote.
+    Sync statements are not mapped, so every thread reaches them."""
+    sequences = _block_level_sequences(_at(schedule, kernel), kernel, False)
+    count = 0
+    for path, in_loop in sorted(sequences, key=lambda item: -len(item[0])):
+        children = _at(schedule, path).n_children()
+        for k in range(children if in_loop else children - 1):
+            node = _at(schedule, (*path, k, 0))
+            prefix = node.get_prefix_schedule_union_map().intersect_domain(node.get_domain())
+            sync = isl.UnionSet(f"{{ {SYNC_PREFIX}{count}[] }}")
+            graft = isl.ScheduleNode.from_extension(
+                isl.UnionMap.from_domain_and_range(prefix.range(), sync)
+            )
+            schedule = node.graft_after(graft).get_schedule()
+            count += 1
+    return schedule
+
+
 def _zero_filter(domain: isl.UnionSet, idents: Sequence[str]) -> isl.UnionSet:
     """The instances of `domain` run by the threads whose `idents` are 0."""
     if not idents:
@@ -166,6 +214,7 @@ class GpuMapping:
             edits.append((path, block_filter))
         for target, filter_set in sorted(edits, key=lambda e: -len(e[0])):
             schedule = _at(schedule, target).insert_filter(filter_set).get_schedule()
+        schedule = _insert_syncs(schedule, path)
         return _at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule(), grid
 
     def _has_coincident_band_below(self, node: isl.ScheduleNode) -> bool:

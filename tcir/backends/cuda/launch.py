@@ -117,7 +117,7 @@ def _truncrem(a: int, b: int) -> int:
 
 
 #: Integer ops the host function may compute sizes with (Python semantics = arith's on index).
-HOST_OPS: dict[str, Callable[[int, int], int]] = {
+HOST_OPS: dict[str, Callable[..., int]] = {
     "addi": operator.add,
     "subi": operator.sub,
     "muli": operator.mul,
@@ -127,6 +127,7 @@ HOST_OPS: dict[str, Callable[[int, int], int]] = {
     "ceildivsi": _ceildiv,
     "minsi": min,
     "maxsi": max,
+    "index_cast": lambda a: a,
 }
 
 _ARITH_HOST_OPS: dict[type[Operation], str] = {
@@ -139,6 +140,7 @@ _ARITH_HOST_OPS: dict[type[Operation], str] = {
     arith.CeilDivSIOp: "ceildivsi",
     arith.MinSIOp: "minsi",
     arith.MaxSIOp: "maxsi",
+    arith.IndexCastOp: "index_cast",
 }
 
 
@@ -147,8 +149,8 @@ def evaluate(value: HostValue, args: Sequence[object]) -> int | float | bool:
     if isinstance(value, ArgRef):
         return args[value.position]  # type: ignore[return-value]
     if isinstance(value, HostExpr):
-        a, b = (int(evaluate(v, args)) for v in value.operands)
-        return HOST_OPS[value.op](a, b)
+        operands = (int(evaluate(v, args)) for v in value.operands)
+        return HOST_OPS[value.op](*operands)
     return value
 
 

@@ -1,0 +1,233 @@
+"""The paper's kernels on the GPU: tcir vs PyTorch eager vs torch.compile.
+
+    python tools/bench.py [--json results.json] [--only tmm,MLP3] [--no-compile]
+
+For each configuration (section 7 sizes), every implementation is checked
+against PyTorch eager (float32, TF32 off) before it is timed. Reported per
+implementation: p50 device time per call (CUDA events around many launches)
+and p50 wall time per call including a synchronize (full Python overhead),
+plus the roofline floor of the kernel: max(flops / measured fp32 rate,
+bytes / measured bandwidth), both measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@dataclass
+class Config:
+    """One benchmark configuration: a paper kernel at one size."""
+
+    label: str
+    example: str
+    sizes: dict[str, int]
+    flops: float
+    peer: Callable[..., Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    moved: float | None = None
+    """Bytes a kernel must move at least, when not all of the inputs (LUTs)."""
+
+
+def _gconv(torch: Any, F: Any, x: Any, w: Any, b: Any) -> Any:
+    n, g, c, h, wd = x.shape
+    _, f, _, kh, kw = w.shape
+    out = F.conv2d(x.reshape(n, g * c, h, wd), w.reshape(g * f, c, kh, kw), groups=g)
+    return out.reshape(n, g, f, h - kh + 1, wd - kw + 1) + b[None, :, :, None, None]
+
+
+def configs(torch: Any) -> list[Config]:
+    F = torch.nn.functional
+    bag = lambda table, index: F.embedding_bag(index.long(), table, mode="sum")  # noqa: E731
+    relu = torch.relu
+    out: list[Config] = []
+    for m, k, n in [(128, 32, 256), (128, 1024, 1024), (128, 4096, 16384)]:
+        out.append(Config(f"tmm {m}x{k}x{n}", "tmm", {"M": m, "K": k, "N": n}, 2 * m * n * k,
+                          lambda a, b: a @ b.T))
+    out.append(Config("tbmm 500,26,72,26", "tbmm", {"B": 500, "N": 26, "M": 72, "K": 26},
+                      2 * 500 * 26 * 26 * 72, lambda x, y: torch.bmm(x, y.transpose(1, 2))))
+    for c, hw in [(4, 56), (8, 28), (16, 14), (32, 7)]:
+        sizes = {"N": 32, "G": 32, "C": c, "F": c, "H": hw, "W": hw, "KH": 3, "KW": 3}
+        flops = 2 * 32 * 32 * c * c * (hw - 2) ** 2 * 9
+        out.append(Config(f"gconv C=F={c} H=W={hw}", "gconv", sizes, flops,
+                          lambda x, w, b: _gconv(torch, F, x, w, b)))
+    lut = {"E1": 10**7, "D": 64, "B": 128, "L1": 50}
+    rows = 128 * 50 * (64 * 4 + 4) + 128 * 64 * 4  # gathered rows, indices, output
+    out.append(Config("1LUT", "1LUT", lut, 128 * 50 * 64, bag, moved=rows))
+    out.append(Config("2LUT", "2LUT", {**lut, "E2": 10**7, "L2": 50}, 2 * 128 * 50 * 64,
+                      lambda t1, i1, t2, i2: (bag(t1, i1), bag(t2, i2)), moved=2 * rows))
+    out.append(Config("C3", "C3", {"B": 128, "WX": 1000, "WY": 1024}, 2 * 128 * 1000 * 1024,
+                      lambda i, w: i @ w.T))
+    out.append(Config("MLP1", "MLP1", {"B": 128, "M": 2000, "N": 128}, 2 * 128 * 2000 * 128,
+                      lambda i, w, b: relu(i @ w.T + b)))
+
+    def mlp3(o1: Any, w2: Any, b2: Any, w3: Any, b3: Any, w4: Any, b4: Any) -> Any:
+        o2 = relu(o1 @ w2.T + b2)
+        o3 = relu(o2 @ w3.T + b3)
+        return o2, o3, relu(o3 @ w4.T + b4)
+
+    out.append(Config("MLP3", "MLP3", {"B": 128, "N": 128, "O": 64, "P": 32, "Q": 2},
+                      2 * 128 * (128 * 64 + 64 * 32 + 32 * 2), mlp3))
+    return out
+
+
+def device_inputs(definition: Any, sizes: dict[str, int], cupy: Any) -> list[Any]:
+    """Random inputs made on the GPU (the LUTs hold 2.5 GB each)."""
+    from tcir.runtime.signature import NUMPY_DTYPES, evaluate
+    from tcir.tools.tcir_run import index_bounds
+
+    values = [sizes[n] for n in definition.size_params]
+    indexing = index_bounds(definition)
+    cupy.random.seed(0)
+    inputs = []
+    for param in definition.inputs:
+        shape = tuple(evaluate(d, values) for d in param.dims)
+        if param.name in indexing:
+            high = min(evaluate(d, values) for d in indexing[param.name])
+            inputs.append(cupy.random.randint(0, high, shape).astype(NUMPY_DTYPES[param.dtype]))
+        else:
+            inputs.append(cupy.random.standard_normal(shape, dtype=cupy.float32))
+    return inputs
+
+
+def device_ms(torch: Any, call: Callable[[], Any], launches: int) -> float:
+    """p50 over 5 rounds of the mean device time of `launches` back-to-back calls."""
+    rounds = []
+    for _ in range(5):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(launches):
+            call()
+        end.record()
+        end.synchronize()
+        rounds.append(start.elapsed_time(end) / launches)
+    return statistics.median(rounds)
+
+
+def wall_ms(torch: Any, call: Callable[[], Any], calls: int) -> float:
+    """p50 wall time of one call plus synchronize."""
+    samples = []
+    for _ in range(calls):
+        begin = time.perf_counter()
+        call()
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - begin) * 1e3)
+    return statistics.median(samples)
+
+
+def machine_peaks(torch: Any) -> tuple[float, float]:
+    """Measured fp32 FLOP/s (TF32 off) and device-memory bytes/s."""
+    a = torch.randn(8192, 8192, device="cuda")
+    ms = device_ms(torch, lambda: a @ a, 5)
+    flops = 2 * 8192**3 / (ms * 1e-3)
+    x = torch.empty(1 << 28, device="cuda")
+    y = torch.empty_like(x)
+    ms = device_ms(torch, lambda: y.copy_(x), 10)
+    return flops, 2 * x.numel() * 4 / (ms * 1e-3)
+
+
+def tensor_bytes(values: Any) -> int:
+    items = values if isinstance(values, (tuple, list)) else [values]
+    return sum(v.numel() * v.element_size() for v in items if hasattr(v, "numel"))
+
+
+def check(got: Any, expected: Any, torch: Any) -> float:
+    got = got if isinstance(got, tuple) else (got,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    error = 0.0
+    for g, e in zip(got, expected, strict=True):
+        g = torch.as_tensor(g, device="cuda").double()
+        scale = max(1.0, e.abs().max().item())
+        error = max(error, (g - e.double()).abs().max().item() / scale)
+    return error
+
+
+def run(config: Config, torch: Any, cupy: Any, peaks: tuple[float, float], compile_peer: bool) -> dict[str, Any]:
+    import tcir
+
+    function = tcir.define((EXAMPLES / f"{config.example}.tc").read_text())[config.example]
+    inputs = device_inputs(function.definition, config.sizes, cupy)
+    tensors = [torch.as_tensor(x, device="cuda") for x in inputs]
+    reference = config.peer(*tensors)
+    options = tcir.MappingOptions(**config.options) if config.options else None
+    started = time.perf_counter()
+    result = function(*inputs, options=options)
+    cupy.cuda.runtime.deviceSynchronize()
+    row: dict[str, Any] = {"config": config.label, "tcir_compile_s": time.perf_counter() - started}
+    error = check(result, reference, torch)
+    row["tcir_error"] = error
+    implementations: dict[str, Callable[[], Any]] = {
+        "tcir": lambda: function(*inputs, options=options),
+        "eager": lambda: config.peer(*tensors),
+    }
+    if compile_peer:
+        compiled = torch.compile(config.peer)
+        row["compile_error"] = check(compiled(*tensors), reference, torch)
+        implementations["compiled"] = lambda: compiled(*tensors)
+    for name, call in implementations.items():
+        call()
+        torch.cuda.synchronize()
+        probe = wall_ms(torch, call, 3)
+        launches = max(3, min(200, int(200 / max(probe, 0.01))))
+        row[f"{name}_device_ms"] = device_ms(torch, call, launches)
+        row[f"{name}_wall_ms"] = wall_ms(torch, call, max(5, launches // 4))
+    flop_rate, bandwidth = peaks
+    moved = config.moved or tensor_bytes(tensors) + tensor_bytes(reference)
+    row["roofline_ms"] = max(config.flops / flop_rate, moved / bandwidth) * 1e3
+    row["ok"] = error <= 1e-3
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", default="bench.json", help="where to write the results")
+    parser.add_argument("--only", default="", help="comma-separated kernel names")
+    parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    args = parser.parse_args()
+    import logging
+
+    import cupy
+    import torch
+
+    logging.getLogger("torch").setLevel(logging.ERROR)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    peaks = machine_peaks(torch)
+    print(f"measured peaks: {peaks[0] / 1e12:.1f} TFLOP/s fp32, {peaks[1] / 1e12:.2f} TB/s")
+    wanted = set(filter(None, args.only.split(",")))
+    rows = []
+    header = f"{'config':24} {'tcir dev':>9} {'eager dev':>9} {'compl dev':>9} {'roof':>8} {'tcir wall':>9} {'eager wall':>10} {'ok':>3}"
+    print(header)
+    for config in configs(torch):
+        if wanted and config.example not in wanted:
+            continue
+        try:
+            row = run(config, torch, cupy, peaks, not args.no_compile)
+        except Exception as e:  # keep going: report the failure in the table
+            row = {"config": config.label, "error": f"{type(e).__name__}: {e}"[:300]}
+            print(f"{config.label:24} FAILED {row['error']}", flush=True)
+            rows.append(row)
+            continue
+        rows.append(row)
+        print(
+            f"{row['config']:24} {row['tcir_device_ms']:9.4f} {row['eager_device_ms']:9.4f} "
+            f"{row.get('compiled_device_ms', float('nan')):9.4f} {row['roofline_ms']:8.4f} "
+            f"{row['tcir_wall_ms']:9.4f} {row['eager_wall_ms']:10.4f} {'yes' if row['ok'] else 'NO':>3}",
+            flush=True,
+        )
+    Path(args.json).write_text(json.dumps({"peaks": peaks, "rows": rows}, indent=1))
+    print("times in ms; dev = p50 device time per call, wall = p50 per call incl. sync")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
