@@ -14,6 +14,7 @@ inputs' array library.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,9 +22,11 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tcir.dialects.tc import DefOp
 from tcir.errors import TCError
-from tcir.frontend import CheckedDef, Param
+from tcir.frontend import CheckedDef
+from tcir.frontend import ast as A
 from tcir.frontend import parse as parse_tc
 from tcir.frontend.emit import emit_def, libm_declarations
+from tcir.frontend.subscripts import walk
 from tcir.passmanager import PassManager, print_ir
 from tcir.runtime.index_check import IndexChecker
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind
@@ -56,6 +59,20 @@ def pipeline(binding: Binding, options: MappingOptions | None, backend: str) -> 
     return ",".join(passes)
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """A compiled kernel with what the calls with its signature share."""
+
+    kernel: Callable[..., None]
+    binding: Binding
+    outputs: list[tuple[tuple[int, ...], Any, bool]]
+
+
+def _allocate(xp: Any, shape: tuple[int, ...], dtype: Any, zero: bool) -> Any:
+    """An output: zeros when a statement accumulates into it first."""
+    return xp.zeros(shape, dtype) if zero else uninitialized(xp, shape, dtype)
+
+
 def _value_range(array: Any) -> tuple[int, int] | None:
     """Min and max of an index tensor, on its own device."""
     if not int(np.prod(array.shape)):
@@ -76,7 +93,18 @@ class Function:
     def __init__(self, definition: CheckedDef, module: ModuleOp):
         self.definition = definition
         self._module = module
-        self._compiled: dict[tuple[Any, ...], Callable[..., None]] = {}
+        self._compiled: dict[tuple[Any, ...], _Entry] = {}
+        self._size_scalars = {
+            k for k, p in enumerate(definition.inputs) if p.name in definition.scalar_size_params
+        }
+        self._indirect = any(
+            isinstance(inner, A.Access)
+            for stmt in definition.stmts
+            for node in walk(stmt.rhs)
+            if isinstance(node, A.Access)
+            for sub in node.subscripts
+            for inner in walk(sub)
+        )
 
     @property
     def name(self) -> str:
@@ -119,45 +147,48 @@ class Function:
     def __call__(self, *args: Any, backend: str | None = None, options: Any = None) -> Any:
         backend = self._backend(backend, args)
         options = self._check_options(options)
-        binding = bind(self.definition, args)
-        IndexChecker(self.definition, binding, _value_range).check()
-        key = (
-            backend,
-            binding.key,
-            tuple(str(getattr(a, "dtype", type(a))) for a in args),
-            None if options is None else options.to_json(),
-        )
-        kernel = self._compiled.get(key)
-        if kernel is None:
-            kernel = self._compiled[key] = self._compile(binding, options, backend)
+        key = (backend, None if options is None else options.key, self._signature(args))
+        entry = self._compiled.get(key)
+        if entry is None:  # first call with these shapes: check everything, compile
+            binding = bind(self.definition, args)
+            kernel = self._compile(binding, options, backend)
+            entry = self._compiled[key] = _Entry(kernel, binding, self._output_specs(binding))
+        if self._indirect:
+            binding = Binding(entry.binding.sizes, args)
+            IndexChecker(self.definition, binding, _value_range).check()
         if backend == "cpu":
             arrays = [np.ascontiguousarray(a) if hasattr(a, "shape") else a for a in args]
-            outputs = self._outputs(binding, np)
-            kernel(*arrays, *outputs)
+            outputs = [_allocate(np, *spec) for spec in entry.outputs]
+            entry.kernel(*arrays, *outputs)
             return self._result(outputs)
         from tcir.backends.cuda.runtime import cupy_module
 
-        outputs = self._outputs(binding, cupy_module())
-        kernel(*args, *outputs)
+        outputs = [_allocate(cupy_module(), *spec) for spec in entry.outputs]
+        entry.kernel(*args, *outputs)
         if any(type(a).__module__.startswith("torch") for a in args):
             import torch
 
             return self._result([torch.from_dlpack(o) for o in outputs])
         return self._result(outputs)
 
-    def _outputs(self, binding: Binding, xp: Any) -> list[Any]:
-        return [
-            self._allocate(p, binding.shape(self.definition, p), xp)
-            for p in self.definition.outputs
-        ]
+    def _signature(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """What a compiled kernel depends on: shapes, dtypes, integer sizes."""
+        return tuple(
+            (tuple(a.shape), a.dtype)
+            if hasattr(a, "shape")
+            else (type(a), a if k in self._size_scalars else None)
+            for k, a in enumerate(args)
+        )
 
-    def _allocate(self, output: Param, shape: tuple[int, ...], xp: Any) -> Any:
-        """Outputs start as zeros when a statement accumulates into them first."""
-        first = next(s for s in self.definition.stmts if s.lhs == output.name)
-        dtype = NUMPY_DTYPES[output.dtype]
-        if first.reduces and not first.initializes:
-            return xp.zeros(shape, dtype)
-        return uninitialized(xp, shape, dtype)
+    def _output_specs(self, binding: Binding) -> list[tuple[tuple[int, ...], Any, bool]]:
+        """(shape, dtype, starts at zero) of each output for `binding`."""
+        specs = []
+        for output in self.definition.outputs:
+            first = next(s for s in self.definition.stmts if s.lhs == output.name)
+            zero = first.reduces and not first.initializes
+            shape = binding.shape(self.definition, output)
+            specs.append((shape, NUMPY_DTYPES[output.dtype], zero))
+        return specs
 
     @staticmethod
     def _result(outputs: list[Any]) -> Any:

@@ -8,7 +8,7 @@ stands for, so any kernel can be reproduced on the command line.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tcir.errors import TCError
@@ -68,8 +68,14 @@ class MappingOptions:
                 f"got {self.max_shared_memory}"
             )
 
+        object.__setattr__(self, "key", self.to_json())
+
+    key: str = field(init=False, repr=False, compare=False)
+    """The JSON text, computed once: a hashable identity for caches."""
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.init}
+        return json.dumps(data, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> MappingOptions:
@@ -80,7 +86,7 @@ class MappingOptions:
             raise TCError(f"MappingOptions: invalid JSON: {e}") from None
         if not isinstance(data, dict):
             raise TCError("MappingOptions: expected a JSON object")
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls) if f.init}
         unknown = sorted(set(data) - known)
         if unknown:
             raise TCError(f"MappingOptions: unknown fields {', '.join(unknown)}")
@@ -129,7 +135,7 @@ class MappingOptions:
         changed = [
             f"{f.name}={getattr(self, f.name)!r}"
             for f in fields(self)
-            if getattr(self, f.name) != getattr(DEFAULT, f.name)
+            if f.init and getattr(self, f.name) != getattr(DEFAULT, f.name)
         ]
         return f"MappingOptions({', '.join(changed)})"
 

@@ -69,3 +69,17 @@ def test_ir_until_a_pass_and_llvm():
     assert "define void @mm(ptr noalias" in llvm_ir
     with pytest.raises(tcir.TCError, match="unknown pass 'poly-tile'"):
         mod.mm.ir(A, B, until="poly-tile")
+
+
+def test_bad_options_type():
+    with pytest.raises(tcir.TCError, match="options must be a tcir.MappingOptions, got dict"):
+        mod.mm(A, B, options={"tile": [4]})
+
+
+def test_call_overhead_path_reuses_the_checked_binding():
+    fresh = tcir.define(SOURCE)
+    fresh.mm(A, B)
+    (entry,) = fresh.mm._compiled.values()
+    assert entry.binding.sizes == {"M": 2, "K": 3, "N": 4}
+    with pytest.raises(tcir.ShapeError, match="inconsistent size K"):
+        fresh.mm(A, np.ones((5, 4), np.float32))  # a new signature is checked again
