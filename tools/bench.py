@@ -136,6 +136,31 @@ def machine_peaks(torch: Any) -> tuple[float, float]:
     return flops, 2 * x.numel() * 4 / (ms * 1e-3)
 
 
+def call_overhead_us(cupy: Any) -> tuple[float, float]:
+    """Host time per call, no synchronize: a bare cupy launch of an empty kernel
+    vs a tcir call on a cache hit (tmm 16x16x16: launch plus output allocation)."""
+    import tcir
+
+    empty = cupy.RawKernel(r'extern "C" __global__ void empty(float* x) {}', "empty")
+    x = cupy.zeros(1, cupy.float32)
+    mod = tcir.define((EXAMPLES / "tmm.tc").read_text())
+    a = cupy.ones((16, 16), cupy.float32)
+    b = cupy.ones((16, 16), cupy.float32)
+    mod.tmm(a, b)
+    results = []
+    for call in (lambda: empty((1,), (1,), (x,)), lambda: mod.tmm(a, b)):
+        samples = []
+        for _ in range(5):
+            cupy.cuda.runtime.deviceSynchronize()
+            begin = time.perf_counter()
+            for _ in range(200):
+                call()
+            samples.append((time.perf_counter() - begin) / 200 * 1e6)
+        results.append(statistics.median(samples))
+    cupy.cuda.runtime.deviceSynchronize()
+    return results[0], results[1]
+
+
 def tensor_bytes(values: Any) -> int:
     items = values if isinstance(values, (tuple, list)) else [values]
     return sum(v.numel() * v.element_size() for v in items if hasattr(v, "numel"))
@@ -204,6 +229,8 @@ def main() -> None:
     torch.backends.cudnn.allow_tf32 = False
     peaks = machine_peaks(torch)
     print(f"measured peaks: {peaks[0] / 1e12:.1f} TFLOP/s fp32, {peaks[1] / 1e12:.2f} TB/s")
+    bare, ours = call_overhead_us(cupy)
+    print(f"per-call host overhead: bare cupy launch {bare:.1f} us, tcir call {ours:.1f} us")
     wanted = set(filter(None, args.only.split(",")))
     rows = []
     header = f"{'config':24} {'tcir dev':>9} {'eager dev':>9} {'compl dev':>9} {'roof':>8} {'tcir wall':>9} {'eager wall':>10} {'ok':>3}"
@@ -225,7 +252,10 @@ def main() -> None:
             f"{row['tcir_wall_ms']:9.4f} {row['eager_wall_ms']:10.4f} {'yes' if row['ok'] else 'NO':>3}",
             flush=True,
         )
-    Path(args.json).write_text(json.dumps({"peaks": peaks, "rows": rows}, indent=1))
+    overhead = {"bare_cupy_launch_us": bare, "tcir_call_us": ours}
+    Path(args.json).write_text(
+        json.dumps({"peaks": peaks, "overhead": overhead, "rows": rows}, indent=1)
+    )
     print("times in ms; dev = p50 device time per call, wall = p50 per call incl. sync")
 
 
