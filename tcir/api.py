@@ -135,14 +135,22 @@ class Function:
         return module
 
     def _compile(self, binding: Binding, options: MappingOptions | None, backend: str) -> Callable[..., None]:
-        module = self.lowered(binding, options, backend)
-        if backend == "cpu":
-            from tcir.backends.cpu.jit import compile_module
+        """Compiled code for `binding`: from the persistent compilation cache,
+        or compiled and stored there."""
+        from tcir.tuner.tune import compile_cached
 
-            return compile_module(module).function(self.name)
-        from tcir.backends.cuda.runtime import compile_module as compile_cuda
+        return compile_cached(self, binding, options, backend)
 
-        return compile_cuda(module, self.name)
+    def tune(self, *args: Any, **knobs: Any) -> MappingOptions:
+        """Autotune for these arguments' shapes (genetic search, see
+        `tcir.tuner.tune.tune` for the knobs: generations, population, timeout,
+        backend, ...); the best options go to the compilation cache, and later
+        calls with these shapes use them."""
+        from tcir.tuner.tune import tune
+
+        best = tune(self, *args, **knobs)
+        self._compiled.clear()
+        return best
 
     def __call__(self, *args: Any, backend: str | None = None, options: Any = None) -> Any:
         backend = self._backend(backend, args)
@@ -151,6 +159,10 @@ class Function:
         entry = self._compiled.get(key)
         if entry is None:  # first call with these shapes: check everything, compile
             binding = bind(self.definition, args)
+            if options is None:  # tuned options for these shapes, if any
+                from tcir.tuner.tune import best_options
+
+                options = best_options(self.definition, binding, backend)
             kernel = self._compile(binding, options, backend)
             entry = self._compiled[key] = _Entry(kernel, binding, self._output_specs(binding))
         if self._indirect:

@@ -1,0 +1,170 @@
+"""`tcir-tune FILE --entry NAME --sizes M=128,K=32`: autotune a def, store the best.
+
+Makes random inputs for the sizes (as `tcir-run` does), runs the genetic
+search with live progress (generation, best time, candidates per second),
+and ends with the best options and their speedup over the default options.
+Every measurement and the best version go to the compilation cache
+(`--cache-dir`, else `$TCIR_CACHE_DIR` or `~/.cache/tcir`), where later
+calls with the same shapes find them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tcir.errors import TCError
+from tcir.tools.diagnostics import report_errors
+
+
+def _milliseconds(seconds: float | None) -> str:
+    return "failed" if seconds is None else f"{seconds * 1e3:.4f} ms"
+
+
+class PlainProgress:
+    """Progress as plain lines: a line per generation (and a live status line on a terminal)."""
+
+    def __init__(self) -> None:
+        self.live = sys.stdout.isatty()
+
+    def status(self, text: str) -> None:
+        if self.live:
+            print(f"\r\x1b[2K{text}", end="", flush=True)
+
+    def line(self, text: str) -> None:
+        if self.live:
+            print("\r\x1b[2K", end="")
+        print(text, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class RichProgress:
+    """Progress through `rich`: a spinner with the live status, a line per generation."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console()
+        self._status = self.console.status("starting workers")
+        self._status.start()
+
+    def status(self, text: str) -> None:
+        self._status.update(text)
+
+    def line(self, text: str) -> None:
+        self.console.print(text, highlight=False)
+
+    def close(self) -> None:
+        self._status.stop()
+
+
+def _display() -> PlainProgress | RichProgress:
+    return RichProgress() if importlib.util.find_spec("rich") else PlainProgress()
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tcir-tune", description=__doc__.splitlines()[0])
+    parser.add_argument("input_file", help="TC source file")
+    parser.add_argument("--entry", required=True, help="name of the def to tune")
+    parser.add_argument("--sizes", default="", help="size values, e.g. M=128,K=32")
+    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--generations", type=int, default=5)
+    parser.add_argument("--population", type=int, default=16, help="candidates per generation")
+    parser.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds per compilation or profiling run"
+    )
+    parser.add_argument(
+        "--max-time", type=float, help="stop after this many seconds (between generations)"
+    )
+    parser.add_argument("--search", default="genetic", choices=("genetic", "random"))
+    parser.add_argument(
+        "--max-unroll", type=int, default=4096, help="largest unroll factor tried (a power of 2)"
+    )
+    parser.add_argument("--mutation-rate", type=float, default=0.1)
+    parser.add_argument("--elites", type=int, default=1)
+    parser.add_argument("--workers", type=int, help="compile processes (default: one per core)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the inputs and of the search")
+    parser.add_argument("--cache-dir", help="compilation cache directory")
+    options = parser.parse_args(args)
+    with report_errors("tcir-tune"):
+        return run(options)
+    return 1
+
+
+def run(options: argparse.Namespace) -> int:
+    import tcir
+    from tcir.tools.tcir_run import random_inputs
+    from tcir.transforms.tc_specialize import parse_sizes
+    from tcir.tuner.space import SearchSpace
+    from tcir.tuner.tune import Progress, Tuner
+
+    function = tcir.define(Path(options.input_file).read_text(), options.input_file)[options.entry]
+    definition = function.definition
+    sizes = parse_sizes(options.sizes)
+    missing = [n for n in definition.size_params if n not in sizes]
+    if missing:
+        raise TCError(f"tcir-tune: give a value for {', '.join(missing)} with --sizes")
+    inputs: list[Any] = random_inputs(definition, sizes, options.seed)
+    if options.backend == "cuda":
+        from tcir.backends.cuda.runtime import cupy_module
+
+        inputs = [cupy_module().asarray(a) if hasattr(a, "shape") else a for a in inputs]
+    display = _display()
+
+    def show(p: Progress) -> None:
+        best = _milliseconds(p.best.seconds if p.best else None)
+        display.status(
+            f"generation {p.generation}/{p.generations}: {p.done}/{p.pending} candidates, "
+            f"best {best}, {p.rate:.2f} candidates/s"
+        )
+        if p.last.error is not None:
+            display.line(f"  discarded {p.last.options}: {p.last.error}")
+        if p.done == p.pending:
+            display.line(
+                f"generation {p.generation}/{p.generations}: best {best}, "
+                f"{p.measured} measured ({p.failed} failed), {p.rate:.2f} candidates/s, "
+                f"{p.elapsed:.1f} s"
+            )
+
+    shown = ", ".join(f"{n}={v}" for n, v in sizes.items())
+    display.line(f"tuning {definition.name}({shown}) on {options.backend}")
+    tuner = Tuner(
+        function,
+        inputs,
+        backend=options.backend,
+        generations=options.generations,
+        population=options.population,
+        timeout=options.timeout,
+        max_time=options.max_time,
+        search=options.search,
+        mutation_rate=options.mutation_rate,
+        elites=options.elites,
+        seed=options.seed,
+        workers=options.workers,
+        cache=options.cache_dir,
+        space=SearchSpace.build(definition, sizes, options.backend, max_unroll=options.max_unroll),
+        on_progress=show,
+    )
+    try:
+        result = tuner.run()
+    finally:
+        display.close()
+    print(f"best options: {result.best}")
+    print(f"  json: {result.best.to_json()}")
+    print(
+        f"  time: {_milliseconds(result.best_seconds)} (default options: {_milliseconds(result.default_seconds)})"
+    )
+    if result.speedup is not None:
+        print(f"  speedup over the default options: {result.speedup:.2f}x")
+    print(f"  stored in {tuner.cache.path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,452 @@
+"""The persistent compilation cache: generated code and every measurement, in SQLite.
+
+One database file (`$TCIR_CACHE_DIR/tcir-cache.sqlite3`, by default
+`~/.cache/tcir/`) with two tables, as in the paper's section 5.1:
+
+- `kernels`: generated code (an artifact's JSON: LLVM IR or CUDA C with its
+  host program) keyed by the problem (canonical TC, input shapes and dtypes,
+  target architecture) and the options JSON, so no process compiles the same
+  version twice;
+- `measurements`: every profiled (problem, options, seconds) — or the reason a
+  candidate failed — for later searches and for the best options of a problem.
+
+Writes are transactions; the database runs in WAL mode with a busy timeout,
+so concurrent tuners on one machine serialize instead of corrupting it. Every
+row carries `version` (the schema and tcir versions) and a checksum of its
+contents: a row of another version is ignored (and its code rebuilt and
+replaced), a row whose checksum or JSON does not hold is deleted; neither is
+trusted. A file that is not a sound database of this schema is renamed aside
+and replaced by a fresh one.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import logging
+import math
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from tcir.errors import TCError
+from tcir.tuner.artifacts import Artifact, artifact_from_json
+from tcir.tuner.canonical import ProblemKey
+from tcir.tuner.options import MappingOptions
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+FILE_NAME = "tcir-cache.sqlite3"
+BUSY_TIMEOUT_S = 30.0
+EXPORT_FORMAT = "tcir-cache-export"
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("tcir")
+    except metadata.PackageNotFoundError:
+        return "dev"
+
+
+VERSION = f"{SCHEMA_VERSION}/{_package_version()}"
+"""Rows written by another schema or tcir version are not trusted."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS kernels (
+    key TEXT PRIMARY KEY,
+    problem TEXT NOT NULL,
+    tc TEXT NOT NULL,
+    shapes TEXT NOT NULL,
+    target TEXT NOT NULL,
+    options TEXT NOT NULL,
+    code TEXT NOT NULL,
+    version TEXT NOT NULL,
+    checksum TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS measurements (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    problem TEXT NOT NULL,
+    family TEXT NOT NULL,
+    tc TEXT NOT NULL,
+    shapes TEXT NOT NULL,
+    target TEXT NOT NULL,
+    options TEXT NOT NULL,
+    seconds REAL,
+    error TEXT,
+    version TEXT NOT NULL,
+    checksum TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS measurements_problem ON measurements (problem, seconds);
+CREATE INDEX IF NOT EXISTS measurements_family ON measurements (family);
+"""
+
+_KERNEL_COLUMNS = ("key", "problem", "tc", "shapes", "target", "options", "code", "version")
+_MEASUREMENT_COLUMNS = (
+    "problem",
+    "family",
+    "tc",
+    "shapes",
+    "target",
+    "options",
+    "seconds",
+    "error",
+    "version",
+)
+
+
+def default_cache_dir() -> Path:
+    """`$TCIR_CACHE_DIR`, else `~/.cache/tcir`."""
+    configured = os.environ.get("TCIR_CACHE_DIR")
+    return Path(configured) if configured else Path.home() / ".cache" / "tcir"
+
+
+def _checksum(values: tuple[Any, ...]) -> str:
+    return hashlib.sha256(json.dumps(values).encode()).hexdigest()
+
+
+class CompilationCache:
+    """The cache database at `directory / FILE_NAME` (created on first use)."""
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None):
+        self.path = Path(directory if directory is not None else default_cache_dir()) / FILE_NAME
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"CompilationCache({str(self.path.parent)!r})"
+
+    # --- connection -------------------------------------------------------
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """This thread's open connection (SQLite connections do not cross
+        threads or forks); opens, and if need be repairs, the database."""
+        if getattr(self._local, "pid", None) != os.getpid():
+            self._local.connection, self._local.pid = None, os.getpid()
+        if self._local.connection is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise TCError(f"compilation cache: cannot create {self.path.parent}: {e}") from None
+            try:
+                self._local.connection = self._open()
+            except sqlite3.OperationalError:  # locked, unreadable: not corrupt
+                raise
+            except sqlite3.DatabaseError:
+                self._local.connection = self._repair()
+        return self._local.connection
+
+    def _repair(self) -> sqlite3.Connection:
+        """Under a lock file (so that concurrent processes repair once), set an
+        unusable database aside and open a fresh one."""
+        with open(f"{self.path}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return self._open()  # another process may have repaired it
+            except sqlite3.OperationalError:
+                raise
+            except sqlite3.DatabaseError as e:
+                self._set_aside(str(e))
+                return self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            if connection.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("integrity check failed")
+            with self._write(connection):
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
+                row = connection.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+                if row is None:
+                    connection.execute(
+                        "INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+                    )
+                elif row[0] != str(SCHEMA_VERSION):
+                    raise sqlite3.DatabaseError(f"foreign schema version {row[0]}")
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _set_aside(self, reason: str) -> None:
+        """Rename an unusable database file (and its WAL files) out of the way."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        log.warning(
+            "compilation cache %s is unusable (%s); starting a fresh one", self.path, reason
+        )
+        for suffix in ("", "-wal", "-shm"):
+            path = Path(f"{self.path}{suffix}")
+            if path.exists():
+                path.replace(f"{self.path}.corrupt-{stamp}-{os.getpid()}{suffix}")
+
+    @staticmethod
+    @contextmanager
+    def _write(connection: sqlite3.Connection) -> Iterator[None]:
+        """A write transaction, taken up front so concurrent writers queue."""
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        connection.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close this thread's connection (a later use opens a new one)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is not None and self._local.pid == os.getpid():
+            connection.close()
+        self._local.connection = None
+
+    def __enter__(self) -> CompilationCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- generated code ---------------------------------------------------
+
+    def get_code(self, problem: ProblemKey, options: MappingOptions | None) -> Artifact | None:
+        """The cached code of `problem` compiled with `options`, if sound (an
+        entry of another version is ignored; a corrupted one is deleted)."""
+        key = problem.kernel_digest(_options_json(options))
+        row = self.connection.execute(
+            f"SELECT {', '.join(_KERNEL_COLUMNS)}, checksum FROM kernels WHERE key = ?", (key,)
+        ).fetchone()
+        if row is None:
+            return None
+        *values, checksum = row
+        entry = dict(zip(_KERNEL_COLUMNS, values))
+        if entry["version"] != VERSION:
+            return None
+        try:
+            if checksum != _checksum(tuple(values)):
+                raise ValueError("checksum mismatch")
+            return artifact_from_json(json.loads(entry["code"]))
+        except (ValueError, KeyError, TypeError) as e:
+            log.warning("compilation cache: dropping corrupted kernel entry %s: %s", key[:12], e)
+            self.drop_code(problem, options)
+            return None
+
+    def drop_code(self, problem: ProblemKey, options: MappingOptions | None) -> None:
+        """Delete the code of `problem` with `options` (e.g. when it fails to load)."""
+        key = problem.kernel_digest(_options_json(options))
+        with self._write(self.connection):
+            self.connection.execute("DELETE FROM kernels WHERE key = ?", (key,))
+
+    def put_code(
+        self, problem: ProblemKey, options: MappingOptions | None, artifact: Artifact
+    ) -> None:
+        """Store (or replace) the code of `problem` with `options`."""
+        options_json = _options_json(options)
+        values = (
+            problem.kernel_digest(options_json),
+            problem.digest,
+            problem.tc,
+            problem.shapes,
+            problem.target,
+            options_json,
+            json.dumps(artifact.to_json()),
+            VERSION,
+        )
+        self._insert_kernel(values)
+
+    def _insert_kernel(self, values: tuple[Any, ...]) -> None:
+        with self._write(self.connection):
+            self.connection.execute(
+                f"INSERT OR REPLACE INTO kernels ({', '.join(_KERNEL_COLUMNS)}, checksum, created) "
+                f"VALUES ({', '.join('?' * len(_KERNEL_COLUMNS))}, ?, ?)",
+                (*values, _checksum(values), time.time()),
+            )
+
+    # --- measurements -----------------------------------------------------
+
+    def record(
+        self,
+        problem: ProblemKey,
+        options: MappingOptions,
+        seconds: float | None,
+        error: str | None = None,
+    ) -> None:
+        """Store one measurement: `seconds`, or None and why the candidate failed."""
+        if seconds is not None and not (math.isfinite(seconds) and seconds >= 0):
+            seconds, error = None, error or f"invalid time {seconds}"
+        values = (
+            problem.digest,
+            problem.tc_digest,
+            problem.tc,
+            problem.shapes,
+            problem.target,
+            options.to_json(),
+            seconds,
+            error,
+            VERSION,
+        )
+        self._insert_measurement(values)
+
+    def _insert_measurement(self, values: tuple[Any, ...]) -> None:
+        with self._write(self.connection):
+            self.connection.execute(
+                f"INSERT INTO measurements ({', '.join(_MEASUREMENT_COLUMNS)}, checksum, created) "
+                f"VALUES ({', '.join('?' * len(_MEASUREMENT_COLUMNS))}, ?, ?)",
+                (*values, _checksum(values), time.time()),
+            )
+
+    def _sound_measurements(self, where: str, args: tuple[Any, ...]) -> list[dict[str, Any]]:
+        """Measurements of this version matching `where`, as dicts of
+        `_MEASUREMENT_COLUMNS`; those whose checksum fails are deleted."""
+        rows = self.connection.execute(
+            f"SELECT {', '.join(_MEASUREMENT_COLUMNS)}, checksum, id FROM measurements "
+            f"WHERE version = ? AND {where}",
+            (VERSION, *args),
+        ).fetchall()
+        sound: list[dict[str, Any]] = []
+        bad: list[int] = []
+        for *values, checksum, row_id in rows:
+            row = dict(zip(_MEASUREMENT_COLUMNS, values))
+            if checksum == _checksum(tuple(values)):
+                sound.append(row)
+            else:
+                bad.append(row_id)
+        if bad:
+            log.warning("compilation cache: dropping %d corrupted measurements", len(bad))
+            with self._write(self.connection):
+                self.connection.executemany(
+                    "DELETE FROM measurements WHERE id = ?", [(i,) for i in bad]
+                )
+        return sound
+
+    def measurements(
+        self, problem: ProblemKey
+    ) -> list[tuple[MappingOptions, float | None, str | None]]:
+        """Every sound measurement of `problem`: (options, seconds or None, error)."""
+        result = []
+        for row in self._sound_measurements("problem = ?", (problem.digest,)):
+            options = _parse_options(row["options"])
+            if options is not None:
+                result.append((options, row["seconds"], row["error"]))
+        return result
+
+    def best(self, problem: ProblemKey) -> tuple[MappingOptions, float] | None:
+        """The fastest measured options of `problem` and their time, if any."""
+        timed = [(o, t) for o, t, _ in self.measurements(problem) if t is not None]
+        return min(timed, key=lambda m: m[1]) if timed else None
+
+    def similar(self, problem: ProblemKey, limit: int = 4) -> list[MappingOptions]:
+        """The best options of the same TC on the same target for other
+        shapes, nearest total size first (seeds for a new search)."""
+        best: dict[str, tuple[MappingOptions, float, str]] = {}
+        where = "family = ? AND problem != ? AND seconds IS NOT NULL"
+        for row in self._sound_measurements(where, (problem.tc_digest, problem.digest)):
+            options = _parse_options(row["options"])
+            digest, seconds = row["problem"], row["seconds"]
+            if options is not None and (digest not in best or seconds < best[digest][1]):
+                best[digest] = (options, seconds, row["shapes"])
+        size = _volume(problem.shapes)
+        ranked = sorted(best.values(), key=lambda b: abs(math.log(_volume(b[2]) / size)))
+        return [options for options, _, _ in ranked[:limit]]
+
+    # --- export / import --------------------------------------------------
+
+    def export_json(self) -> str:
+        """Every sound entry of this version as a JSON document."""
+        kernels = []
+        for row in self.connection.execute(
+            f"SELECT {', '.join(_KERNEL_COLUMNS)}, checksum FROM kernels WHERE version = ?",
+            (VERSION,),
+        ):
+            *values, checksum = row
+            if checksum == _checksum(tuple(values)):
+                kernels.append(dict(zip(_KERNEL_COLUMNS, values)))
+        measurements = self._sound_measurements("1", ())
+        document = {
+            "format": EXPORT_FORMAT,
+            "version": VERSION,
+            "kernels": kernels,
+            "measurements": measurements,
+        }
+        return json.dumps(document, indent=1)
+
+    def import_json(self, text: str) -> int:
+        """Add the entries of an `export_json` document; returns how many were
+        added. Entries of another version or with unusable contents are skipped;
+        a document that is not an export raises TCError."""
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise TCError(f"compilation cache: invalid export JSON: {e}") from None
+        if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
+            raise TCError("compilation cache: not a tcir cache export")
+        added = 0
+        for entry in document.get("kernels", []):
+            values = _row(entry, _KERNEL_COLUMNS)
+            if values is None or not _importable_kernel(entry):
+                continue
+            self._insert_kernel(values)
+            added += 1
+        for entry in document.get("measurements", []):
+            values = _row(entry, _MEASUREMENT_COLUMNS)
+            if values is None or _parse_options(str(entry["options"])) is None:
+                continue
+            self._insert_measurement(values)
+            added += 1
+        return added
+
+
+def _options_json(options: MappingOptions | None) -> str:
+    return "null" if options is None else options.to_json()
+
+
+def _parse_options(text: str) -> MappingOptions | None:
+    try:
+        return MappingOptions.from_json(text)
+    except TCError as e:
+        log.warning("compilation cache: ignoring unusable options %.80s: %s", text, e)
+        return None
+
+
+def _volume(shapes: str) -> float:
+    """The total input size of a problem's `shapes` JSON (at least 1)."""
+    total = 1.0
+    for shape, _ in json.loads(shapes)["inputs"]:
+        total += math.prod(shape)
+    return total
+
+
+def _row(entry: Any, columns: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """An exported entry as a row of `columns`, or None if it is not one of this version."""
+    if not isinstance(entry, dict) or set(entry) != set(columns):
+        return None
+    if entry["version"] != VERSION:
+        return None
+    return tuple(entry[c] for c in columns)
+
+
+def _importable_kernel(entry: dict[str, Any]) -> bool:
+    """Whether an exported kernel's key matches its contents and its code parses."""
+    problem = ProblemKey(str(entry["tc"]), str(entry["shapes"]), str(entry["target"]))
+    if (
+        entry["key"] != problem.kernel_digest(str(entry["options"]))
+        or entry["problem"] != problem.digest
+    ):
+        return False
+    try:
+        artifact_from_json(json.loads(entry["code"]))
+    except (ValueError, KeyError, TypeError):
+        return False
+    return True

@@ -1,0 +1,168 @@
+"""The tuning space: which values each mapping option may take for one problem.
+
+Built from the problem's loop extents as the paper prescribes: tile, block
+and thread sizes are powers of two and integer ceil-divisors of the extents
+(`ceil(E / k)`: a slightly off size that avoids launching a nearly empty
+extra block or tile), unrolling takes powers of two up to 4096, and fusion,
+schedule restrictions and memory promotion take their discrete choices.
+
+A candidate is a dict of genes, one per tuning parameter: `tile_0`, `tile_1`,
+... (and `blocks_k`, `threads_k` for CUDA) are one gene per dimension, where
+`None` ends the list (`tile_0 = None` means no tiling, `blocks_0 = None` lets
+the mapping pass choose). The CPU space leaves the GPU-only options at their
+defaults.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tcir.frontend.ast import CheckedDef
+from tcir.runtime.signature import evaluate
+from tcir.tuner.options import FUSION_STRATEGIES, MAX_THREADS_PER_BLOCK, MappingOptions
+
+Genes = dict[str, Any]
+
+MAX_UNROLL = 4096
+MAX_GRID_DIM = 65535
+"""Largest grid size in y and z (and the one used for every dimension)."""
+SHARED_MEMORY_CHOICES = (12288, 24576, 49152)
+"""Per-block shared memory budgets: a smaller one trades reuse for occupancy."""
+LIST_GENES = ("tile", "blocks", "threads")
+
+
+@dataclass(frozen=True)
+class Gene:
+    """One tuning parameter and its admissible values (in a fixed order)."""
+
+    name: str
+    values: tuple[Any, ...]
+
+
+def powers_of_two(limit: int) -> list[int]:
+    """1, 2, 4, ... up to `limit` inclusive."""
+    return [1 << k for k in range(max(limit, 1).bit_length()) if 1 << k <= limit]
+
+
+def ceil_divisors(extent: int) -> set[int]:
+    """Every distinct `ceil(extent / k)` for k = 1 .. extent."""
+    return {-(-extent // k) for k in range(1, extent + 1)} if extent > 0 else set()
+
+
+def size_candidates(extents: set[int], limit: int) -> tuple[int, ...]:
+    """Powers of two and ceil-divisors of `extents`, at most `limit`, ascending."""
+    largest = min(max(extents, default=1), limit)
+    values = set(powers_of_two(largest))
+    for extent in extents:
+        values |= {v for v in ceil_divisors(extent) if v <= limit}
+    return tuple(sorted(values))
+
+
+def loop_extents(definition: CheckedDef, sizes: Mapping[str, int]) -> tuple[set[int], int]:
+    """The positive extents of every statement's loops (and the sizes), and
+    the deepest loop nest."""
+    values = [int(sizes[n]) for n in definition.size_params]
+    extents = {v for v in values if v > 0}
+    depth = 0
+    for stmt in definition.stmts:
+        depth = max(depth, len(stmt.ranges))
+        for lo, hi in stmt.ranges.values():
+            extent = evaluate(hi, values) - evaluate(lo, values)
+            if extent > 0:
+                extents.add(extent)
+    return extents, depth
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """The genes of one problem on one backend; candidates are `Genes` dicts."""
+
+    backend: str
+    genes: tuple[Gene, ...]
+
+    @staticmethod
+    def build(
+        definition: CheckedDef,
+        sizes: Mapping[str, int],
+        backend: str,
+        *,
+        max_unroll: int = MAX_UNROLL,
+    ) -> SearchSpace:
+        """The space of `definition` specialized to `sizes` for `backend`."""
+        extents, depth = loop_extents(definition, sizes)
+        tiles = (None, *size_candidates(extents, max(extents, default=1)))
+        genes = [
+            Gene("fusion", FUSION_STRATEGIES),
+            Gene("allow_skewing", (False, True)),
+            Gene("positive_coefficients", (True, False)),
+            *(Gene(f"tile_{k}", tiles) for k in range(max(depth, 1))),
+            Gene("unroll", tuple(powers_of_two(max_unroll))),
+        ]
+        if backend == "cuda":
+            mapped = min(3, max((len(s.lhs_indices) for s in definition.stmts), default=1))
+            blocks = (None, *size_candidates(extents, MAX_GRID_DIM))
+            threads = (None, *size_candidates(extents, MAX_THREADS_PER_BLOCK))
+            genes += [
+                *(Gene(f"blocks_{k}", blocks) for k in range(max(mapped, 1))),
+                *(Gene(f"threads_{k}", threads) for k in range(max(mapped, 1))),
+                Gene("use_shared_memory", (True, False)),
+                Gene("use_private_memory", (True, False)),
+                Gene("max_shared_memory", SHARED_MEMORY_CHOICES),
+            ]
+        return SearchSpace(backend, tuple(genes))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(g.name for g in self.genes)
+
+    def random_genes(self, rng: random.Random) -> Genes:
+        """A uniformly random candidate."""
+        return {g.name: rng.choice(g.values) for g in self.genes}
+
+    def random(self, rng: random.Random) -> MappingOptions:
+        return self.decode(self.random_genes(rng))
+
+    def encode(self, options: MappingOptions) -> Genes:
+        """The genes of `options` (list options beyond the space's length are dropped)."""
+        genes: Genes = {}
+        for gene in self.genes:
+            list_name, _, position = gene.name.rpartition("_")
+            if list_name in LIST_GENES:
+                values = getattr(options, list_name)
+                k = int(position)
+                genes[gene.name] = values[k] if k < len(values) else None
+            else:
+                genes[gene.name] = getattr(options, gene.name)
+        return genes
+
+    def decode(self, genes: Mapping[str, Any]) -> MappingOptions:
+        """The options of a candidate: list genes up to the first `None`, the
+        thread sizes halved (largest first) until a block fits 1024 threads."""
+        values: dict[str, Any] = {}
+        lists: dict[str, list[int]] = {name: [] for name in LIST_GENES}
+        ended: set[str] = set()
+        for gene in self.genes:
+            list_name, _, _ = gene.name.rpartition("_")
+            if list_name in LIST_GENES:
+                value = genes[gene.name]
+                if value is None:
+                    ended.add(list_name)
+                elif list_name not in ended:
+                    lists[list_name].append(value)
+            else:
+                values[gene.name] = genes[gene.name]
+        threads = lists["threads"]
+        while _product(threads) > MAX_THREADS_PER_BLOCK:
+            largest = threads.index(max(threads))
+            threads[largest] = -(-threads[largest] // 2)
+        return MappingOptions(**values, **lists)
+
+
+def _product(values: list[int]) -> int:
+    result = 1
+    for v in values:
+        result *= v
+    return result

@@ -1,0 +1,150 @@
+"""Autotuning on the CPU backend: a short search, the cache it leaves, the tool."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tcir
+from tcir.runtime.signature import Binding
+from tcir.tools.tcir_tune import main as tcir_tune
+from tcir.tuner.artifacts import target_architecture
+from tcir.tuner.cache import FILE_NAME, CompilationCache
+from tcir.tuner.canonical import ProblemKey
+from tcir.tuner.space import SearchSpace
+from tcir.tuner.tune import Tuner, best_options, compile_cached, tune
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+SIZES = {"M": 64, "N": 64, "K": 64}
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("TCIR_CACHE_DIR", str(directory))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def tmm() -> tcir.Function:
+    return tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+
+
+def inputs(seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2)]
+
+
+def small_space(tmm: tcir.Function) -> SearchSpace:
+    """The tmm space with unrolling up to 16: fast compiles for tests."""
+    return SearchSpace.build(tmm.definition, SIZES, "cpu", max_unroll=16)
+
+
+def test_short_tuning_run_stores_the_best(tmm, cache_dir):
+    progress = []
+    result = Tuner(
+        tmm,
+        inputs(),
+        backend="cpu",
+        generations=2,
+        population=4,
+        workers=2,
+        space=small_space(tmm),
+        on_progress=progress.append,
+    ).run()
+    assert result.generations == 2
+    assert result.default_seconds is not None
+    assert result.best_seconds <= result.default_seconds
+    assert [p.generation for p in progress][:4] == [1, 1, 1, 1]
+    assert progress[-1].measured == len(result.outcomes) >= 5
+
+    assert best_options(tmm.definition, SIZES, "cpu") == result.best
+    key = ProblemKey.of(tmm.definition, SIZES, target_architecture("cpu"))
+    with CompilationCache(cache_dir) as cache:
+        assert cache.best(key) == (result.best, result.best_seconds)
+        assert cache.get_code(key, result.best) is not None, "the best version's code is kept"
+    a, b = inputs(1)
+    c = np.zeros((64, 64), np.float32)
+    compile_cached(tmm, Binding(dict(SIZES), ()), result.best, "cpu")(a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-4, atol=1e-4)
+
+
+def test_failing_candidates_are_discarded_not_fatal(tmm):
+    with pytest.raises(tcir.TCError, match="no candidate compiled and ran correctly.*timed out"):
+        tune(tmm, *inputs(), generations=1, population=2, timeout=0.01, workers=1)
+
+
+def test_bad_inputs_are_user_errors(tmm):
+    with pytest.raises(tcir.ShapeError):
+        tune(tmm, np.zeros((4, 4), np.float32), np.zeros((5, 5), np.float32))
+    with pytest.raises(tcir.TCError, match="generations"):
+        tune(tmm, *inputs(), generations=0)
+
+
+def test_tcir_tune_help(capsys):
+    with pytest.raises(SystemExit) as exit:
+        tcir_tune(["--help"])
+    assert exit.value.code == 0
+    assert "--generations" in capsys.readouterr().out
+
+
+def test_tcir_tune_reports_missing_sizes(capsys):
+    with pytest.raises(SystemExit) as exit:
+        tcir_tune([str(EXAMPLES / "tmm.tc"), "--entry", "tmm", "--sizes", "M=8"])
+    assert exit.value.code == 1
+    assert "give a value for K, N" in capsys.readouterr().err
+
+
+def _measurements(path: Path) -> int:
+    try:
+        with sqlite3.connect(path, timeout=5) as connection:
+            return connection.execute("SELECT COUNT(*) FROM measurements").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def test_killed_tuner_leaves_a_usable_cache(tmm, cache_dir):
+    command = [
+        sys.executable,
+        "-m",
+        "tcir.tools.tcir_tune",
+        str(EXAMPLES / "tmm.tc"),
+        "--entry",
+        "tmm",
+        "--sizes",
+        "M=64,N=64,K=64",
+        "--generations",
+        "100",
+        "--population",
+        "4",
+        "--workers",
+        "1",
+        "--max-unroll",
+        "16",
+        "--cache-dir",
+        str(cache_dir),
+    ]
+    tuner = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=os.environ.copy())
+    try:
+        deadline = time.monotonic() + 180
+        while _measurements(cache_dir / FILE_NAME) < 4 and time.monotonic() < deadline:
+            assert tuner.poll() is None, "the tuner stopped early"
+            time.sleep(0.2)
+        assert _measurements(cache_dir / FILE_NAME) >= 4, "no generation finished in time"
+    finally:
+        tuner.kill()
+        tuner.wait()
+
+    with CompilationCache(cache_dir) as cache:
+        assert cache.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    best = best_options(tmm.definition, SIZES, "cpu")
+    assert best is not None
+    again = tune(tmm, *inputs(), generations=1, population=2, workers=1, space=small_space(tmm))
+    assert again is not None

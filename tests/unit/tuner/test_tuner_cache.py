@@ -1,0 +1,221 @@
+"""The compilation cache: round trips, corruption, versions, concurrency, export."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tuner_helpers import SIZES, TMM, tmm, tmm_binding, tmm_key
+
+import tcir
+from tcir.tuner import cache as cache_module
+from tcir.tuner.artifacts import CpuArtifact, build_artifact
+from tcir.tuner.cache import FILE_NAME, CompilationCache, default_cache_dir
+from tcir.tuner.tune import best_options, compile_cached
+
+OPTIONS = tcir.MappingOptions(tile=[4, 4, 4])
+
+
+@pytest.fixture(scope="module")
+def artifact() -> CpuArtifact:
+    built = build_artifact(tmm(), tmm_binding(), OPTIONS, "cpu")
+    assert isinstance(built, CpuArtifact)
+    return built
+
+
+def _run_tmm(kernel) -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((SIZES["M"], SIZES["K"])).astype(np.float32)
+    b = rng.standard_normal((SIZES["N"], SIZES["K"])).astype(np.float32)
+    c = np.full((SIZES["M"], SIZES["N"]), np.nan, np.float32)
+    kernel(a, b, c)
+    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5, atol=1e-5)
+
+
+def test_default_location_follows_environment(cache_dir):
+    assert default_cache_dir() == cache_dir
+    assert CompilationCache().path == cache_dir / FILE_NAME
+
+
+def test_code_round_trip(cache, artifact):
+    key = tmm_key()
+    assert cache.get_code(key, OPTIONS) is None
+    cache.put_code(key, OPTIONS, artifact)
+    assert cache.get_code(key, OPTIONS) == artifact
+    assert cache.get_code(key, tcir.MappingOptions()) is None
+    _run_tmm(cache.get_code(key, OPTIONS).load())
+
+
+def test_measurements_and_best(cache):
+    key = tmm_key()
+    assert cache.best(key) is None
+    cache.record(key, tcir.MappingOptions(), 3e-3)
+    cache.record(key, OPTIONS, 1e-3)
+    cache.record(key, tcir.MappingOptions(unroll=8), None, "compile: boom")
+    assert cache.best(key) == (OPTIONS, 1e-3)
+    assert len(cache.measurements(key)) == 3
+    assert cache.similar(key) == []
+    other = tmm_key({"M": 16, "K": 4, "N": 6})
+    cache.record(other, tcir.MappingOptions(unroll=4), 2e-3)
+    assert cache.similar(key) == [tcir.MappingOptions(unroll=4)]
+    assert best_options(tmm().definition, SIZES, "cpu", cache) == OPTIONS
+    assert best_options(tmm().definition, {"M": 1, "K": 1, "N": 1}, "cpu", cache) is None
+
+
+def test_new_process_loads_code_without_the_pipeline(cache, cache_dir, artifact):
+    compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache)
+    script = textwrap.dedent(
+        f"""
+        import numpy as np, tcir, tcir.api
+        from tcir.runtime.signature import Binding
+        from tcir.tuner.tune import compile_cached
+
+        def no_pipeline(*args, **kwargs):
+            raise AssertionError("the tcir pipeline ran")
+
+        tcir.api.Function.lowered = no_pipeline
+        f = tcir.define({TMM!r}).tmm
+        kernel = compile_cached(f, Binding({SIZES!r}, ()), tcir.MappingOptions.from_json({OPTIONS.to_json()!r}), "cpu")
+        a = np.ones((8, 4), np.float32); b = np.ones((6, 4), np.float32); c = np.zeros((8, 6), np.float32)
+        kernel(a, b, c)
+        assert (c == 4).all(), c
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+
+
+def test_garbage_file_is_set_aside(cache_dir):
+    cache_dir.mkdir(parents=True)
+    (cache_dir / FILE_NAME).write_bytes(b"this is not a database" * 100)
+    with CompilationCache(cache_dir) as fresh:
+        fresh.record(tmm_key(), OPTIONS, 1e-3)
+        assert fresh.best(tmm_key()) == (OPTIONS, 1e-3)
+    aside = list(cache_dir.glob(f"{FILE_NAME}.corrupt-*"))
+    assert aside and aside[0].read_bytes().startswith(b"this is not")
+
+
+def test_foreign_schema_is_set_aside(cache_dir):
+    with CompilationCache(cache_dir) as old:
+        old.record(tmm_key(), OPTIONS, 1e-3)
+        old.connection.execute("UPDATE meta SET value = '999' WHERE name = 'schema'")
+    with CompilationCache(cache_dir) as fresh:
+        assert fresh.best(tmm_key()) is None
+    assert list(cache_dir.glob(f"{FILE_NAME}.corrupt-*"))
+
+
+def test_foreign_version_entries_are_ignored_and_rebuilt(cache, artifact):
+    key = tmm_key()
+    cache.put_code(key, OPTIONS, artifact)
+    cache.record(key, OPTIONS, 1e-3)
+    cache.connection.execute("UPDATE kernels SET version = '0/ancient'")
+    cache.connection.execute("UPDATE measurements SET version = '0/ancient'")
+    assert cache.get_code(key, OPTIONS) is None
+    assert cache.best(key) is None
+    kernel = compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache)
+    _run_tmm(kernel)
+    assert cache.get_code(key, OPTIONS) == artifact, "rebuilt and replaced"
+
+
+def test_corrupted_entries_are_dropped(cache, artifact):
+    key = tmm_key()
+    cache.put_code(key, OPTIONS, artifact)
+    cache.record(key, OPTIONS, 1e-3)
+    cache.record(key, tcir.MappingOptions(), 2e-3)
+    cache.connection.execute('UPDATE kernels SET code = \'{"backend": "cpu"}\'')
+    cache.connection.execute("UPDATE measurements SET seconds = 1e-9 WHERE seconds = 2e-3")
+    assert cache.get_code(key, OPTIONS) is None
+    assert cache.best(key) == (OPTIONS, 1e-3), "the tampered row is not trusted"
+    count = cache.connection.execute("SELECT COUNT(*) FROM kernels").fetchone()[0]
+    assert count == 0
+    assert len(cache.measurements(key)) == 1
+
+
+def test_uncompilable_cached_code_is_rebuilt(cache, artifact):
+    key = tmm_key()
+    broken = CpuArtifact("this is not LLVM IR", artifact.signature)
+    cache.put_code(key, OPTIONS, broken)
+    _run_tmm(compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache))
+    assert cache.get_code(key, OPTIONS) == artifact
+
+
+WRITER = """
+import sys
+from tuner_helpers import tmm_key
+import tcir
+from tcir.tuner.cache import CompilationCache
+
+cache = CompilationCache(sys.argv[1])
+key = tmm_key()
+for k in range(40):
+    cache.record(key, tcir.MappingOptions(unroll=2 ** (k % 8)), 1e-3 * (k + 1) + int(sys.argv[2]))
+"""
+
+
+def test_concurrent_writers(cache_dir):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(cache_dir), str(k)], env=env)
+        for k in range(2)
+    ]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0]
+    with CompilationCache(cache_dir) as cache:
+        assert len(cache.measurements(tmm_key())) == 80
+        assert cache.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_export_import(cache, cache_dir, tmp_path, artifact):
+    key = tmm_key()
+    cache.put_code(key, OPTIONS, artifact)
+    cache.record(key, OPTIONS, 1e-3)
+    cache.record(key, tcir.MappingOptions(), None, "run: wrong result")
+    document = json.loads(cache.export_json())
+    assert len(document["kernels"]) == 1 and len(document["measurements"]) == 2
+    document["measurements"].append({**document["measurements"][0], "version": "0/ancient"})
+    document["kernels"].append({**document["kernels"][0], "key": "0" * 64})
+    with CompilationCache(tmp_path / "other") as other:
+        assert other.import_json(json.dumps(document)) == 3, "foreign and forged entries skipped"
+        assert other.best(key) == (OPTIONS, 1e-3)
+        assert other.get_code(key, OPTIONS) == artifact
+        with pytest.raises(tcir.TCError):
+            other.import_json("{not json")
+        with pytest.raises(tcir.TCError):
+            other.import_json('{"format": "something else"}')
+
+
+def test_unusable_cache_does_not_break_calls(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("a file where the cache directory should be")
+    assert best_options(tmm().definition, SIZES, "cpu", blocker / "cache") is None
+    _run_tmm(compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", blocker / "cache"))
+
+
+def test_version_string():
+    assert cache_module.VERSION.startswith(f"{cache_module.SCHEMA_VERSION}/")
+
+
+def test_sqlite_is_in_wal_mode(cache):
+    assert cache.connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert isinstance(cache.connection, sqlite3.Connection)
+
+
+def test_threads_share_a_cache_object(cache):
+    key = tmm_key()
+
+    def write(k: int) -> None:
+        for j in range(10):
+            cache.record(key, tcir.MappingOptions(unroll=2**j), 1e-3 * (k + 1))
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(cache.measurements(key)) == 40

@@ -1,0 +1,92 @@
+"""The search space: admissible values from the problem sizes, genes <-> options."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from tuner_helpers import tmm
+
+import tcir
+from tcir.tuner.space import (
+    SearchSpace,
+    ceil_divisors,
+    powers_of_two,
+    size_candidates,
+)
+
+
+def test_powers_of_two_and_ceil_divisors():
+    assert powers_of_two(4096)[-1] == 4096 and len(powers_of_two(4096)) == 13
+    assert powers_of_two(100) == [1, 2, 4, 8, 16, 32, 64]
+    assert ceil_divisors(10) == {10, 5, 4, 3, 2, 1}
+    assert 65 in ceil_divisors(130)
+
+
+def test_size_candidates_avoid_tail_effects():
+    values = size_candidates({130}, 1024)
+    assert {1, 2, 64, 128, 65, 130, 44, 33} <= set(values)
+    assert 256 not in values, "no power of two beyond the extent"
+    assert list(values) == sorted(set(values))
+    assert max(size_candidates({5000}, 1024)) == 1024
+
+
+def test_cpu_space_for_tmm():
+    space = SearchSpace.build(tmm().definition, {"M": 64, "N": 130, "K": 32}, "cpu")
+    genes = {g.name: g.values for g in space.genes}
+    assert set(genes) == {
+        "fusion",
+        "allow_skewing",
+        "positive_coefficients",
+        "tile_0",
+        "tile_1",
+        "tile_2",
+        "unroll",
+    }
+    assert genes["fusion"] == ("min", "max", "preserve3")
+    assert genes["unroll"] == tuple(2**k for k in range(13))
+    assert genes["tile_0"][0] is None and {65, 64, 32, 130} <= set(genes["tile_0"])
+
+
+def test_cuda_space_keeps_blocks_within_limits():
+    space = SearchSpace.build(tmm().definition, {"M": 512, "N": 512, "K": 512}, "cuda")
+    names = space.names
+    assert {"blocks_0", "blocks_1", "threads_0", "threads_1", "use_shared_memory"} <= set(names)
+    assert "blocks_2" not in names, "tmm has two parallel dimensions"
+    rng = random.Random(0)
+    for _ in range(300):
+        options = space.random(rng)
+        total = 1
+        for t in options.threads:
+            total *= t
+        assert total <= 1024
+
+
+def test_random_candidates_are_deterministic():
+    space = SearchSpace.build(tmm().definition, {"M": 64, "N": 64, "K": 64}, "cpu")
+    first = [space.random(random.Random(7)) for _ in range(5)]
+    again = [space.random(random.Random(7)) for _ in range(5)]
+    assert first == again
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        tcir.MappingOptions(),
+        tcir.MappingOptions(fusion="min", tile=[32, 16], unroll=8),
+        tcir.MappingOptions(tile=[4, 4, 4], allow_skewing=True, positive_coefficients=False),
+    ],
+    ids=str,
+)
+def test_encode_decode_round_trip(options):
+    space = SearchSpace.build(tmm().definition, {"M": 64, "N": 64, "K": 64}, "cpu")
+    assert space.decode(space.encode(options)) == options
+
+
+def test_decode_ends_lists_at_none_and_repairs_threads():
+    space = SearchSpace.build(tmm().definition, {"M": 64, "N": 64, "K": 64}, "cuda")
+    genes = space.encode(tcir.MappingOptions())
+    genes.update(tile_0=16, tile_1=None, tile_2=8, threads_0=512, threads_1=64)
+    options = space.decode(genes)
+    assert options.tile == [16]
+    assert options.threads[0] * options.threads[1] <= 1024
