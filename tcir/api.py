@@ -115,7 +115,8 @@ class Function:
         outputs = ", ".join(p.name for p in self.definition.outputs)
         return f"<tcir def {self.name}({params}) -> ({outputs})>"
 
-    def _backend(self, backend: str | None, args: tuple[Any, ...]) -> str:
+    def resolve_backend(self, backend: str | None, args: tuple[Any, ...]) -> str:
+        """`backend`, or the default for these arguments: cuda when they live on a GPU."""
         if backend is None:
             backend = "cuda" if any(_on_gpu(a) for a in args) else "cpu"
         if backend not in BACKENDS:
@@ -153,7 +154,7 @@ class Function:
         return best
 
     def __call__(self, *args: Any, backend: str | None = None, options: Any = None) -> Any:
-        backend = self._backend(backend, args)
+        backend = self.resolve_backend(backend, args)
         options = self._check_options(options)
         key = (backend, None if options is None else options.key, self._signature(args))
         entry = self._compiled.get(key)
@@ -215,7 +216,7 @@ class Function:
     ) -> str:
         """The IR for a call on `args` (numpy arrays are enough for shapes):
         after pass `until`, or the final code (LLVM IR for the CPU, CUDA C)."""
-        backend = self._backend(backend, args)
+        backend = self.resolve_backend(backend, args)
         options = self._check_options(options)
         binding = bind(self.definition, args)
         module = self._module.clone()

@@ -121,14 +121,14 @@ class CpuArtifact:
 
         from tcir.backends.cpu.jit import (
             CompiledModule,
-            _check_external_symbols,
-            _host_target_machine,
+            check_external_symbols,
+            host_target_machine,
         )
 
-        target_machine = _host_target_machine()
+        target_machine = host_target_machine()
         module = llvm.parse_assembly(self.llvm_ir)
         module.verify()
-        _check_external_symbols(module)
+        check_external_symbols(module)
         engine = llvm.create_mcjit_compiler(module, target_machine)
         engine.finalize_object()
         engine.run_static_constructors()
@@ -222,13 +222,13 @@ def target_architecture(backend: str) -> str:
     if backend == "cpu":
         import llvmlite.binding as llvm
 
-        from tcir.backends.cpu.jit import _host_target_machine
+        from tcir.backends.cpu.jit import host_target_machine
 
         features = llvm.get_host_cpu_features().flatten()
         digest = hashlib.sha256(features.encode()).hexdigest()[:12]
         version = ".".join(map(str, llvm.llvm_version_info))
         return (
-            f"cpu {_host_target_machine().triple} {llvm.get_host_cpu_name()} "
+            f"cpu {host_target_machine().triple} {llvm.get_host_cpu_name()} "
             f"llvm-{version} features-{digest}"
         )
     if backend == "cuda":

@@ -138,7 +138,7 @@ class Tuner:
             raise TCError(f"tuner: generations must be at least 1, got {generations}")
         if search not in SEARCHES:
             raise TCError(f"tuner: search must be one of {', '.join(SEARCHES)}, got '{search}'")
-        self.backend = function._backend(backend, tuple(inputs))
+        self.backend = function.resolve_backend(backend, tuple(inputs))
         self.definition: CheckedDef = function.definition
         self.inputs = [_to_numpy(a) for a in inputs]
         self.binding = bind(self.definition, self.inputs)

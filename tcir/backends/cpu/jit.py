@@ -27,7 +27,7 @@ def _initialize_llvm() -> None:
     llvm.initialize_native_asmprinter()
 
 
-def _host_target_machine() -> llvm.TargetMachine:
+def host_target_machine() -> llvm.TargetMachine:
     """A target machine for the host CPU and its features (AVX etc.), at O3."""
     _initialize_llvm()
     return llvm.Target.from_default_triple().create_target_machine(
@@ -83,7 +83,7 @@ def translate_to_llvm_ir(module: ModuleOp, *, optimize: bool = True) -> str:
     """The LLVM IR text of loop-level `module` for the host, after O3 unless
     `optimize` is false (then as xDSL's converter emits it)."""
     translate = _optimized_llvm_module if optimize else _llvm_module
-    return str(translate(module, _host_target_machine()))
+    return str(translate(module, host_target_machine()))
 
 
 @dataclass
@@ -118,7 +118,7 @@ class CompiledModule:
         return tuple(self.signatures)
 
 
-def _check_external_symbols(llvm_module: llvm.ModuleRef) -> None:
+def check_external_symbols(llvm_module: llvm.ModuleRef) -> None:
     """Fail if a called external function (libm, malloc) is not in the process:
     MCJIT would otherwise jump to address 0."""
     for function in llvm_module.functions:
@@ -138,9 +138,9 @@ def compile_module(module: ModuleOp) -> CompiledModule:
         and not op.is_declaration
         and op.sym_visibility in (None, StringAttr("public"))
     }
-    target_machine = _host_target_machine()
+    target_machine = host_target_machine()
     llvm_module = _optimized_llvm_module(module, target_machine)
-    _check_external_symbols(llvm_module)
+    check_external_symbols(llvm_module)
     llvm_ir = str(llvm_module)  # before code generation rewrites the module
     engine = llvm.create_mcjit_compiler(llvm_module, target_machine)
     engine.finalize_object()
