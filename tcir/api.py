@@ -138,7 +138,7 @@ class Function:
     def _compile(self, binding: Binding, options: MappingOptions | None, backend: str) -> Callable[..., None]:
         """Compiled code for `binding`: from the persistent compilation cache,
         or compiled and stored there."""
-        from tcir.tuner.tune import compile_cached
+        from tcir.tuner.compiled import compile_cached
 
         return compile_cached(self, binding, options, backend)
 
@@ -161,7 +161,7 @@ class Function:
         if entry is None:  # first call with these shapes: check everything, compile
             binding = bind(self.definition, args)
             if options is None:  # tuned options for these shapes, if any
-                from tcir.tuner.tune import best_options
+                from tcir.tuner.compiled import best_options
 
                 options = best_options(self.definition, binding, backend)
             kernel = self._compile(binding, options, backend)

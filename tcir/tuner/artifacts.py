@@ -9,6 +9,8 @@ GPU (loading only runs NVRTC). Artifacts round-trip through JSON.
 
 from __future__ import annotations
 
+import base64
+
 import ctypes
 import functools
 import hashlib
@@ -95,15 +97,28 @@ def _decode_parameter(data: dict[str, Any]) -> BufferParameter | ScalarParameter
 
 @dataclass(frozen=True)
 class CpuArtifact:
-    """Optimized LLVM IR of a loop-level module and its entry's signature."""
+    """Optimized LLVM IR of a loop-level module, its object code for this
+    host, and its entry's signature: loading links the object code (a few
+    milliseconds) instead of generating code again."""
 
     llvm_ir: str
+    object_code: bytes
     signature: FunctionSignature
+
+    @staticmethod
+    def of(llvm_ir: str, signature: FunctionSignature) -> CpuArtifact:
+        import llvmlite.binding as llvm
+
+        from tcir.backends.cpu.jit import host_target_machine
+
+        module = llvm.parse_assembly(llvm_ir)
+        return CpuArtifact(llvm_ir, host_target_machine().emit_object(module), signature)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "backend": "cpu",
             "llvm_ir": self.llvm_ir,
+            "object_code": base64.b64encode(self.object_code).decode(),
             "function": self.signature.name,
             "parameters": [_encode_parameter(p) for p in self.signature.parameters],
         }
@@ -112,11 +127,13 @@ class CpuArtifact:
     def from_json(data: dict[str, Any]) -> CpuArtifact:
         parameters = tuple(_decode_parameter(p) for p in data["parameters"])
         return CpuArtifact(
-            str(data["llvm_ir"]), FunctionSignature(str(data["function"]), parameters)
+            str(data["llvm_ir"]),
+            base64.b64decode(str(data["object_code"]), validate=True),
+            FunctionSignature(str(data["function"]), parameters),
         )
 
     def load(self) -> Callable[..., None]:
-        """JIT-compile the IR (code generation only) and return the entry's callable."""
+        """Link the object code into a JIT engine and return the entry's callable."""
         import llvmlite.binding as llvm
 
         from tcir.backends.cpu.jit import (
@@ -125,13 +142,10 @@ class CpuArtifact:
             host_target_machine,
         )
 
-        target_machine = host_target_machine()
-        module = llvm.parse_assembly(self.llvm_ir)
-        module.verify()
-        check_external_symbols(module)
-        engine = llvm.create_mcjit_compiler(module, target_machine)
+        check_external_symbols(llvm.parse_assembly(self.llvm_ir))
+        engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_target_machine())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(self.object_code))
         engine.finalize_object()
-        engine.run_static_constructors()
         compiled = CompiledModule(engine, self.llvm_ir, {self.signature.name: self.signature})
         return compiled.function(self.signature.name)
 
@@ -207,7 +221,7 @@ def build_artifact(
         )
         if entry is None:
             raise TCError(f"cpu backend: no function @{function.name} after lowering")
-        return CpuArtifact(translate_to_llvm_ir(module), FunctionSignature.of(entry))
+        return CpuArtifact.of(translate_to_llvm_ir(module), FunctionSignature.of(entry))
     if backend == "cuda":
         from tcir.backends.cuda.printer import print_cuda
 

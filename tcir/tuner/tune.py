@@ -7,19 +7,17 @@ and dtypes; the values are the test data each candidate is checked on), with
 the paper's genetic search seeded by the default options and the best known
 options of the same TC at other shapes. Every measurement and, as the search
 goes, the code of the best version land in the compilation cache, so a tuner
-killed midway leaves the best found so far. `best_options` and
-`compile_cached` are what `Function.__call__` uses the cache through.
+killed midway leaves the best found so far. (`tcir.tuner.compiled` is how
+`Function.__call__` uses the cache.)
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import random
-import sqlite3
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +26,10 @@ import numpy as np
 from tcir.errors import TCError
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.numpy_reference import reference_outputs
-from tcir.runtime.signature import Binding, bind
-from tcir.tuner.artifacts import build_artifact, target_architecture
-from tcir.tuner.cache import CompilationCache, default_cache_dir
+from tcir.runtime.signature import bind
+from tcir.tuner.artifacts import target_architecture
+from tcir.tuner.cache import CompilationCache
+from tcir.tuner.compiled import open_cache
 from tcir.tuner.canonical import ProblemKey
 from tcir.tuner.evaluate import Evaluator, Outcome, Problem
 from tcir.tuner.genetic import GeneticSearch, RandomSearch, Search, distinct
@@ -97,19 +96,6 @@ def _to_numpy(value: Any) -> Any:
     if type(value).__module__.startswith("torch"):
         return value.detach().cpu().numpy()
     return np.asarray(value)
-
-
-@functools.cache
-def _cache_at(directory: str) -> CompilationCache:
-    return CompilationCache(directory)
-
-
-def open_cache(cache: CompilationCache | str | os.PathLike[str] | None = None) -> CompilationCache:
-    """`cache` itself, the cache in directory `cache`, or the process's default
-    cache (`$TCIR_CACHE_DIR` or `~/.cache/tcir`)."""
-    if isinstance(cache, CompilationCache):
-        return cache
-    return _cache_at(str(cache if cache is not None else default_cache_dir()))
 
 
 class Tuner:
@@ -289,60 +275,3 @@ def tune(
         **knobs,
     )
     return tuner.run().best
-
-
-def _sizes(shapes: Binding | Mapping[str, int]) -> dict[str, int]:
-    return dict(shapes.sizes if isinstance(shapes, Binding) else shapes)
-
-
-def best_options(
-    definition: CheckedDef,
-    shapes: Binding | Mapping[str, int],
-    backend: str,
-    cache: CompilationCache | str | os.PathLike[str] | None = None,
-) -> MappingOptions | None:
-    """The fastest options measured for `definition` at these sizes on this
-    machine's `backend`, or None (also when the cache is unusable: calls must
-    not fail because of it)."""
-    try:
-        key = ProblemKey.of(definition, _sizes(shapes), target_architecture(backend))
-        known = open_cache(cache).best(key)
-    except (sqlite3.Error, OSError, TCError) as e:
-        log.warning("compilation cache unusable: %s", e)
-        return None
-    return known[0] if known else None
-
-
-def compile_cached(
-    function: Function,
-    binding: Binding,
-    options: MappingOptions | None,
-    backend: str,
-    cache: CompilationCache | str | os.PathLike[str] | None = None,
-) -> Callable[..., None]:
-    """`function` compiled for `binding` and `options` (None: the backend's
-    default lowering), loaded from the cache when it holds the code, else
-    compiled and stored. An unusable cache only costs the compilation."""
-    key: ProblemKey | None = None
-    store: CompilationCache | None = None
-    try:
-        key = ProblemKey.of(function.definition, binding.sizes, target_architecture(backend))
-        store = open_cache(cache)
-        artifact = store.get_code(key, options)
-    except (sqlite3.Error, OSError, TCError) as e:
-        log.warning("compilation cache unusable: %s", e)
-        artifact, store = None, None
-    if artifact is not None and store is not None and key is not None:
-        try:
-            return artifact.load()
-        except Exception as e:  # code from the cache that does not load is rebuilt
-            log.warning("cached code does not load (%s); recompiling", e)
-            store.drop_code(key, options)
-    artifact = build_artifact(function, binding, options, backend)
-    kernel = artifact.load()
-    if store is not None and key is not None:
-        try:
-            store.put_code(key, options, artifact)
-        except (sqlite3.Error, OSError, TCError) as e:
-            log.warning("compilation cache: cannot store code: %s", e)
-    return kernel

@@ -19,7 +19,8 @@ from tcir.tuner.artifacts import target_architecture
 from tcir.tuner.cache import FILE_NAME, CompilationCache
 from tcir.tuner.canonical import ProblemKey
 from tcir.tuner.space import SearchSpace
-from tcir.tuner.tune import Tuner, best_options, compile_cached, tune
+from tcir.tuner.compiled import best_options, compile_cached
+from tcir.tuner.tune import Tuner, tune
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 SIZES = {"M": 64, "N": 64, "K": 64}

@@ -11,12 +11,9 @@ from dataclasses import dataclass, field
 from functools import cache
 
 import llvmlite.binding as llvm
-from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
-from tcir.backends.cpu import llvm_ext  # noqa: F401  (registers extra llvm casts)
-from tcir.backends.cpu.pipeline import lower_to_llvm_dialect
 from tcir.backends.cpu.runtime import FunctionSignature, make_callable
 from tcir.errors import TCError
 
@@ -41,6 +38,8 @@ def host_target_machine() -> llvm.TargetMachine:
 def _lowered(module: ModuleOp) -> ModuleOp:
     """A copy of `module` lowered to the `llvm` dialect; anything the pipeline
     could not lower is reported as a `TCError`."""
+    from tcir.backends.cpu.pipeline import lower_to_llvm_dialect
+
     lowered = module.clone()
     lower_to_llvm_dialect(lowered)
     for op in lowered.walk():
@@ -53,6 +52,11 @@ def _llvm_module(
     module: ModuleOp, target_machine: llvm.TargetMachine
 ) -> llvm.ModuleRef:
     """`module` (loop level) lowered and converted by xDSL's llvmlite converter."""
+    # Imported here: loading cached object code must not pay for the converter.
+    from xdsl.backend.llvm.convert import convert_module
+
+    from tcir.backends.cpu import llvm_ext  # noqa: F401  (registers extra llvm casts)
+
     ir_module = convert_module(
         _lowered(module),
         fallback_target_triple=target_machine.triple,

@@ -19,7 +19,7 @@ import tcir
 from tcir.tuner import cache as cache_module
 from tcir.tuner.artifacts import CpuArtifact, build_artifact
 from tcir.tuner.cache import FILE_NAME, CompilationCache, default_cache_dir
-from tcir.tuner.tune import best_options, compile_cached
+from tcir.tuner.compiled import best_options, compile_cached
 
 OPTIONS = tcir.MappingOptions(tile=[4, 4, 4])
 
@@ -76,7 +76,7 @@ def test_new_process_loads_code_without_the_pipeline(cache, cache_dir, artifact)
         f"""
         import numpy as np, tcir, tcir.api
         from tcir.runtime.signature import Binding
-        from tcir.tuner.tune import compile_cached
+        from tcir.tuner.compiled import compile_cached
 
         def no_pipeline(*args, **kwargs):
             raise AssertionError("the tcir pipeline ran")
@@ -140,7 +140,7 @@ def test_corrupted_entries_are_dropped(cache, artifact):
 
 def test_uncompilable_cached_code_is_rebuilt(cache, artifact):
     key = tmm_key()
-    broken = CpuArtifact("this is not LLVM IR", artifact.signature)
+    broken = CpuArtifact("this is not LLVM IR", b"not an object file", artifact.signature)
     cache.put_code(key, OPTIONS, broken)
     _run_tmm(compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache))
     assert cache.get_code(key, OPTIONS) == artifact
