@@ -4,6 +4,11 @@ A comprehension body (or a polyhedral statement's body) describes one point
 of an iteration space; the loops around it are built by the caller. This
 module clones such a body at given index values, turning `tc.read` into
 `memref.load` and `tc.update`/`tc.yield` into a load-combine-store.
+
+An access promoted by `poly-promote` names its buffer (attribute `promoted`)
+and the buffer index as an affine map of the enclosing statement's iterators
+(`promoted_map`, symbols named by `promoted_symbols`); it loads from and
+stores to that buffer instead of the tensor.
 """
 
 from __future__ import annotations
@@ -15,17 +20,27 @@ from dataclasses import dataclass, field
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
+    AffineMapAttr,
     AnyFloat,
+    ArrayAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
     Signedness,
+    StringAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from tcir.dialects.tc import ReadOp, SizeOp, UpdateOp, YieldOp
 from tcir.lowering.affine_to_arith import as_index, materialize
+
+PROMOTED = "promoted"
+"""Attribute of a promoted `tc.read`/`tc.update`: the name of its buffer."""
+PROMOTED_MAP = "promoted_map"
+"""Attribute: the buffer index, an affine map of the statement's iterators."""
+PROMOTED_SYMBOLS = "promoted_symbols"
+"""Attribute: the size names bound to the symbols of `promoted_map`."""
 
 
 def _unsigned(element_type: Attribute) -> bool:
@@ -81,11 +96,13 @@ class PointLowering:
     """Where the tc values of a def live once lowered.
 
     `values` maps tc tensors to memrefs and tc scalars to lowered scalars;
-    `sizes` maps size names to `index` values.
+    `sizes` maps size names to `index` values; `buffers` maps the names of
+    promoted buffers to their memrefs.
     """
 
     values: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     sizes: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
+    buffers: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
 
     def subscripts(
         self,
@@ -97,6 +114,22 @@ class PointLowering:
         dims = [as_index(builder, self.lookup(v)) for v in operands]
         syms = [self.sizes[name] for name in symbols]
         return [materialize(builder, e, dims, syms) for e in exprs]
+
+    def target(self, builder: Builder, op: ReadOp | UpdateOp) -> tuple[SSAValue, list[SSAValue]]:
+        """The memref `op` accesses and the indices: the tensor's, or the
+        promoted buffer's."""
+        buffer = op.attributes.get(PROMOTED)
+        if buffer is None:
+            subscripts = self.subscripts(builder, op.subscripts, op.subscript_operands, op.symbol_names)
+            return self.values[op.tensor], subscripts
+        assert isinstance(buffer, StringAttr)
+        index = op.attributes[PROMOTED_MAP]
+        assert isinstance(index, AffineMapAttr)
+        names = op.attributes.get(PROMOTED_SYMBOLS, ArrayAttr([]))
+        assert isinstance(names, ArrayAttr)
+        iterators = op.parent_block().args  # pyright: ignore[reportOptionalMemberAccess]
+        symbols = [n.data for n in names.data]  # pyright: ignore[reportAttributeAccessIssue]
+        return self.buffers[buffer.data], self.subscripts(builder, index.data.results, iterators, symbols)
 
     def lookup(self, value: SSAValue) -> SSAValue:
         return self.values.get(value, value)
@@ -130,21 +163,17 @@ class PointLowering:
             if isinstance(op, YieldOp):
                 return self.lookup(op.value)
             if isinstance(op, ReadOp):
-                subscripts = self.subscripts(
-                    builder, op.subscripts, op.subscript_operands, op.symbol_names
-                )
-                load = builder.insert(memref.LoadOp.get(self.values[op.tensor], subscripts))
+                source, subscripts = self.target(builder, op)
+                load = builder.insert(memref.LoadOp.get(source, subscripts))
                 self.values[op.result] = load.res
             elif isinstance(op, SizeOp):
                 symbols = [self.sizes[name] for name in op.symbol_names]
                 self.values[op.result] = materialize(builder, op.size, [], symbols)
             elif isinstance(op, UpdateOp):
-                subscripts = self.subscripts(
-                    builder, op.subscripts, op.subscript_operands, op.symbol_names
-                )
+                destination, subscripts = self.target(builder, op)
                 self.store(
                     builder,
-                    self.values[op.tensor],
+                    destination,
                     op.tensor_type.element_type,
                     op.kind.data,
                     self.lookup(op.value),

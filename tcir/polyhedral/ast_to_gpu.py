@@ -26,6 +26,19 @@ def kernel_roots(ast: isl.AstNode) -> list[isl.AstNode]:
     return [children.get_at(k) for k in range(children.n_ast_node())]
 
 
+def statement_names(node: isl.AstNode) -> list[str]:
+    """The names of the statements that the AST `node` runs, in order."""
+    names: list[str] = []
+
+    def visit(child: isl.AstNode) -> bool:
+        if child.get_type() == isl.ast_node_type.user:
+            names.append(child.user_get_expr().get_op_arg(0).get_id().get_name())
+        return True
+
+    node.foreach_descendant_top_down(visit)
+    return list(dict.fromkeys(names))
+
+
 def has_kernel_mark(node: isl.AstNode) -> bool:
     kind = node.get_type()
     if kind == isl.ast_node_type.mark:

@@ -111,7 +111,8 @@ def split_context(schedule: isl.Schedule) -> tuple[isl.Schedule, isl.Set | None]
     return node.delete().get_schedule(), context
 
 
-def _maps_threads(node: isl.ScheduleNode) -> bool:
+def maps_threads(node: isl.ScheduleNode) -> bool:
+    """Whether `node` is a filter mapping instances to thread ids."""
     if node.get_type() != NodeType.filter:
         return False
     space = node.filter_get_filter().get_space()
@@ -122,7 +123,7 @@ def _maps_threads(node: isl.ScheduleNode) -> bool:
 def _block_level_sequences(node: isl.ScheduleNode, path: Path, in_loop: bool) -> list[tuple[Path, bool]]:
     """Sequences run by all threads of a block together (above every thread
     mapping filter), and whether a loop of the kernel encloses them."""
-    if _maps_threads(node):
+    if maps_threads(node):
         return []
     kind = node.get_type()
     found = [(path, in_loop)] if kind == NodeType.sequence else []

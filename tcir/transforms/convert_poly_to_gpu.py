@@ -2,11 +2,12 @@
 
 Every `tc.def` holding a `poly.scop` mapped by `poly-map-to-gpu` becomes:
 - in a `gpu.module @kernels`, one `gpu.func` kernel per kernel of the
-  schedule, whose arguments are the def's tensors (inputs, outputs, then
+  schedule (one for all the kernels of a top-level set, being independent), whose arguments are the def's tensors (inputs, outputs, then
   temporaries) as global memrefs, its scalars, and its remaining symbolic
   sizes; its body is isl's AST of the kernel with `gpu.block_id` and
   `gpu.thread_id` for the mapping parameters and `gpu.barrier`s between the
-  block-uniform parts of sequences;
+  block-uniform parts of sequences, and a `memref.alloca` per buffer that
+  `poly-promote` gave the statements it runs (space 3: shared, 5: private);
 - a host `func.func` with the signature of `convert-tc-to-loops` that
   allocates the temporaries and `gpu.launch_func`s the kernels in order with
   the grid and block sizes of the mapping.
@@ -19,20 +20,28 @@ from dataclasses import dataclass
 import islpy as isl
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import func, gpu
-from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
+from xdsl.dialects import func, gpu, memref
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+)
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tcir.dialects.poly import ScopOp
+from tcir.dialects.poly import ScopOp, StmtOp
 from tcir.dialects.tc import DefOp
 from tcir.errors import TCError
 from tcir.lowering.affine_to_arith import index_constant
 from tcir.lowering.def_function import DefFunction
-from tcir.lowering.tc_point import PointLowering
-from tcir.polyhedral.ast_to_gpu import GpuAstLowering, kernel_roots
+from tcir.lowering.tc_point import PROMOTED, PointLowering
+from tcir.polyhedral.ast_to_gpu import GpuAstLowering, kernel_roots, statement_names
 from tcir.polyhedral.gpu_mapping import BLOCK_IDS, THREAD_IDS, split_context
+from tcir.polyhedral.promotion.promote import BUFFERS
 from tcir.polyhedral.scop import scop_context, scop_schedule
 
 KERNEL_MODULE = "kernels"
@@ -70,7 +79,9 @@ class KernelBuilder:
         ast = build.node_from_schedule(schedule)
         grid = launch_sizes(mapping, BLOCK_IDS)
         block = launch_sizes(mapping, THREAD_IDS)
-        for root in kernel_roots(ast):
+        # The kernels of a top-level set are independent: one launch runs them all.
+        independent = schedule.get_root().child(0).get_type() == isl.schedule_node_type.set
+        for root in [ast] if independent else kernel_roots(ast):
             self.kernel(root, grid, block)
 
     def kernel(self, root: isl.AstNode, grid: list[int], threads: list[int]) -> None:
@@ -96,6 +107,7 @@ class KernelBuilder:
             ids[BLOCK_IDS[k]] = builder.insert(gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim)))).result
             ids[THREAD_IDS[k]] = builder.insert(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim)))).result
         statements = {stmt.sym_name.data: stmt for stmt in self.scop.statements}
+        kernel_point.buffers = self.buffers(builder, [statements[n] for n in statement_names(root) if n in statements])
         GpuAstLowering(kernel_point, statements, ids).node(builder, root)
         builder.insert(gpu.ReturnOp([]))
         self.kernels.append(gpu.FuncOp(name, (body.arg_types, []), Region(body), kernel=True))
@@ -108,6 +120,28 @@ class KernelBuilder:
                 kernelOperands=host_args,
             )
         )
+
+
+    def buffers(self, builder: Builder, statements: list[StmtOp]) -> dict[str, SSAValue]:
+        """An alloca for each promoted buffer that `statements` access."""
+        types = self.scop.attributes.get(BUFFERS, DictionaryAttr({}))
+        assert isinstance(types, DictionaryAttr)
+        used = [
+            op.attributes[PROMOTED].data  # pyright: ignore[reportAttributeAccessIssue]
+            for stmt in statements
+            for op in stmt.body.walk()
+            if PROMOTED in op.attributes
+        ]
+        buffers: dict[str, SSAValue] = {}
+        for name in dict.fromkeys(used):
+            type = types.data[name]
+            assert isinstance(type, MemRefType)
+            alloca = memref.AllocaOp.get(
+                type.element_type, shape=type.get_shape(), memory_space=type.memory_space
+            )
+            alloca.memref.name_hint = name
+            buffers[name] = builder.insert(alloca).memref
+        return buffers
 
 
 @dataclass(frozen=True)

@@ -125,11 +125,18 @@ class MappingOptions:
         return ",".join(passes)
 
     def gpu_passes(self) -> list[str]:
-        """Mapping to blocks and threads, then kernels: empty sizes let the
-        pass choose (one block per tile; 32x8 or 256 threads)."""
+        """Mapping to blocks and threads (empty sizes let the pass choose: one
+        block per tile; 32x8 or 256 threads), memory promotion, then kernels."""
         blocks = ",".join(map(str, self.blocks or [0, 0]))
         threads = ",".join(map(str, self.threads or [0]))
-        return [f"poly-map-to-gpu{{blocks={blocks} threads={threads}}}", "convert-poly-to-gpu"]
+        passes = [f"poly-map-to-gpu{{blocks={blocks} threads={threads}}}"]
+        if self.use_shared_memory or self.use_private_memory:
+            passes.append(
+                f"poly-promote{{shared={str(self.use_shared_memory).lower()} "
+                f"private={str(self.use_private_memory).lower()} "
+                f"max-shared-bytes={self.max_shared_memory}}}"
+            )
+        return [*passes, "convert-poly-to-gpu"]
 
     def __str__(self) -> str:
         changed = [

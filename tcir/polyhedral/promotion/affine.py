@@ -1,0 +1,86 @@
+"""isl quasi-affine functions as xDSL `AffineExpr`s.
+
+The functions come from isl (buffer indices of promoted accesses, global
+indices of copies); their domain dimensions become affine dimensions and
+their parameters affine symbols, named by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import islpy as isl
+from xdsl.dialects.builtin import AffineMapAttr
+from xdsl.ir.affine import AffineExpr, AffineMap
+
+
+class NotExpressible(Exception):
+    """The function has several pieces, or a parameter that is not a symbol."""
+
+
+def _integer(value: isl.Val) -> int:
+    if not value.is_int():
+        raise NotExpressible(f"rational coefficient {value}")
+    return value.to_python()
+
+
+def aff_to_expr(aff: isl.Aff, symbols: Sequence[str]) -> AffineExpr:
+    """`aff` with input dimension k as `d<k>` and parameter `symbols[j]` as `s<j>`."""
+    denominator = aff.get_denominator_val()
+    scaled = aff.scale_val(denominator)
+    result = AffineExpr.constant(_integer(scaled.get_constant_val()))
+    for k in range(aff.dim(isl.dim_type.in_)):
+        coefficient = _integer(scaled.get_coefficient_val(isl.dim_type.in_, k))
+        if coefficient:
+            result = result + AffineExpr.dimension(k) * coefficient
+    for k in range(aff.dim(isl.dim_type.param)):
+        coefficient = _integer(scaled.get_coefficient_val(isl.dim_type.param, k))
+        if coefficient:
+            name = aff.get_dim_name(isl.dim_type.param, k)
+            if name not in symbols:
+                raise NotExpressible(f"parameter '{name}'")
+            result = result + AffineExpr.symbol(list(symbols).index(name)) * coefficient
+    for k in range(aff.dim(isl.dim_type.div)):
+        coefficient = _integer(scaled.get_coefficient_val(isl.dim_type.div, k))
+        if coefficient:
+            result = result + _div_to_expr(aff.get_div(k), symbols) * coefficient
+    one = denominator.is_one()
+    return result if one else result // _integer(denominator)
+
+
+def _div_to_expr(div: isl.Aff, symbols: Sequence[str]) -> AffineExpr:
+    """`floor(div)` for the rational argument `div` of an integer division."""
+    denominator = div.get_denominator_val()
+    numerator = aff_to_expr(div.scale_val(denominator), symbols)
+    return numerator // _integer(denominator)
+
+
+def single_multi_aff(function: isl.PwMultiAff) -> isl.MultiAff:
+    """The one piece of `function`; raises `NotExpressible` for several."""
+    if function.n_piece() != 1:
+        raise NotExpressible(f"{function.n_piece()} pieces in {function}")
+    pieces: list[isl.MultiAff] = []
+    function.foreach_piece(lambda _set, ma: pieces.append(ma))
+    return pieces[0]
+
+
+def function_of(relation: isl.Map, hidden: Sequence[str]) -> isl.MultiAff:
+    """The single-valued `relation` as one quasi-affine function, once the
+    parameters `hidden` are projected out (they must be implied by the domain)."""
+    for name in hidden:
+        position = relation.find_dim_by_name(isl.dim_type.param, name)
+        if position >= 0:
+            relation = relation.project_out(isl.dim_type.param, position, 1)
+    if not relation.is_single_valued():
+        raise NotExpressible(f"{relation} is not a function")
+    return single_multi_aff(isl.PwMultiAff.from_map(relation).coalesce())
+
+
+def affine_map_attr(function: isl.MultiAff, symbols: Sequence[str]) -> AffineMapAttr:
+    """`function` as an affine map over its input dimensions and `symbols`."""
+    n_in = function.dim(isl.dim_type.in_)
+    exprs = [
+        aff_to_expr(function.get_at(k), symbols)
+        for k in range(function.dim(isl.dim_type.out))
+    ]
+    return AffineMapAttr(AffineMap(n_in, len(symbols), tuple(exprs)))

@@ -1,0 +1,153 @@
+"""Copy statements between a tensor and its promoted buffer.
+
+A copy of a group at a schedule tile `p` is a statement `read_<buffer>` (or
+`write_<buffer>`) with instances `[p..., t..., a...]`: the tile, the thread
+ids `t` for private buffers (their tiles depend on the thread), and the
+element `a` of the tensor. Its body reads `T[a]` and stores it into the
+buffer (or back). An extension node introduces the instances of a tile at
+the tile's schedule position; copies into shared memory are spread over the
+threads, the last array index following `thread_x` (coalesced accesses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import islpy as isl
+from xdsl.dialects.builtin import ArrayAttr, IndexType, StringAttr
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir.affine import AffineExpr
+
+from tcir.dialects.poly import StmtOp
+from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.lowering.tc_point import PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
+from tcir.polyhedral.promotion.affine import affine_map_attr, function_of
+from tcir.polyhedral.promotion.tiles import ArrayTile
+
+
+def promote_access(
+    op: ReadOp | UpdateOp, buffer: str, index: isl.MultiAff, symbols: Sequence[str]
+) -> None:
+    """Make `op` access `buffer` at `index` (a function of its statement's iterators)."""
+    used = [s for s in symbols if index.find_dim_by_name(isl.dim_type.param, s) >= 0]
+    op.attributes[PROMOTED] = StringAttr(buffer)
+    op.attributes[PROMOTED_MAP] = affine_map_attr(index, used)
+    if used:
+        op.attributes[PROMOTED_SYMBOLS] = ArrayAttr(StringAttr(s) for s in used)
+    else:
+        op.attributes.pop(PROMOTED_SYMBOLS, None)
+
+
+@dataclass(frozen=True)
+class Copy:
+    """The copies of `elements` (`{ [p] -> T[a] }`) between `tensor` and
+    `buffer`, whose array tile is `tile`; `threads` are the mapping
+    parameters a private buffer depends on."""
+
+    name: str
+    buffer: str
+    tensor: SSAValue
+    into_buffer: bool
+    elements: isl.Map
+    tile: ArrayTile
+    threads: tuple[str, ...]
+    symbols: tuple[str, ...]
+
+    @property
+    def _dims(self) -> tuple[list[str], list[str], list[str]]:
+        space = self.elements.get_space()
+        n_p = space.dim(isl.dim_type.in_)
+        rank = space.dim(isl.dim_type.out)
+        return (
+            [f"p{k}" for k in range(n_p)],
+            [f"t{k}" for k in range(len(self.threads))],
+            [f"a{k}" for k in range(rank)],
+        )
+
+    def _instance(self) -> str:
+        p, t, a = self._dims
+        return f"{self.name}[{', '.join(p + t + a)}]"
+
+    def domain(self) -> isl.Set:
+        """The instances of all tiles, threads tied to the thread ids."""
+        p, t, a = self._dims
+        tensor = self.elements.get_tuple_name(isl.dim_type.out)
+        equal = (
+            " and ".join(f"{tk} = {name}" for tk, name in zip(t, self.threads))
+            or "true"
+        )
+        params = ", ".join(self.threads)
+        shape = isl.Map(
+            f"[{params}] -> {{ {self._instance()} -> [[{', '.join(p)}] -> {tensor}[{', '.join(a)}]] : {equal} }}"
+        )
+        return shape.intersect_range(self.elements.wrap()).domain()
+
+    def extension(self) -> isl.UnionMap:
+        """`{ [p] -> copy[p, t, a] }` for the extension node."""
+        p, _, _ = self._dims
+        tile = isl.Map(f"{{ {self._instance()} -> [{', '.join(p)}] }}")
+        return isl.UnionMap.from_map(tile.intersect_domain(self.domain()).reverse())
+
+    def schedule(self) -> isl.MultiUnionPwAff:
+        """The copy loops: one band member per tensor dimension."""
+        _, _, a = self._dims
+        members = ", ".join(f"{{ {self._instance()} -> [({ak})] }}" for ak in a)
+        return isl.MultiUnionPwAff(f"[{members}]")
+
+    def thread_filter(self, threads: Sequence[tuple[str, int]]) -> isl.UnionSet:
+        """The copy instances run by each thread: the last tensor dimensions
+        round-robin over `threads` (x first), extra threads idle."""
+        _, _, a = self._dims
+        constraints = []
+        for k, (ident, size) in enumerate(threads):
+            if k < len(a):
+                constraints.append(
+                    f"exists (e{k} : {a[-1 - k]} = {ident} + {size} * e{k})"
+                )
+            else:
+                constraints.append(f"{ident} = 0")
+        params = ", ".join(ident for ident, _ in threads)
+        text = f"[{params}] -> {{ {self._instance()} : {' and '.join(constraints) or 'true'} }}"
+        return (
+            self.domain().intersect(isl.Set(text)).to_union_set()
+            if threads
+            else self.domain().to_union_set()
+        )
+
+    def statement(self) -> StmtOp:
+        """The copy statement: `buffer[b] = T[a]` or `T[a] = buffer[b]`."""
+        domain = self.domain()
+        p, t, a = self._dims
+        block = Block(arg_types=[IndexType()] * (len(p) + len(t) + len(a)))
+        for arg, name in zip(block.args, p + t + a):
+            arg.name_hint = name
+        elements = list(block.args[len(p) + len(t) :])
+        subscripts = [AffineExpr.dimension(k) for k in range(len(a))]
+        read = ReadOp(self.tensor, subscripts, elements)
+        write = UpdateOp(self.tensor, "=", read.result, subscripts, elements)
+        index = self._buffer_index(domain)
+        promote_access(
+            read if not self.into_buffer else write, self.buffer, index, self.symbols
+        )
+        block.add_ops([read, write])
+        tensor = self.elements.get_tuple_name(isl.dim_type.out)
+        access = isl.Map(
+            f"{{ {self._instance()} -> {tensor}[{', '.join(a)}] }}"
+        ).intersect_domain(domain)
+        empty = isl.UnionMap.empty(access.get_space().params()).to_str()
+        reads, writes = (
+            (access.to_str(), empty) if self.into_buffer else (empty, access.to_str())
+        )
+        return StmtOp(self.name, domain.to_str(), reads, writes, Region(block))
+
+    def _buffer_index(self, domain: isl.Set) -> isl.MultiAff:
+        p, _, a = self._dims
+        tensor = self.elements.get_tuple_name(isl.dim_type.out)
+        pairs = isl.Map(
+            f"{{ {self._instance()} -> [[{', '.join(p)}] -> {tensor}[{', '.join(a)}]] }}"
+        )
+        index = pairs.apply_range(
+            isl.Map.from_multi_aff(self.tile.index())
+        ).intersect_domain(domain)
+        return function_of(index, self.threads)

@@ -1,0 +1,553 @@
+"""The promotion heuristic on a schedule tree mapped by `poly-map-to-gpu`.
+
+For each kernel whose outer band is mapped to blocks:
+- private (register) promotion, per thread, at the block's tile (right below
+  the block-mapped band): groups that write, whose elements no other thread
+  touches, with a fixed tile of at most `MAX_PRIVATE_ELEMENTS` elements (the
+  per-thread accumulators). They are loaded before the tile's code and stored
+  after it, by each thread;
+- shared-memory promotion at the tile level below the tile loops that
+  iterate inside the block (bands whose members are all tile indices, e.g.
+  tmm's `kk` tile loop): groups with a fixed tile, elements accessed more
+  than once, and at least one access whose last index does not follow
+  `thread_x` (not coalesced), greedily within the shared memory budget.
+  Copies into the buffer run between two `sync_` statements (the buffer may
+  still be read from the previous tile; the copied data is read by other
+  threads); copies back follow a `sync_` and precede another.
+The promoted references are rewritten to access the buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import islpy as isl
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, MemRefType
+from xdsl.ir import Attribute
+
+from tcir.dialects.poly import ScopOp
+from tcir.dialects.tc import TensorType
+from tcir.polyhedral.gpu_mapping import (
+    BLOCK_IDS,
+    KERNEL_MARK,
+    SYNC_PREFIX,
+    THREAD_IDS,
+    maps_threads,
+)
+from tcir.polyhedral.promotion.affine import NotExpressible, function_of
+from tcir.polyhedral.promotion.copies import Copy, promote_access
+from tcir.polyhedral.promotion.references import (
+    Group,
+    Reference,
+    group_references,
+    references,
+)
+from tcir.polyhedral.promotion.tiles import ArrayTile
+
+NodeType = isl.schedule_node_type
+Path = tuple[int, ...]
+
+SHARED_SPACE = 3
+PRIVATE_SPACE = 5
+MAX_PRIVATE_ELEMENTS = 32
+"""The largest per-thread tile kept in registers."""
+BUFFERS = "buffers"
+"""Attribute of a promoted `poly.scop`: buffer name -> memref type."""
+
+
+def _at(schedule: isl.Schedule, path: Path) -> isl.ScheduleNode:
+    node = schedule.get_root()
+    for k in path:
+        node = node.child(k)
+    return node
+
+
+def _kernels(node: isl.ScheduleNode, path: Path) -> list[Path]:
+    if (
+        node.get_type() == NodeType.mark
+        and node.mark_get_id().get_name() == KERNEL_MARK
+    ):
+        return [path]
+    return [
+        p for k in range(node.n_children()) for p in _kernels(node.child(k), (*path, k))
+    ]
+
+
+def _param_names(obj: isl.UnionSet | isl.Set | isl.Map | isl.UnionMap) -> set[str]:
+    space = obj.get_space()
+    return {
+        space.get_dim_name(isl.dim_type.param, k)
+        for k in range(space.dim(isl.dim_type.param))
+    }
+
+
+def _project_params(obj: isl.UnionMap, names: Sequence[str]) -> isl.UnionMap:
+    """`obj` without the parameters `names` (existentially quantified)."""
+    for name in names:
+        position = obj.get_space().find_dim_by_name(isl.dim_type.param, name)
+        if position >= 0:
+            obj = obj.project_out(isl.dim_type.param, position, 1)
+    return obj
+
+
+def _is_tile_band(node: isl.ScheduleNode) -> bool:
+    """A band all of whose members are tile indices (no iterator appears
+    outside an integer division), like the tile loops of `poly-tile`."""
+    if node.get_type() != NodeType.band:
+        return False
+    schedule = node.band_get_partial_schedule()
+    for k in range(node.band_n_member()):
+        pieces = schedule.get_union_pw_aff(k).get_pw_aff_list()
+        for j in range(pieces.n_pw_aff()):
+            for _, aff in pieces.get_at(j).get_pieces():
+                if any(
+                    not aff.get_coefficient_val(isl.dim_type.in_, d).is_zero()
+                    for d in range(aff.dim(isl.dim_type.in_))
+                ):
+                    return False
+    return True
+
+
+def _element_bytes(element_type: Attribute) -> int:
+    if isinstance(element_type, AnyFloat):
+        return element_type.bitwidth // 8
+    assert isinstance(element_type, IntegerType)
+    return max(1, element_type.width.data // 8)
+
+
+MAPPING_IDS = (*BLOCK_IDS, *THREAD_IDS)
+
+
+@dataclass
+class Site:
+    """Where copies go: a node's path, its prefix schedule, the statement
+    instances below it (constrained by the block and thread mapping), and
+    for each statement the band mapped to threads above it."""
+
+    path: Path
+    prefix: isl.UnionMap
+    instances: isl.UnionSet
+    thread_bands: dict[str, isl.ScheduleNode]
+
+
+@dataclass
+class Decision:
+    """A promoted group: its buffer and each reference's buffer index."""
+
+    site: Site
+    group: Group
+    buffer: str
+    indices: list[isl.MultiAff]
+
+
+@dataclass
+class Promoter:
+    """Promotes the groups of one scop (see the module docstring)."""
+
+    scop: ScopOp
+    schedule: isl.Schedule
+    shared: bool
+    private: bool
+    max_shared_bytes: int
+    buffers: dict[str, MemRefType[Attribute]] = field(
+        default_factory=dict[str, MemRefType[Attribute]]
+    )
+    copies: list[Copy] = field(default_factory=list[Copy])
+    syncs: int = 0
+    shared_bytes: int = 0
+    """Shared memory promoted so far, in all kernels: kernels of a top-level
+    set run in one launch, so the budget is the scop's."""
+
+    @property
+    def context(self) -> isl.Set:
+        """The ranges of the block and thread ids."""
+        return self.schedule.get_root().child(0).context_get_context()
+
+    @property
+    def threads(self) -> list[tuple[str, int]]:
+        """The thread ids of the mapping and their counts, x first."""
+        context = self.context
+        found: list[tuple[str, int]] = []
+        for ident in THREAD_IDS:
+            position = context.find_dim_by_name(isl.dim_type.param, ident)
+            if position >= 0:
+                values = context.move_dims(
+                    isl.dim_type.set, 0, isl.dim_type.param, position, 1
+                )
+                found.append((ident, int(values.dim_max_val(0).to_python()) + 1))
+        return found
+
+    def run(self) -> isl.Schedule:
+        """The schedule with the copies; `buffers` and `copies` describe them."""
+        root = self.schedule.get_root()
+        if root.n_children() == 0 or root.child(0).get_type() != NodeType.context:
+            return self.schedule
+        for kernel in reversed(_kernels(root, ())):
+            self.kernel(kernel)
+        return self.schedule
+
+    def kernel(self, path: Path) -> None:
+        block_filter = _at(self.schedule, path).child(0)
+        if (
+            block_filter.get_type() != NodeType.filter
+            or not _param_names(block_filter.filter_get_filter()) & set(BLOCK_IDS)
+            or block_filter.child(0).get_type() != NodeType.band
+        ):
+            return  # no band mapped to blocks: nothing to tile
+        private_path = (*path, 0, 0, 0)
+        shared_path = private_path
+        while _is_tile_band(_at(self.schedule, shared_path)):
+            shared_path = (*shared_path, 0)
+        done: set[Reference] = set()
+        private: list[Decision] = []
+        if self.private and self.threads:
+            private = self.promote_private(self._site(private_path))
+            done = {r for d in private for r in d.group.refs}
+        shared: list[Decision] = []
+        if self.shared:
+            shared = self.promote_shared(self._site(shared_path), done)
+        self.graft(shared_path, shared, shared=True)
+        self.graft(private_path, private, shared=False)
+
+    # -- sites ---------------------------------------------------------------------------
+
+    def _site(self, path: Path) -> Site:
+        node = _at(self.schedule, path)
+        names = {s.sym_name.data for s in self.scop.statements}
+        instances = isl.UnionSet.empty(node.get_domain().get_space())
+        bands: dict[str, isl.ScheduleNode] = {}
+        for domain, band in _leaves(node, node.get_domain(), None):
+            sets = domain.get_set_list()
+            for s in (sets.get_at(k) for k in range(sets.n_set())):
+                if s.get_tuple_name() in names:
+                    instances = instances.union(isl.UnionSet.from_set(s))
+                    if band is not None:
+                        bands[s.get_tuple_name()] = band
+        instances = instances.intersect_params(self.context)
+        return Site(path, node.get_prefix_schedule_union_map(), instances, bands)
+
+    def _footprint(
+        self, site: Site, ref: Reference, per_thread: bool
+    ) -> isl.Map | None:
+        """`{ [p] -> T[a] }`, per block or (with thread ids) per thread."""
+        if ref.access is None:
+            return None
+        accesses = isl.UnionMap.from_map(ref.access).intersect_domain(site.instances)
+        hidden = BLOCK_IDS if per_thread else MAPPING_IDS
+        footprint = _project_params(accesses.apply_domain(site.prefix), hidden)
+        return None if footprint.is_empty() else isl.Map.from_union_map(footprint)
+
+    def _groups(
+        self, site: Site, per_thread: bool, skip: set[Reference]
+    ) -> list[Group]:
+        refs = [
+            r
+            for r in references(self.scop.statements)
+            if r not in skip
+            and not isl.UnionSet(r.stmt.domain.data)
+            .intersect(site.instances)
+            .is_empty()
+        ]
+        tensors = list(dict.fromkeys(r.tensor for r in refs))
+        return [
+            group
+            for tensor in tensors
+            for group in group_references(
+                [r for r in refs if r.tensor == tensor],
+                lambda r: self._footprint(site, r, per_thread),
+            )
+        ]
+
+    def _indices(
+        self, site: Site, group: Group, tile: ArrayTile
+    ) -> list[isl.MultiAff] | None:
+        """Each reference's buffer index as a function of its statement's iterators."""
+        index = isl.UnionMap.from_map(isl.Map.from_multi_aff(tile.index()))
+        result: list[isl.MultiAff] = []
+        for ref in group.refs:
+            assert ref.access is not None
+            pairs = site.prefix.range_product(isl.UnionMap.from_map(ref.access))
+            function = pairs.apply_range(index).intersect_domain(site.instances)
+            try:
+                result.append(
+                    function_of(isl.Map.from_union_map(function), MAPPING_IDS)
+                )
+            except NotExpressible:
+                return None
+        return result
+
+    # -- heuristics --------------------------------------------------------------------------
+
+    def promote_private(self, site: Site) -> list[Decision]:
+        decisions: list[Decision] = []
+        for group in self._groups(site, True, set()):
+            tile = group.tile
+            if (
+                not group.writes
+                or group.footprint is None
+                or tile is None
+                or tile.elements > MAX_PRIVATE_ELEMENTS
+                or not _thread_exclusive(group.footprint)
+            ):
+                continue
+            indices = self._indices(site, group, tile)
+            if indices is not None:
+                buffer = self._buffer("private", group, tile.sizes, PRIVATE_SPACE)
+                decisions.append(Decision(site, group, buffer, indices))
+        return decisions
+
+    def promote_shared(self, site: Site, skip: set[Reference]) -> list[Decision]:
+        decisions: list[Decision] = []
+        budget = self.max_shared_bytes - self.shared_bytes
+        for group in self._groups(site, False, skip):
+            tile = group.tile
+            if group.footprint is None or tile is None:
+                continue
+            if not self._reused(site, group) or all(
+                self._coalesced(site, r) for r in group.refs
+            ):
+                continue
+            shape = _padded(tile.sizes)
+            assert isinstance(group.tensor.type, TensorType)
+            size = _element_bytes(group.tensor.type.element_type)
+            for extent in shape:
+                size *= extent
+            if size > budget:
+                continue
+            indices = self._indices(site, group, tile)
+            if indices is not None:
+                budget -= size
+                self.shared_bytes += size
+                buffer = self._buffer("shared", group, shape, SHARED_SPACE)
+                decisions.append(Decision(site, group, buffer, indices))
+        return decisions
+
+    def _reused(self, site: Site, group: Group) -> bool:
+        """Some element is accessed by several instances of one tile."""
+        accesses = isl.UnionMap.empty(site.prefix.get_space())
+        for ref in group.refs:
+            assert ref.access is not None
+            accesses = accesses.union(isl.UnionMap.from_map(ref.access))
+        accesses = _project_params(
+            accesses.intersect_domain(site.instances), MAPPING_IDS
+        )
+        instances = _project_params(site.prefix, MAPPING_IDS)
+        return not instances.range_product(accesses).is_injective()
+
+    def _coalesced(self, site: Site, ref: Reference) -> bool:
+        """Threads next in `x` access elements next in the last dimension."""
+        band = site.thread_bands.get(ref.stmt.sym_name.data)
+        if band is None or ref.access is None:
+            return False
+        x = self._x_member(band, site.instances)
+        if x is None:
+            return False
+        domain = _project_params(
+            isl.UnionMap.from_domain(site.instances), MAPPING_IDS
+        ).domain()
+        partial = band.band_get_partial_schedule()
+
+        def member(k: int) -> isl.UnionMap:
+            return isl.UnionMap.from_union_pw_aff(
+                partial.get_union_pw_aff(k)
+            ).intersect_domain(domain)
+
+        key = _project_params(band.get_prefix_schedule_union_map(), MAPPING_IDS)
+        key = key.intersect_domain(domain)
+        for k in range(band.band_n_member()):
+            if k != x:
+                key = key.flat_range_product(member(k))
+        same = key.apply_range(key.reverse())
+        step = (
+            member(x)
+            .apply_range(isl.UnionMap("{ [f] -> [f + 1] }"))
+            .apply_range(member(x).reverse())
+        )
+        rank = ref.access.dim(isl.dim_type.out)
+        last = ref.access.project_out(isl.dim_type.out, 0, rank - 1).reset_tuple_id(
+            isl.dim_type.out
+        )
+        last_map = isl.UnionMap.from_map(last)
+        deltas = (
+            same.intersect(step).apply_domain(last_map).apply_range(last_map).deltas()
+        )
+        return deltas.is_subset(isl.UnionSet("{ [1] }"))
+
+    def _x_member(self, band: isl.ScheduleNode, instances: isl.UnionSet) -> int | None:
+        """The member of a thread-mapped band that `thread_x` iterates over."""
+        ident, size = self.threads[0]
+        partial = band.band_get_partial_schedule()
+        mapped = isl.Set(
+            f"[{ident}] -> {{ [f] : exists (e : f = {ident} + {size} * e) }}"
+        )
+        for k in range(band.band_n_member()):
+            member = isl.UnionMap.from_union_pw_aff(partial.get_union_pw_aff(k))
+            values = member.intersect_domain(instances).range()
+            if values.is_empty() or not values.is_subset(isl.UnionSet.from_set(mapped)):
+                continue
+            spread = _project_params(
+                isl.UnionMap.from_range(values), MAPPING_IDS
+            ).range()
+            if not isl.Set.from_union_set(spread).is_singleton():
+                return k
+        return None
+
+    def _buffer(self, kind: str, group: Group, shape: Sequence[int], space: int) -> str:
+        assert isinstance(group.tensor.type, TensorType) and group.footprint is not None
+        tensor = group.footprint.get_tuple_name(isl.dim_type.out)
+        name = f"{kind}_{tensor}"
+        k = 0
+        while f"{name}_{k}" in self.buffers:
+            k += 1
+        name = f"{name}_{k}"
+        self.buffers[name] = MemRefType(
+            group.tensor.type.scalar_type,
+            list(shape),
+            memory_space=IntegerAttr(space, 64),
+        )
+        return name
+
+    # -- copies ----------------------------------------------------------------------------------
+
+    def _copy(self, decision: Decision, into_buffer: bool, shared: bool) -> Copy | None:
+        footprint: isl.Map | None = None
+        for ref in decision.group.refs:
+            if ref.reads if into_buffer else ref.writes:
+                part = self._footprint(decision.site, ref, not shared)
+                if part is not None:
+                    footprint = part if footprint is None else footprint.union(part)
+        if footprint is None:
+            return None
+        assert decision.group.tile is not None
+        kind = "read" if into_buffer else "write"
+        return Copy(
+            f"{kind}_{decision.buffer}",
+            decision.buffer,
+            decision.group.tensor,
+            into_buffer,
+            footprint.coalesce(),
+            decision.group.tile,
+            () if shared else tuple(ident for ident, _ in self.threads),
+            tuple(self.scop.param_names),
+        )
+
+    def _sync(self, site: Site) -> tuple[isl.UnionMap, isl.UnionSet]:
+        """A new `sync_` statement at every tile of `site`: its extension and filter."""
+        name = f"{SYNC_PREFIX}promote{self.syncs}"
+        self.syncs += 1
+        sync = isl.UnionSet(f"{{ {name}[] }}")
+        return isl.UnionMap.from_domain_and_range(site.prefix.range(), sync), sync
+
+    def _subtree(
+        self, site: Site, copies: list[Copy], shared: bool
+    ) -> isl.ScheduleNode:
+        """An extension node introducing `copies` (between syncs if `shared`),
+        with their loops mapped to threads for shared buffers."""
+        extension = isl.UnionMap.empty(site.prefix.get_space())
+        parts: list[isl.UnionSet] = []
+        for copy in copies:
+            extension = extension.union(copy.extension())
+            parts.append(copy.domain().to_union_set())
+        if shared:
+            (first, first_filter), (last, last_filter) = (
+                self._sync(site),
+                self._sync(site),
+            )
+            extension = extension.union(first).union(last)
+            parts = [first_filter, *parts, last_filter]
+        filters = isl.UnionSetList.alloc(extension.get_ctx(), len(parts))
+        for part in parts:
+            filters = filters.add(part)
+        node = (
+            isl.ScheduleNode.from_extension(extension).child(0).insert_sequence(filters)
+        )
+        for k, copy in enumerate(copies):
+            position = k + 1 if shared else k
+            band = (
+                node.child(position).child(0).insert_partial_schedule(copy.schedule())
+            )
+            if shared:
+                band = band.insert_filter(copy.thread_filter(self.threads))
+            node = _ancestor_of_type(band, NodeType.sequence)
+        return node.parent()
+
+    def graft(self, path: Path, decisions: list[Decision], shared: bool) -> None:
+        """Insert the copies of `decisions` around the node at `path` and
+        rewrite the promoted references."""
+        if not decisions:
+            return
+        site = decisions[0].site
+        before = [
+            c for d in decisions if (c := self._copy(d, True, shared)) is not None
+        ]
+        after = [
+            c for d in decisions if (c := self._copy(d, False, shared)) is not None
+        ]
+        params = self.scop.param_names
+        for decision in decisions:
+            for ref, index in zip(decision.group.refs, decision.indices):
+                promote_access(ref.op, decision.buffer, index, params)
+        node = _at(self.schedule, path)
+        if before:
+            node = node.graft_before(self._subtree(site, before, shared))
+        if after:
+            node = node.graft_after(self._subtree(site, after, shared))
+        self.schedule = node.get_schedule()
+        self.copies += before + after
+
+
+def _ancestor_of_type(
+    node: isl.ScheduleNode, kind: isl.schedule_node_type
+) -> isl.ScheduleNode:
+    node = node.parent()
+    while node.get_type() != kind:
+        node = node.parent()
+    return node
+
+
+def _leaves(
+    node: isl.ScheduleNode, domain: isl.UnionSet, band: isl.ScheduleNode | None
+) -> list[tuple[isl.UnionSet, isl.ScheduleNode | None]]:
+    """The instances of `domain` reaching each leaf below `node` (the filters
+    on the way applied), with the band mapped to threads above the leaf."""
+    kind = node.get_type()
+    if kind == NodeType.leaf:
+        return [(domain, band)]
+    if kind == NodeType.filter:
+        domain = domain.intersect(node.filter_get_filter())
+        if maps_threads(node) and node.child(0).get_type() == NodeType.band:
+            band = node.child(0)
+    return [
+        leaf
+        for k in range(node.n_children())
+        for leaf in _leaves(node.child(k), domain, band)
+    ]
+
+
+def _thread_exclusive(footprint: isl.Map) -> bool:
+    """No element of a per-thread footprint `{ [p] -> T[a] }` (thread ids as
+    parameters) belongs to two threads of one tile."""
+    n_p = footprint.dim(isl.dim_type.in_)
+    rank = footprint.dim(isl.dim_type.out)
+    owners = footprint.reset_tuple_id(isl.dim_type.out)
+    n_t = 0
+    for ident in THREAD_IDS:
+        position = owners.find_dim_by_name(isl.dim_type.param, ident)
+        if position >= 0:
+            owners = owners.move_dims(
+                isl.dim_type.out, rank + n_t, isl.dim_type.param, position, 1
+            )
+            n_t += 1
+    # { [p, a] -> [t] } must be single-valued.
+    owners = owners.move_dims(isl.dim_type.in_, n_p, isl.dim_type.out, 0, rank)
+    return owners.is_single_valued()
+
+
+def _padded(sizes: Sequence[int]) -> list[int]:
+    """A shared buffer's shape: an even last dimension of a 2-d or larger
+    buffer grows by one, so that threads reading a column hit distinct banks."""
+    shape = list(sizes)
+    if len(shape) >= 2 and shape[-1] % 2 == 0:
+        shape[-1] += 1
+    return shape

@@ -1,0 +1,126 @@
+"""Array tiles: fixed-size boxes covering the footprint of a schedule tile.
+
+A footprint is a relation `{ [p] -> T[a] }` from the values `p` of the outer
+schedule (one block's tile, or one thread's) to the elements it accesses. Its
+array tile gives each dimension `k` a stride `s_k` with a stride offset
+`o_k(p)` (every accessed `a_k` is `o_k(p) + s_k * e`), a box offset `l_k(p)`
+and a constant size `n_k`, such that the buffer index
+
+    b_k = floor((a_k - o_k(p)) / s_k) - l_k(p)
+
+of every accessed element lies in `[0, n_k)`. Among the lower bounds of the
+(compressed) footprint, the box offset is the one giving the smallest size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+
+def on_pairs(function: isl.Aff, footprint_space: isl.Space) -> isl.Aff:
+    """A function of `p` as a function on the pairs `[[p] -> T[a]]`."""
+    return function.pullback_multi_aff(isl.MultiAff.domain_map(footprint_space))
+
+
+def _element(footprint_space: isl.Space, k: int) -> isl.Aff:
+    """`a_k` as a function on the pairs `[[p] -> T[a]]`."""
+    space = footprint_space.wrap()
+    n_p = footprint_space.dim(isl.dim_type.in_)
+    return isl.Aff.var_on_domain(
+        isl.LocalSpace.from_space(space), isl.dim_type.set, n_p + k
+    )
+
+
+@dataclass(frozen=True)
+class ArrayTile:
+    """The array tile of a footprint (see the module docstring)."""
+
+    footprint: isl.Map
+    strides: tuple[int, ...]
+    stride_offsets: tuple[isl.Aff, ...]
+    offsets: tuple[isl.Aff, ...]
+    sizes: tuple[int, ...]
+
+    @property
+    def elements(self) -> int:
+        count = 1
+        for size in self.sizes:
+            count *= size
+        return count
+
+    def index(self) -> isl.MultiAff:
+        """`[[p] -> T[a]] -> [b]`: the buffer index of an element."""
+        space = self.footprint.get_space()
+        affs = isl.AffList.alloc(space.get_ctx(), len(self.sizes))
+        for k, stride in enumerate(self.strides):
+            shifted = _element(space, k).sub(on_pairs(self.stride_offsets[k], space))
+            compressed = shifted.scale_down_val(isl.Val(stride)).floor()
+            affs = affs.add(compressed.sub(on_pairs(self.offsets[k], space)))
+        target = space.wrap().from_domain().add_dims(isl.dim_type.out, len(self.sizes))
+        return isl.MultiAff.from_aff_list(target, affs)
+
+    def buffer_footprint(self, elements: isl.Map) -> isl.Map:
+        """`{ [p] -> [b] }`: the buffer indices of `elements` (`{ [p] -> T[a] }`)."""
+        index = self.index()
+        pairs = isl.MultiAff.domain_map(self.footprint.get_space()).range_product(index)
+        return elements.wrap().apply(isl.Map.from_multi_aff(pairs)).unwrap()
+
+
+def _stride(footprint: isl.Map, k: int) -> tuple[int, isl.Aff]:
+    info = footprint.get_range_stride_info(k)
+    stride = info.get_stride()
+    if not stride.is_int() or stride.to_python() <= 1:
+        zero = isl.Aff.zero_on_domain(
+            isl.LocalSpace.from_space(footprint.get_space().domain())
+        )
+        return 1, zero
+    return stride.to_python(), info.get_offset()
+
+
+def _smallest_box(compressed: isl.Map, k: int) -> tuple[isl.Aff, int] | None:
+    """The lower bound of dimension `k` of `compressed` giving the smallest
+    constant extent, and that extent; None when no extent is constant."""
+    space = compressed.get_space()
+    pairs = compressed.wrap()
+    best: tuple[isl.Aff, int] | None = None
+    for _, candidate in compressed.dim_min(k).get_pieces():
+        distance = _element(space, k).sub(on_pairs(candidate, space))
+        low, high = pairs.min_val(distance), pairs.max_val(distance)
+        if not (low.is_int() and high.is_int()) or low.to_python() < 0:
+            continue
+        size = high.to_python() + 1
+        if best is None or size < best[1]:
+            best = (candidate, size)
+    return best
+
+
+def array_tile(footprint: isl.Map) -> ArrayTile | None:
+    """The array tile of `footprint`, or None if it has no fixed size."""
+    if footprint.is_empty():
+        return None
+    space = footprint.get_space()
+    rank = space.dim(isl.dim_type.out)
+    strides = [_stride(footprint, k) for k in range(rank)]
+    partial = ArrayTile(
+        footprint,
+        tuple(s for s, _ in strides),
+        tuple(o for _, o in strides),
+        tuple(
+            isl.Aff.zero_on_domain(isl.LocalSpace.from_space(space.domain()))
+            for _ in range(rank)
+        ),
+        (0,) * rank,
+    )
+    compressed = partial.buffer_footprint(footprint)
+    boxes = [_smallest_box(compressed, k) for k in range(rank)]
+    if any(box is None for box in boxes):
+        return None
+    return ArrayTile(
+        footprint,
+        partial.strides,
+        partial.stride_offsets,
+        tuple(box[0] for box in boxes if box is not None),
+        tuple(box[1] for box in boxes if box is not None),
+    )

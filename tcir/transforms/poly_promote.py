@@ -1,0 +1,68 @@
+"""`poly-promote{shared=true private=true max-shared-bytes=49152}`: memory promotion.
+
+Runs on scops mapped by `poly-map-to-gpu` (see
+`tcir.polyhedral.promotion.promote` for the heuristic). For every kernel
+with a band mapped to blocks, groups of references to a tensor are promoted
+to a per-thread private buffer (accumulators, at the block's tile) or to a
+shared buffer (data reused by the block and accessed uncoalesced, at the
+innermost tile loop of the block, within `max-shared-bytes`). The result:
+- the scop's `buffers` attribute: buffer name -> memref type (space 3 for
+  shared, 5 for private memory);
+- copy statements `read_<buffer>` / `write_<buffer>` (`poly.stmt`s whose
+  bodies move elements between the tensor and the buffer), introduced into
+  the schedule tree by extension nodes around the tile's subtree, between
+  `sync_` statements for shared buffers, their loops mapped to threads;
+- every promoted `tc.read`/`tc.update` carries `promoted` (its buffer) and
+  `promoted_map` (the buffer index as a function of its statement's
+  iterators), which `convert-poly-to-gpu` honours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tcir.dialects.poly import ScopOp
+from tcir.errors import TCError
+from tcir.polyhedral.promotion.promote import BUFFERS, Promoter
+from tcir.polyhedral.scop import scop_schedule, set_scop_schedule
+
+
+@dataclass(frozen=True)
+class PolyPromotePass(ModulePass):
+    """Promote reference groups of mapped scops to shared and private memory."""
+
+    name = "poly-promote"
+
+    shared: bool = True
+    private: bool = True
+    max_shared_bytes: int = 49152
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.max_shared_bytes < 0:
+            raise TCError(
+                f"poly-promote: max-shared-bytes must be >= 0, got {self.max_shared_bytes}"
+            )
+        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+            if BUFFERS in scop.attributes:
+                continue  # promoted already
+            promoter = Promoter(
+                scop,
+                scop_schedule(scop),
+                self.shared,
+                self.private,
+                self.max_shared_bytes,
+            )
+            schedule = promoter.run()
+            if not promoter.buffers:
+                continue
+            Rewriter.insert_op(
+                [copy.statement() for copy in promoter.copies],
+                InsertPoint.before(scop.schedule),
+            )
+            set_scop_schedule(scop, schedule)
+            scop.attributes[BUFFERS] = DictionaryAttr(dict(promoter.buffers))

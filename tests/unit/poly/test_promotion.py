@@ -1,0 +1,153 @@
+"""Array tiles, reference grouping and the promotion pass on small cases."""
+
+import islpy as isl
+import numpy as np
+
+import tcir
+from tcir.dialects.poly import ScopOp
+from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.passmanager import PassManager
+from tcir.polyhedral.promotion.affine import aff_to_expr, function_of
+from tcir.polyhedral.promotion.references import group_references, references
+from tcir.polyhedral.promotion.tiles import array_tile
+
+TMM = """
+def tmm(float(M,K) A, float(N,K) B) -> (C) {
+  C(m,n) +=! A(m,kk) * B(n,kk)
+}
+"""
+
+
+def test_tile_of_a_block_is_its_32x32_box():
+    footprint = isl.Map(
+        "{ [i, j] -> A[a, b] : 32i <= a < 32i + 32 and 32j <= b < 32j + 32 and 0 <= a < 100 }"
+    )
+    tile = array_tile(footprint)
+    assert tile is not None and tile.sizes == (32, 32) and tile.strides == (1, 1)
+    assert tile.offsets[0].plain_is_equal(isl.Aff("{ [i, j] -> [(32i)] }"))
+
+
+def test_tile_takes_the_lower_bound_giving_the_smallest_box():
+    # a >= 0 and a >= 32p - 2: the second bound gives 34 elements, the first none fixed.
+    footprint = isl.Map(
+        "{ [p] -> I[a] : 0 <= p < 4 and 32p - 2 <= a <= 32p + 31 and 0 <= a < 128 }"
+    )
+    tile = array_tile(footprint)
+    assert tile is not None and tile.sizes == (34,)
+    assert tile.offsets[0].plain_is_equal(isl.Aff("{ [p] -> [(-2 + 32p)] }"))
+
+
+def test_strided_per_thread_tile_is_compressed():
+    footprint = isl.Map(
+        "[ty] -> { [p] -> C[a] : 0 <= ty < 8 and 32p <= a < 32p + 32 and exists (e : a = ty + 8e) }"
+    )
+    tile = array_tile(footprint)
+    assert tile is not None and tile.sizes == (4,) and tile.strides == (8,)
+
+
+def test_unbounded_footprint_has_no_tile():
+    assert array_tile(isl.Map("[N] -> { [p] -> A[a] : 0 <= a < N }")) is None
+
+
+def test_quasi_affine_functions_become_affine_expressions():
+    aff = isl.Aff("[N] -> { S[m, n] -> [(m - 32 * floor(m / 32) + N)] }")
+    assert str(aff_to_expr(aff, ["N"])) == "((d0 + s0) + ((d0 floordiv 32) * -32))"
+    relation = isl.Map(
+        "[ty] -> { S[m] -> [b] : 0 <= ty < 8 and exists (e : m = ty + 8e) and 8b <= m - ty < 8b + 8 }"
+    )
+    assert function_of(relation, ["ty"]).plain_is_equal(
+        isl.MultiAff("{ S[m] -> [(floor((m)/8))] }")
+    )
+
+
+def _mapped_tmm(promote: str = "poly-promote") -> ScopOp:
+    """tmm (64x64x64) mapped to 32x8 threads, then `promote` if given."""
+    module = tcir.define(TMM).tmm._module.clone()
+    pipeline = (
+        'tc-specialize{sizes="M=64,K=64,N=64"},convert-tc-to-poly,poly-schedule{fusion=max},'
+        "poly-tile{sizes=32,32,32},poly-sink,poly-map-to-gpu{blocks=0,0 threads=32,8}"
+    )
+    PassManager.parse(pipeline + (f",{promote}" if promote else "")).run(module)
+    return next(o for o in module.walk() if isinstance(o, ScopOp))
+
+
+def test_writes_overlapping_reads_are_grouped():
+    scop = _mapped_tmm(promote="")
+    refs = [r for r in references(scop.statements) if r.access is not None]
+    c_refs = [r for r in refs if r.access.get_tuple_name(isl.dim_type.out) == "C"]
+    assert len(c_refs) == 2  # S0's write and S1's update (a read and a write)
+    tile = isl.Map(
+        "{ [p] -> C[a, b] : 0 <= p < 2 and 32p <= a < 32p + 32 and 0 <= b < 64 }"
+    )
+    groups = group_references(c_refs, lambda r: tile)
+    assert len(groups) == 1 and groups[0].writes and groups[0].tile.sizes == (32, 64)
+
+
+def test_reads_merge_only_when_the_tile_shrinks():
+    scop = _mapped_tmm(promote="")
+    a_ref = next(
+        r
+        for r in references(scop.statements)
+        if isinstance(r.op, ReadOp) and r.access.get_tuple_name(isl.dim_type.out) == "A"
+    )
+    near = isl.Map("{ [p] -> A[a, b] : 0 <= p < 4 and 32p <= a < 32p + 16 and b = 0 }")
+    shifted = isl.Map(
+        "{ [p] -> A[a, b] : 0 <= p < 4 and 32p + 8 <= a < 32p + 24 and b = 0 }"
+    )
+    far = isl.Map("{ [p] -> A[a, b] : 0 <= p < 4 and 32p <= a < 32p + 16 and b = 200 }")
+    fake = [a_ref, a_ref]
+    footprints = iter([near, shifted, near, far])
+    merged = group_references(fake, lambda r: next(footprints))
+    kept = group_references(fake, lambda r: next(footprints))
+    assert len(merged) == 1 and merged[0].tile.sizes == (24, 1)
+    assert len(kept) == 2
+
+
+def test_promoted_accesses_name_their_buffers():
+    scop = _mapped_tmm()
+    buffers = {k: str(v) for k, v in scop.attributes["buffers"].data.items()}
+    assert buffers == {
+        "private_C_0": "memref<4x1xf32, 5 : i64>",
+        "shared_A_0": "memref<32x33xf32, 3 : i64>",
+        "shared_B_0": "memref<32x33xf32, 3 : i64>",
+    }
+    s1 = next(s for s in scop.statements if s.sym_name.data == "S1")
+    promoted = [
+        op.attributes["promoted"].data
+        for op in s1.body.walk()
+        if isinstance(op, ReadOp | UpdateOp)
+    ]
+    assert promoted == ["shared_A_0", "shared_B_0", "private_C_0"]
+    names = [s.sym_name.data for s in scop.statements]
+    assert names[2:] == [
+        "read_shared_A_0",
+        "read_shared_B_0",
+        "read_private_C_0",
+        "write_private_C_0",
+    ]
+
+
+def test_mapping_options_drive_the_pass():
+    options = tcir.MappingOptions(
+        tile=[32, 32], use_private_memory=False, max_shared_memory=1000
+    )
+    assert (
+        "poly-promote{shared=true private=false max-shared-bytes=1000}"
+        in options.pipeline(backend="cuda")
+    )
+    off = tcir.MappingOptions(use_shared_memory=False, use_private_memory=False)
+    assert "poly-promote" not in off.pipeline(backend="cuda")
+
+
+def test_promotion_keeps_cuda_text_for_numpy_inputs():
+    a, b = np.ones((64, 64), np.float32), np.ones((64, 64), np.float32)
+    source = tcir.define(TMM).tmm.ir(
+        a,
+        b,
+        backend="cuda",
+        options=tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8]),
+    )
+    assert (
+        source.count("__syncthreads();") >= 2
+        and "__shared__ float shared_A[32][33];" in source
+    )
