@@ -40,17 +40,38 @@ def uninitialized(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     return xp.empty(shape, dtype)
 
 
-def pipeline(binding: Binding, options: MappingOptions | None, backend: str) -> str:
+def default_options(definition: CheckedDef, binding: Binding) -> MappingOptions:
+    """The GPU mapping used without options (the paper's "reasonable guesses").
+
+    Max fusion; for a contraction (a statement with two or more left-hand side
+    indices and a reduction), 32x32 tiles over its two innermost left-hand side
+    indices and 32 over its first reduction index, with 32x8 threads, so each
+    block stages tiles of its operands in shared memory and each thread keeps
+    four accumulators; otherwise one block per tile of the parallel loops.
+    """
+    contraction = max(
+        (s for s in definition.stmts if s.reduces and len(s.lhs_indices) >= 2),
+        key=lambda s: len(s.loop_order),
+        default=None,
+    )
+    if contraction is None:
+        return MappingOptions()
+    tile = [1] * (len(contraction.lhs_indices) - 2) + [32, 32, 32]
+    return MappingOptions(tile=tile, threads=[32, 8])
+
+
+def pipeline(binding: Binding, options: MappingOptions | None, backend: str, definition: CheckedDef | None = None) -> str:
     """The pass pipeline from `tc` to loops (CPU) or kernels (CUDA).
 
     Without options the CPU runs the canonical reference lowering and CUDA the
-    default mapping (max fusion, a block per tile, 32x8 or 256 threads).
+    default mapping of `default_options`.
     """
     sizes = ",".join(f"{name}={value}" for name, value in binding.sizes.items())
     specialize = f'tc-specialize{{sizes="{sizes}"}}'
     if options is None and backend == "cpu":
         return f"{specialize},convert-tc-to-loops"
-    options = options or MappingOptions()
+    if options is None:
+        options = default_options(definition, binding) if definition else MappingOptions()
     passes = [specialize, *options.schedule_passes()]
     if backend == "cpu":
         passes.append("convert-poly-to-loops")
@@ -132,7 +153,7 @@ class Function:
     def lowered(self, binding: Binding, options: MappingOptions | None, backend: str) -> ModuleOp:
         """This def lowered for `binding`: loops (CPU) or kernels (CUDA)."""
         module = self._module.clone()
-        PassManager.parse(pipeline(binding, options, backend)).run(module)
+        PassManager.parse(pipeline(binding, options, backend, self.definition)).run(module)
         return module
 
     def _compile(self, binding: Binding, options: MappingOptions | None, backend: str) -> Callable[..., None]:
@@ -220,7 +241,7 @@ class Function:
         options = self._check_options(options)
         binding = bind(self.definition, args)
         module = self._module.clone()
-        passes = pipeline(binding, options, backend)
+        passes = pipeline(binding, options, backend, self.definition)
         if backend == "cpu":
             from tcir.backends.cpu.pipeline import CPU_LOWERING_PIPELINE
 
