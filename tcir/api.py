@@ -29,7 +29,7 @@ from tcir.frontend.emit import emit_def, libm_declarations
 from tcir.frontend.subscripts import walk
 from tcir.passmanager import PassManager, print_ir
 from tcir.runtime.index_check import IndexChecker
-from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind
+from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, evaluate
 from tcir.tuner.options import MappingOptions
 
 BACKENDS = ("cpu", "cuda")
@@ -43,21 +43,22 @@ def uninitialized(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
 def default_options(definition: CheckedDef, binding: Binding) -> MappingOptions:
     """The GPU mapping used without options (the paper's "reasonable guesses").
 
-    Max fusion; for a contraction (a statement with two or more left-hand side
-    indices and a reduction), 32x32 tiles over its two innermost left-hand side
-    indices and 32 over its first reduction index, with 32x8 threads, so each
-    block stages tiles of its operands in shared memory and each thread keeps
-    four accumulators; otherwise one block per tile of the parallel loops.
+    Max fusion, one block per tile of the parallel loops, 32x8 or 256 threads;
+    a def that is one large contraction (a 2-D or 3-D output and a reduction
+    over at least 1024 elements, i.e. matmul-like) is tiled 32x32x32 with 32x8
+    threads, so each block stages operand tiles in shared memory and each
+    thread keeps four accumulators. (Measured on an H100: tiling the smaller
+    contractions of the paper's kernels made them slower.)
     """
-    contraction = max(
-        (s for s in definition.stmts if s.reduces and len(s.lhs_indices) >= 2),
-        key=lambda s: len(s.loop_order),
-        default=None,
-    )
-    if contraction is None:
-        return MappingOptions()
-    tile = [1] * (len(contraction.lhs_indices) - 2) + [32, 32, 32]
-    return MappingOptions(tile=tile, threads=[32, 8])
+    if len(definition.stmts) == 1:
+        (stmt,) = definition.stmts
+        sizes = [binding.sizes[n] for n in definition.size_params]
+        if stmt.reduces and 2 <= len(stmt.lhs_indices) <= 3:
+            lo, hi = stmt.ranges[stmt.reduction_indices[0]]
+            if evaluate(hi, sizes) - evaluate(lo, sizes) >= 1024:
+                tile = [1] * (len(stmt.lhs_indices) - 2) + [32, 32, 32]
+                return MappingOptions(tile=tile, threads=[32, 8])
+    return MappingOptions()
 
 
 def pipeline(binding: Binding, options: MappingOptions | None, backend: str, definition: CheckedDef | None = None) -> str:
