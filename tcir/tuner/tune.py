@@ -34,6 +34,7 @@ from tcir.tuner.canonical import ProblemKey
 from tcir.tuner.evaluate import Evaluator, Outcome, Problem
 from tcir.tuner.genetic import GeneticSearch, RandomSearch, Search, distinct
 from tcir.tuner.options import MappingOptions
+from tcir.api import default_options
 from tcir.tuner.space import SearchSpace
 
 if TYPE_CHECKING:
@@ -138,6 +139,8 @@ class Tuner:
             self.definition, self.binding.sizes, target_architecture(self.backend)
         )
         self.space = space or SearchSpace.build(self.definition, self.binding.sizes, self.backend)
+        self.default = default_options(self.definition, self.binding)
+        """What a call without options uses on the GPU (the seed to beat)."""
         rng = random.Random(seed)
         self.search: Search = (
             GeneticSearch(self.space, population, rng, mutation_rate, elites)
@@ -146,11 +149,11 @@ class Tuner:
         )
 
     def seeds(self) -> list[MappingOptions]:
-        """The default options, the best known for this problem, and the best
+        """The default mapping, the best known for this problem, and the best
         of the same TC at other shapes."""
         known = self.cache.best(self.key)
         return distinct(
-            [MappingOptions(), *([known[0]] if known else []), *self.cache.similar(self.key)]
+            [self.default, *([known[0]] if known else []), *self.cache.similar(self.key)]
         )
 
     def _devices(self) -> int:
@@ -237,7 +240,7 @@ class _Session:
         if self.best is None:
             reasons = "; ".join(sorted({o.error or "" for o in self.measured.values()})[:3])
             raise TCError(f"tuner: no candidate compiled and ran correctly ({reasons})")
-        default = self.measured.get(MappingOptions().to_json())
+        default = self.measured.get(self.tuner.default.to_json())
         return TuningResult(
             self.best.options,
             self.best.time,
