@@ -178,7 +178,14 @@ def check(got: Any, expected: Any, torch: Any) -> float:
     return error
 
 
-def run(config: Config, torch: Any, cupy: Any, peaks: tuple[float, float], compile_peer: bool) -> dict[str, Any]:
+def run(
+    config: Config,
+    torch: Any,
+    cupy: Any,
+    peaks: tuple[float, float],
+    compile_peer: bool,
+    tune_seconds: float,
+) -> dict[str, Any]:
     import tcir
 
     function = tcir.define((EXAMPLES / f"{config.example}.tc").read_text())[config.example]
@@ -206,6 +213,13 @@ def run(config: Config, torch: Any, cupy: Any, peaks: tuple[float, float], compi
         "nopromo": lambda: function(*inputs, options=plain),
         "eager": lambda: config.peer(*tensors),
     }
+    if tune_seconds > 0:
+        started = time.perf_counter()
+        tuned = function.tune(*inputs, generations=100, population=8, max_time=tune_seconds)
+        row["tuning_s"] = time.perf_counter() - started
+        row["tuned_options"] = tuned.to_json()
+        row["tuned_error"] = check(function(*inputs, options=tuned), reference, torch)
+        implementations["tuned"] = lambda: function(*inputs, options=tuned)
     if compile_peer:
         compiled = torch.compile(config.peer)
         row["compile_error"] = check(compiled(*tensors), reference, torch)
@@ -220,7 +234,7 @@ def run(config: Config, torch: Any, cupy: Any, peaks: tuple[float, float], compi
     flop_rate, bandwidth = peaks
     moved = config.moved or tensor_bytes(tensors) + tensor_bytes(reference)
     row["roofline_ms"] = max(config.flops / flop_rate, moved / bandwidth) * 1e3
-    row["ok"] = max(error, row["nopromo_error"]) <= 1e-3
+    row["ok"] = max(error, row["nopromo_error"], row.get("tuned_error", 0.0)) <= 1e-3
     return row
 
 
@@ -229,6 +243,10 @@ def main() -> None:
     parser.add_argument("--json", default="bench.json", help="where to write the results")
     parser.add_argument("--only", default="", help="comma-separated kernel names")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument(
+        "--tuned", type=float, default=0, metavar="SECONDS",
+        help="also autotune each kernel for about this long and time the result",
+    )
     args = parser.parse_args()
     import logging
 
@@ -253,7 +271,7 @@ def main() -> None:
         if wanted and config.example not in wanted:
             continue
         try:
-            row = run(config, torch, cupy, peaks, not args.no_compile)
+            row = run(config, torch, cupy, peaks, not args.no_compile, args.tuned)
         except Exception as e:  # keep going: report the failure in the table
             row = {"config": config.label, "error": f"{type(e).__name__}: {e}"[:300]}
             print(f"{config.label:24} FAILED {row['error']}", flush=True)
@@ -264,7 +282,12 @@ def main() -> None:
             f"{row['config']:24} {row['tcir_device_ms']:9.4f} {row['nopromo_device_ms']:9.4f} "
             f"{row['eager_device_ms']:9.4f} "
             f"{row.get('compiled_device_ms', float('nan')):9.4f} {row['roofline_ms']:8.4f} "
-            f"{row['tcir_wall_ms']:9.4f} {row['eager_wall_ms']:10.4f} {'yes' if row['ok'] else 'NO':>3}",
+            f"{row['tcir_wall_ms']:9.4f} {row['eager_wall_ms']:10.4f} {'yes' if row['ok'] else 'NO':>3}"
+            + (
+                f"  tuned {row['tuned_device_ms']:.4f} ms after {row['tuning_s']:.0f} s"
+                if "tuned_device_ms" in row
+                else ""
+            ),
             flush=True,
         )
     overhead = {"bare_cupy_launch_us": bare, "tcir_call_us": ours}
