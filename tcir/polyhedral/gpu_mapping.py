@@ -12,10 +12,15 @@ AST generator produces the per-block and per-thread loops:
 - above the innermost parallel band of each branch, a filter does the same
   for thread ids; a branch with fewer parallel members maps the remaining
   thread ids to zero, so that every branch uses the same threads.
-- between the parts of every sequence that all threads of a block run
-  together (above the thread filters), a `sync_<k>()` extension statement,
-  which code generation turns into `__syncthreads()`; being unmapped, it keeps
-  isl from hoisting thread guards around the sequence.
+- between the parts of a sequence that all threads of a block run together
+  (above the thread filters), a `sync_<k>()` extension statement, which code
+  generation turns into `__syncthreads()`, where a dependence (flow, anti or
+  output, memory-based) relates instances of different threads of the block
+  in the same iteration of the enclosing loops; and after the last part,
+  inside a loop, where one relates instances of different iterations. The
+  thread of an instance is given by its mapping filters; an instance no
+  filter maps runs on every thread. Being unmapped, a sync keeps isl from
+  hoisting thread guards around the sequence.
 isl's AST generator rejects context nodes that introduce parameters, so code
 generation moves the context into the AST build (`split_context`).
 Blocks take the outermost parallel members, threads the innermost ones, and
@@ -133,16 +138,122 @@ def _block_level_sequences(node: isl.ScheduleNode, path: Path, in_loop: bool) ->
     return found
 
 
-def _insert_syncs(schedule: isl.Schedule, kernel: Path) -> isl.Schedule:
-    """A `sync_<k>()` statement after each part of every block-level sequence
-    (after the last one too inside a loop, for the next iteration): the parts
-    may be mapped to threads differently and read what other threads wrote.
-    Sync statements are not mapped, so every thread reaches them."""
+def _leaf_domains(node: isl.ScheduleNode) -> isl.UnionSet:
+    """The instances reaching the leaves below `node`, with the mapping
+    filters' constraints on the block and thread ids."""
+    if node.get_type() == NodeType.leaf:
+        return node.get_domain()
+    result = None
+    for k in range(node.n_children()):
+        part = _leaf_domains(node.child(k))
+        result = part if result is None else result.union(part)
+    return result if result is not None else node.get_domain()
+
+
+def _thread_relation(domains: isl.UnionSet, context: isl.Set) -> isl.UnionMap:
+    """Statement instance -> `T[thread ids]` of every thread that runs it.
+
+    The thread ids are the parameters of `context` named in `THREAD_IDS`; an
+    instance whose filters do not constrain one runs on all its values."""
+    space = context.get_space()
+    names = [
+        space.get_dim_name(isl.dim_type.param, k)
+        for k in range(space.dim(isl.dim_type.param))
+        if space.get_dim_name(isl.dim_type.param, k) in THREAD_IDS
+    ]
+    ids = ", ".join(names)
+    threads = isl.Set(f"[{ids}] -> {{ T[{ids}] }}").intersect_params(context)
+    result = isl.UnionMap.empty(domains.get_space())
+    pieces = domains.intersect_params(context).get_set_list()
+    for piece in (pieces.get_at(k) for k in range(pieces.n_set())):
+        target = threads.align_params(piece.get_space())
+        piece = piece.align_params(target.get_space())
+        relation = isl.Map.from_domain_and_range(piece, target)
+        for name in names:
+            pos = relation.find_dim_by_name(isl.dim_type.param, name)
+            relation = relation.project_out(isl.dim_type.param, pos, 1)
+        result = result.union(isl.UnionMap.from_map(relation))
+    return result
+
+
+@dataclass(frozen=True)
+class _Conflicts:
+    """Which pairs of statement instances need a barrier between them: both
+    touch one array element, at least one writes it, and different threads
+    of the block run them (memory-based, so that no race is missed)."""
+
+    reads: isl.UnionMap
+    writes: isl.UnionMap
+    threads: isl.UnionMap
+    context: isl.Set
+
+    def cross_thread(self, sources: isl.UnionSet, sinks: isl.UnionSet, order: isl.UnionMap) -> bool:
+        """Whether some instance of `sources` and some later (by `order`, a
+        relation source -> sink) instance of `sinks` conflict across threads."""
+        src_writes = self.writes.intersect_domain(sources)
+        src_reads = self.reads.intersect_domain(sources)
+        dst_writes = self.writes.intersect_domain(sinks)
+        dst_all = dst_writes.union(self.reads.intersect_domain(sinks))
+        pairs = src_writes.apply_range(dst_all.reverse()).union(
+            src_reads.apply_range(dst_writes.reverse())
+        )
+        pairs = pairs.intersect(order).intersect_params(self.context)
+        if pairs.is_empty():
+            return False
+        by_thread = self.threads.reverse().apply_range(pairs).apply_range(self.threads)
+        same = self.threads.range().identity()
+        return not by_thread.subtract(same).is_empty()
+
+
+def _part_domain(schedule: isl.Schedule, path: Path) -> isl.UnionSet:
+    """The instances of the sequence part (filter node) at `path`."""
+    return _at(schedule, path).child(0).get_domain()
+
+
+def _needed_syncs(
+    schedule: isl.Schedule, path: Path, in_loop: bool, conflicts: _Conflicts | None
+) -> list[int]:
+    """After which parts of the sequence at `path` a barrier is needed.
+
+    Between parts: the parts are cut greedily into runs without a barrier,
+    a run ending before the first part that conflicts across threads with a
+    part of the run in the same iteration of the enclosing loops. At the end
+    (in a loop): when instances of the sequence conflict across threads with
+    instances of a later iteration of the enclosing loops."""
+    node = _at(schedule, path)
+    children = node.n_children()
+    if conflicts is None:
+        return list(range(children if in_loop else children - 1))
+    prefix = node.get_prefix_schedule_union_map().intersect_domain(node.get_domain())
+    same_iteration = prefix.apply_range(prefix.reverse())
+    parts = [_part_domain(schedule, (*path, k)) for k in range(children)]
+    syncs: list[int] = []
+    run = None
+    for k, part in enumerate(parts):
+        if run is not None and conflicts.cross_thread(run, part, same_iteration):
+            syncs.append(k - 1)
+            run = None
+        run = part if run is None else run.union(part)
+    if in_loop:
+        everything = node.get_domain()
+        if conflicts.cross_thread(everything, everything, prefix.lex_lt_union_map(prefix)):
+            syncs.append(children - 1)
+    return syncs
+
+
+def _insert_syncs(
+    schedule: isl.Schedule, kernel: Path, conflicts: _Conflicts | None = None
+) -> isl.Schedule:
+    """A `sync_<k>()` statement after the parts of every block-level sequence
+    (and after the last one, for the next iteration, inside a loop) where the
+    parts may be mapped to threads differently and read or overwrite what
+    other threads wrote (or read): see `_needed_syncs`. Without `conflicts`
+    (no accesses known) after every part. Sync statements are not mapped, so
+    every thread reaches them."""
     sequences = _block_level_sequences(_at(schedule, kernel), kernel, False)
     count = 0
     for path, in_loop in sorted(sequences, key=lambda item: -len(item[0])):
-        children = _at(schedule, path).n_children()
-        for k in range(children if in_loop else children - 1):
+        for k in reversed(_needed_syncs(schedule, path, in_loop, conflicts)):
             node = _at(schedule, (*path, k, 0))
             prefix = node.get_prefix_schedule_union_map().intersect_domain(node.get_domain())
             sync = isl.UnionSet(f"{{ {SYNC_PREFIX}{count}[] }}")
@@ -177,11 +288,17 @@ class GpuMapping:
         bounds = " and ".join(f"0 <= {i} < {s}" for i, s in zip(idents, sizes))
         return isl.Set(f"[{', '.join(idents)}] -> {{ : {bounds} }}")
 
-    def map(self, schedule: isl.Schedule) -> isl.Schedule:
+    def map(
+        self,
+        schedule: isl.Schedule,
+        accesses: tuple[isl.UnionMap, isl.UnionMap] | None = None,
+    ) -> isl.Schedule:
         """`schedule` with kernel marks, mapping filters and the context.
 
         Threads `(0,)` mean "choose": 32x8 when some branch has two parallel
-        members to map, else 256.
+        members to map, else 256. `accesses` (reads, writes: instance ->
+        element) let the barriers go where threads exchange data only;
+        without them every block-level sequence part is followed by one.
         """
         top = schedule.get_root().child(0)
         kernels: list[Path] = [(0,)]
@@ -190,10 +307,10 @@ class GpuMapping:
         if self.threads == (0,):
             parallel = max(_most_parallel(_at(schedule, p)) for p in kernels)
             threads = (32, 8) if parallel >= 2 else (256,)
-            return GpuMapping(self.blocks, threads).map(schedule)
+            return GpuMapping(self.blocks, threads).map(schedule, accesses)
         grid = [1] * len(self.blocks)
         for path in reversed(kernels):
-            schedule, sizes = self._map_kernel(schedule, path)
+            schedule, sizes = self._map_kernel(schedule, path, accesses)
             grid = [max(g, s) for g, s in zip(grid, sizes)]
         root_child = schedule.get_root().child(0)
         return root_child.insert_context(self.context(grid)).get_schedule()
@@ -201,7 +318,12 @@ class GpuMapping:
     def _shared_band(self, node: isl.ScheduleNode) -> bool:
         return bool(_parallel_members(node))
 
-    def _map_kernel(self, schedule: isl.Schedule, path: Path) -> tuple[isl.Schedule, list[int]]:
+    def _map_kernel(
+        self,
+        schedule: isl.Schedule,
+        path: Path,
+        accesses: tuple[isl.UnionMap, isl.UnionMap] | None = None,
+    ) -> tuple[isl.Schedule, list[int]]:
         """Map the kernel at `path`; returns the schedule and the grid it uses."""
         node = _at(schedule, path)
         kernel_band = bool(_parallel_members(node))
@@ -215,7 +337,13 @@ class GpuMapping:
             edits.append((path, block_filter))
         for target, filter_set in sorted(edits, key=lambda e: -len(e[0])):
             schedule = _at(schedule, target).insert_filter(filter_set).get_schedule()
-        schedule = _insert_syncs(schedule, path)
+        conflicts = None
+        if accesses is not None:
+            reads, writes = accesses
+            context = self.context(grid)
+            threads = _thread_relation(_leaf_domains(_at(schedule, path)), context)
+            conflicts = _Conflicts(reads, writes, threads, context)
+        schedule = _insert_syncs(schedule, path, conflicts)
         return _at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule(), grid
 
     def _has_coincident_band_below(self, node: isl.ScheduleNode) -> bool:

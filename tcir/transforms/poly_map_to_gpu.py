@@ -10,6 +10,9 @@ every branch (to threads; branches with fewer parallel members run on thread
 innermost mapped member goes to x; a grid size of 0 gives one block per tile,
 `threads=0` lets the pass choose (32x8, or 256 for one parallel member). A kernel band with no parallel band below
 is first strip-mined by the thread sizes. Reduction members are never mapped.
+Barriers (`sync_<k>()` statements) separate the parts of block-level
+sequences only where threads of a block exchange data (from the scop's
+accesses).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from xdsl.passes import ModulePass
 from tcir.dialects.poly import ScopOp
 from tcir.errors import TCError
 from tcir.polyhedral.gpu_mapping import GpuMapping
-from tcir.polyhedral.scop import scop_schedule, set_scop_schedule
+from tcir.polyhedral.scop import scop_reads, scop_schedule, scop_writes, set_scop_schedule
 
 
 @dataclass(frozen=True)
@@ -47,4 +50,5 @@ class PolyMapToGpuPass(ModulePass):
             raise TCError(f"poly-map-to-gpu: {total} threads per block exceeds 1024")
         mapping = GpuMapping(blocks, threads)
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
-            set_scop_schedule(scop, mapping.map(scop_schedule(scop)))
+            accesses = (scop_reads(scop), scop_writes(scop))
+            set_scop_schedule(scop, mapping.map(scop_schedule(scop), accesses))

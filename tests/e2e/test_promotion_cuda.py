@@ -82,10 +82,13 @@ def test_tmm_promotes_the_paper_way():
     assert "__shared__ float shared_A[32][33];" in source
     assert "__shared__ float shared_B[32][33];" in source
     assert "float private_C[4][1];" in source
-    loop = source.index("for (long long c2_1")  # the kk tile loop
+    loop = source.index("for (int c2_1")  # the kk tile loop (32-bit indices)
     assert source.index("shared_A[", loop) < source.index(
         "__syncthreads();", source.index("shared_B[", loop)
     )
+    # the promotion's barriers around the copies are the only ones: every
+    # thread accumulates its own points of C (none in the kk point loop)
+    assert source.count("__syncthreads();") == 2
 
 
 def test_promotion_off_leaves_global_accesses():

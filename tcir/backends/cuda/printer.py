@@ -17,6 +17,13 @@ space 5 (or none) per-thread local arrays. Semantics chosen for C:
 - f16 is `__half`; its arithmetic uses `cuda_fp16.h` operators and its math
   functions go through `float`.
 - `func.call`s name CUDA math library functions (`erfcf`, `lgamma`, ...).
+- `index` is 32-bit `int` (64-bit integer multiplies are slow on GPUs) when a
+  kernel's index values provably fit: every memref it names (arguments,
+  allocas, any other value) has a static shape of fewer than 2^31 elements,
+  every `index` constant lies in [-2^31, 2^31), and no kernel argument is an
+  `index` scalar (the host passes those as 64-bit values). Loop bounds and
+  subscripts then stay within the arrays' extents, and flattened offsets
+  below 2^31. Otherwise `index` is `long long` (`index32_fits`).
 
 Ops without a CUDA translation raise `TCError` naming the op.
 """
@@ -31,7 +38,7 @@ from functools import singledispatchmethod
 import numpy as np
 from xdsl.dialects import arith, func, gpu, memref, scf
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tcir.backends.cuda.helpers import helper_definitions
@@ -194,11 +201,40 @@ def int_literal(value: int, t: Attribute) -> str:
     return str(value) if -(1 << 31) <= value < 1 << 31 else f"{value}LL"
 
 
+INT32_MIN, INT32_LIMIT = -(1 << 31), 1 << 31
+
+
+def _memref_fits(t: MemRefType[Attribute]) -> bool:
+    shape = tuple(t.get_shape())
+    return all(size >= 0 for size in shape) and math.prod(shape) < INT32_LIMIT
+
+
+def index32_fits(kernel: gpu.FuncOp) -> bool:
+    """Whether `kernel`'s `index` values may be printed as 32-bit `int`: its
+    memrefs are static with fewer than 2^31 elements, its `index` constants
+    fit in 32 bits, and it has no `index` scalar argument."""
+    args = kernel.body.block.args
+    if any(isinstance(arg.type, IndexType) for arg in args):
+        return False
+    values: list[SSAValue] = list(args)
+    for op in kernel.walk():
+        values.extend(op.results)
+        for region in op.regions:
+            for block in region.blocks:
+                values.extend(block.args)
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            if isinstance(op.value.type, IndexType):
+                if not INT32_MIN <= op.value.value.data < INT32_LIMIT:
+                    return False
+    return all(_memref_fits(v.type) for v in values if isinstance(v.type, MemRefType))
+
+
 class KernelPrinter:
     """Prints one `gpu.func` kernel; collects the helpers and headers it needs."""
 
     def __init__(self, kernel: gpu.FuncOp, block_size: tuple[int, int, int] | None):
         self.kernel = kernel
+        self.index32 = index32_fits(kernel)
         self.block_size = block_size
         self.names = NameTable()
         self.literals: dict[SSAValue, str] = {}
@@ -221,9 +257,17 @@ class KernelPrinter:
         self.depth -= 1
 
     def ctype(self, t: Attribute) -> str:
+        if self.index32 and isinstance(t, IndexType):
+            return "int"
         name = c_type(t)
         self.uses_half |= name == "__half"
         return name
+
+    def utype(self, t: Attribute) -> str:
+        """The unsigned C type of integer type `t` of the same (printed) width."""
+        if self.index32 and isinstance(t, IndexType):
+            return "unsigned int"
+        return unsigned_c_type(t)
 
     def expr(self, value: SSAValue) -> str:
         """The C expression of `value`: its variable, or its literal."""
@@ -291,7 +335,7 @@ class KernelPrinter:
 
     def unsigned_binary(self, op: Operation, symbol: str) -> None:
         t = op.results[0].type
-        u = unsigned_c_type(t)
+        u = self.utype(t)
         a, b = (self.expr(v) for v in op.operands)
         if u == "bool" or is_unsigned(t):
             self.define(op.results[0], f"{a} {symbol} {b}")
@@ -383,7 +427,7 @@ class KernelPrinter:
         symbol = _MIN_MAX_INT[type(op)]
         t = op.results[0].type
         if isinstance(op, (arith.MinUIOp, arith.MaxUIOp)) and not is_unsigned(t):
-            u = unsigned_c_type(t)
+            u = self.utype(t)
             self.define(op.results[0], f"({u}){a} {symbol} ({u}){b} ? {a} : {b}")
         else:
             self.define(op.results[0], f"{a} {symbol} {b} ? {a} : {b}")
@@ -391,7 +435,7 @@ class KernelPrinter:
     def div_helper(self, op: Operation, helper: str) -> None:
         self.helpers.add(helper)
         t = op.results[0].type
-        ctype = unsigned_c_type(t) if helper == "tc_ceildivu" else self.ctype(t)
+        ctype = self.utype(t) if helper == "tc_ceildivu" else self.ctype(t)
         a, b = (self.expr(v) for v in op.operands)
         if ctype != self.ctype(t):
             a, b = f"({ctype}){a}", f"({ctype}){b}"
@@ -414,7 +458,7 @@ class KernelPrinter:
         a, b = self.expr(op.lhs), self.expr(op.rhs)
         t = op.lhs.type
         if predicate[0] == "u" and not is_unsigned(t) and c_type(t) != "bool":
-            u = unsigned_c_type(t)
+            u = self.utype(t)
             a, b = f"({u}){a}", f"({u}){b}"
         self.define(op.result, f"{a} {_CMPI[predicate.lstrip('su')]} {b}")
 
@@ -448,7 +492,7 @@ class KernelPrinter:
         source = op.operands[0]
         x = self.expr(source)
         if c_type(source.type) != "bool" and not is_unsigned(source.type):
-            x = f"({unsigned_c_type(source.type)}){x}"
+            x = f"({self.utype(source.type)}){x}"
         target = op.results[0].type
         if is_half(target):
             self.uses_half = True
@@ -462,7 +506,7 @@ class KernelPrinter:
         if is_half(op.input.type):
             x = f"__half2float({x})"
         t = op.result.type
-        self.define(op.result, f"({self.ctype(t)})({unsigned_c_type(t)}){x}")
+        self.define(op.result, f"({self.ctype(t)})({self.utype(t)}){x}")
 
     @emit.register
     def _(self, op: arith.BitcastOp) -> None:
@@ -545,7 +589,10 @@ class KernelPrinter:
     @emit.register
     def _(self, op: gpu.GlobalIdOp) -> None:
         d = op.dimension.data
-        self.define(op.result, f"(long long)blockIdx.{d} * blockDim.{d} + threadIdx.{d}")
+        if self.index32:
+            self.define(op.result, f"(int)(blockIdx.{d} * blockDim.{d} + threadIdx.{d})")
+        else:
+            self.define(op.result, f"(long long)blockIdx.{d} * blockDim.{d} + threadIdx.{d}")
 
     @emit.register
     def _(self, op: gpu.ReturnOp) -> None:

@@ -1,6 +1,7 @@
 """Scalar and memref types of the gpu level, as CUDA C and numpy see them.
 
-Index values are 64-bit (`long long`). Signless integers are signed in C;
+Index values are 64-bit (`long long`) here; the kernel printer narrows them
+to `int` where a kernel's arrays and constants allow (see `printer`). Signless integers are signed in C;
 ops that need unsigned semantics cast (`unsigned_c_type`). `i1` is `bool`.
 f16 is `__half` from `cuda_fp16.h`; bf16 and other types are unsupported.
 """

@@ -47,6 +47,8 @@ builtin.module attributes {gpu.container_module} {
   }
 }
 
+// branchy takes an index scalar (passed as 64 bits): its index values stay long long;
+// zero has only a small static memref: int.
 // CHECK:       extern "C" __global__ void __launch_bounds__(32) branchy(float* __restrict__ out, const float alpha, const int n, const long long int_) {
 // CHECK-NEXT:    const long long tx = threadIdx.x;
 // CHECK-NEXT:    const bool early = tx >= int_;
@@ -75,6 +77,6 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:    out[tx] = sum;
 // CHECK-NEXT:  }
 // CHECK:       extern "C" __global__ void __launch_bounds__(32) zero(float* __restrict__ out) {
-// CHECK-NEXT:    const long long tx = threadIdx.x;
+// CHECK-NEXT:    const int tx = threadIdx.x;
 // CHECK-NEXT:    out[tx] = 0.0f;
 // CHECK-NEXT:  }

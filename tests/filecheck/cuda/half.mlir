@@ -30,7 +30,7 @@ builtin.module attributes {gpu.container_module} {
 
 // CHECK:       #include <cuda_fp16.h>
 // CHECK:       extern "C" __global__ void halves(__half* __restrict__ H, float* __restrict__ F) {
-// CHECK-NEXT:    const long long tx = threadIdx.x;
+// CHECK-NEXT:    const int tx = threadIdx.x;
 // CHECK-NEXT:    const __half h = H[tx];
 // CHECK-NEXT:    const __half s = h + __float2half(1.5f);
 // CHECK-NEXT:    const __half e = __float2half(expf(__half2float(s)));

@@ -55,7 +55,7 @@ builtin.module attributes {gpu.container_module} {
 // CHECK:       __device__ __forceinline__ float tc_maximum(float a, float b) {
 // CHECK:       __device__ __forceinline__ float tc_minimum(float a, float b) {
 // CHECK:       extern "C" __global__ void math_f32(const float* __restrict__ X, float* __restrict__ Y, const float alpha) {
-// CHECK-NEXT:    const long long tx = threadIdx.x;
+// CHECK-NEXT:    const int tx = threadIdx.x;
 // CHECK-NEXT:    const float x = X[tx];
 // CHECK-NEXT:    const float e = expf(x);
 // CHECK-NEXT:    const float t = tanhf(e);

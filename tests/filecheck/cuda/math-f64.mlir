@@ -35,8 +35,8 @@ builtin.module attributes {gpu.container_module} {
 
 // CHECK:       __device__ __forceinline__ double tc_maximum(double a, double b) {
 // CHECK:       extern "C" __global__ void math_f64(const double* __restrict__ X, float* __restrict__ Y, int* __restrict__ Z) {
-// CHECK-NEXT:    const long long bx = blockIdx.x;
-// CHECK-NEXT:    const long long ty = threadIdx.y;
+// CHECK-NEXT:    const int bx = blockIdx.x;
+// CHECK-NEXT:    const int ty = threadIdx.y;
 // CHECK-NEXT:    const double x = X[bx * 8 + ty];
 // CHECK-NEXT:    const double l = log1p(x);
 // CHECK-NEXT:    const double s = sin(l);

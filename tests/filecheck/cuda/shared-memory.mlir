@@ -48,22 +48,22 @@ builtin.module attributes {gpu.container_module} {
 
 // CHECK:       extern "C" __global__ void __launch_bounds__(1024) tiled(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {
 // CHECK-NEXT:    __shared__ float As[32][33];
-// CHECK-NEXT:    const long long by = blockIdx.y;
-// CHECK-NEXT:    const long long tx = threadIdx.x;
-// CHECK-NEXT:    const long long ty = threadIdx.y;
+// CHECK-NEXT:    const int by = blockIdx.y;
+// CHECK-NEXT:    const int tx = threadIdx.x;
+// CHECK-NEXT:    const int ty = threadIdx.y;
 // CHECK-NEXT:    float acc[2];
-// CHECK-NEXT:    const long long row = by * 32;
-// CHECK-NEXT:    const long long i = row + ty;
+// CHECK-NEXT:    const int row = by * 32;
+// CHECK-NEXT:    const int i = row + ty;
 // CHECK-NEXT:    const float a = A[i * 32 + tx];
 // CHECK-NEXT:    As[ty][tx] = a;
 // CHECK-NEXT:    __syncthreads();
-// CHECK-NEXT:    for (long long r = 0; r < 2; ++r) {
+// CHECK-NEXT:    for (int r = 0; r < 2; ++r) {
 // CHECK-NEXT:      acc[r] = 0.0f;
 // CHECK-NEXT:    }
-// CHECK-NEXT:    for (long long k = 0; k < 32; ++k) {
+// CHECK-NEXT:    for (int k = 0; k < 32; ++k) {
 // CHECK-NEXT:      const float x = As[ty][k];
-// CHECK-NEXT:      for (long long r_1 = 0; r_1 < 2; ++r_1) {
-// CHECK-NEXT:        const long long j = tx + r_1;
+// CHECK-NEXT:      for (int r_1 = 0; r_1 < 2; ++r_1) {
+// CHECK-NEXT:        const int j = tx + r_1;
 // CHECK-NEXT:        const float b = B[k * 64 + j];
 // CHECK-NEXT:        const float s = acc[r_1];
 // CHECK-NEXT:        const float p = x * b;
@@ -72,8 +72,8 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    __syncthreads();
-// CHECK-NEXT:    for (long long r_2 = 0; r_2 < 2; r_2 += 2) {
-// CHECK-NEXT:      const long long j_1 = tx + r_2;
+// CHECK-NEXT:    for (int r_2 = 0; r_2 < 2; r_2 += 2) {
+// CHECK-NEXT:      const int j_1 = tx + r_2;
 // CHECK-NEXT:      const float v = acc[r_2];
 // CHECK-NEXT:      C[i * 64 + j_1] = v;
 // CHECK-NEXT:    }
