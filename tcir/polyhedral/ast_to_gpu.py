@@ -14,16 +14,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import gpu
 
 from tcir.polyhedral.ast_to_loops import AstLowering
-from tcir.polyhedral.gpu_mapping import KERNEL_MARK, SYNC_PREFIX
-
-
-def kernel_roots(ast: isl.AstNode) -> list[isl.AstNode]:
-    """The AST of each kernel: the children of a top-level block of kernels,
-    or the whole AST for one kernel."""
-    if ast.get_type() != isl.ast_node_type.block:
-        return [ast]
-    children = ast.block_get_children()
-    return [children.get_at(k) for k in range(children.n_ast_node())]
+from tcir.polyhedral.gpu_mapping import SYNC_PREFIX
 
 
 def statement_names(node: isl.AstNode) -> list[str]:
@@ -37,18 +28,6 @@ def statement_names(node: isl.AstNode) -> list[str]:
 
     node.foreach_descendant_top_down(visit)
     return list(dict.fromkeys(names))
-
-
-def has_kernel_mark(node: isl.AstNode) -> bool:
-    kind = node.get_type()
-    if kind == isl.ast_node_type.mark:
-        return node.mark_get_id().get_name() == KERNEL_MARK or has_kernel_mark(node.mark_get_node())
-    if kind == isl.ast_node_type.if_:
-        return has_kernel_mark(node.if_get_then_node())
-    if kind == isl.ast_node_type.block:
-        children = node.block_get_children()
-        return any(has_kernel_mark(children.get_at(k)) for k in range(children.n_ast_node()))
-    return False
 
 
 @dataclass

@@ -107,6 +107,21 @@ def _most_parallel(node: isl.ScheduleNode) -> int:
     return max([here, *below])
 
 
+def kernel_domains(schedule: isl.Schedule) -> list[isl.UnionSet]:
+    """The statement instances of each `mark "kernel"` subtree, in schedule order."""
+    found: list[isl.UnionSet] = []
+
+    def visit(node: isl.ScheduleNode) -> None:
+        if node.get_type() == NodeType.mark and node.mark_get_id().get_name() == KERNEL_MARK:
+            found.append(node.get_domain())
+            return
+        for k in range(node.n_children()):
+            visit(node.child(k))
+
+    visit(schedule.get_root())
+    return found
+
+
 def split_context(schedule: isl.Schedule) -> tuple[isl.Schedule, isl.Set | None]:
     """`schedule` without the mapping context node below its root, and that context."""
     node = schedule.get_root().child(0)

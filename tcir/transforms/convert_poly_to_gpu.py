@@ -39,8 +39,8 @@ from tcir.errors import TCError
 from tcir.lowering.affine_to_arith import index_constant
 from tcir.lowering.def_function import DefFunction
 from tcir.lowering.tc_point import PROMOTED, PointLowering
-from tcir.polyhedral.ast_to_gpu import GpuAstLowering, kernel_roots, statement_names
-from tcir.polyhedral.gpu_mapping import BLOCK_IDS, THREAD_IDS, split_context
+from tcir.polyhedral.ast_to_gpu import GpuAstLowering, statement_names
+from tcir.polyhedral.gpu_mapping import BLOCK_IDS, THREAD_IDS, kernel_domains, split_context
 from tcir.polyhedral.promotion.promote import BUFFERS
 from tcir.polyhedral.scop import scop_context, scop_schedule
 
@@ -76,13 +76,16 @@ class KernelBuilder:
             raise TCError("convert-poly-to-gpu: the scop is not mapped; run poly-map-to-gpu first")
         context = scop_context(self.scop).align_params(mapping.get_space())
         build = isl.AstBuild.from_context(context.intersect(mapping.align_params(context.get_space())))
-        ast = build.node_from_schedule(schedule)
         grid = launch_sizes(mapping, BLOCK_IDS)
         block = launch_sizes(mapping, THREAD_IDS)
         # The kernels of a top-level set are independent: one launch runs them all.
+        # Otherwise each kernel gets its own AST (isl could hoist a guard common
+        # to several kernels above all of them, so the AST's shape cannot tell
+        # where one kernel ends).
         independent = schedule.get_root().child(0).get_type() == isl.schedule_node_type.set
-        for root in [ast] if independent else kernel_roots(ast):
-            self.kernel(root, grid, block)
+        domains = [schedule.get_domain()] if independent else kernel_domains(schedule)
+        for domain in domains:
+            self.kernel(build.node_from_schedule(schedule.intersect_domain(domain)), grid, block)
 
     def kernel(self, root: isl.AstNode, grid: list[int], threads: list[int]) -> None:
         point = self.host.lowering.point
