@@ -591,6 +591,33 @@ class SubscriptedOp(IRDLOperation):
     def symbol_names(self) -> list[str]:
         return [s.data for s in self.symbols]  # pyright: ignore[reportAttributeAccessIssue]
 
+    def verify_access(self, value: Attribute, what: str) -> None:
+        """Subscripts, sizes, and `value` (the type read or written) against
+        the tensor's element type."""
+        tensor_type = self.tensor_type
+        _verify_subscripts(
+            tensor_type,
+            self.map.data,  # pyright: ignore[reportAttributeAccessIssue]
+            self.subscript_operands,  # pyright: ignore[reportAttributeAccessIssue]
+        )
+        if value != tensor_type.scalar_type:
+            raise VerifyException(
+                f"{what} {value} does not match the tensor's "
+                f"element type {tensor_type.scalar_type}"
+            )
+        _verify_sizes(self, self.symbol_names, "subscript")
+
+    def print_access(self, printer: Printer) -> None:
+        """` %T[subscripts]`, the common head of the custom syntax."""
+        printer.print_string(" ")
+        printer.print_ssa_value(self.operands[0])
+        _print_subscripts(
+            printer,
+            self.subscripts,
+            self.subscript_operands,  # pyright: ignore[reportAttributeAccessIssue]
+            self.symbol_names,
+        )
+
 
 @irdl_op_definition
 class ReadOp(SubscriptedOp):
@@ -627,18 +654,10 @@ class ReadOp(SubscriptedOp):
         )
 
     def verify_(self) -> None:
-        _verify_subscripts(self.tensor_type, self.map.data, self.subscript_operands)
-        if self.result.type != self.tensor_type.scalar_type:
-            raise VerifyException(
-                f"result type {self.result.type} does not match the tensor's "
-                f"element type {self.tensor_type.scalar_type}"
-            )
-        _verify_sizes(self, self.symbol_names, "subscript")
+        self.verify_access(self.result.type, "result type")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.tensor)
-        _print_subscripts(printer, self.subscripts, self.subscript_operands, self.symbol_names)
+        self.print_access(printer)
         printer.print_op_attributes(self.attributes, print_keyword=True)
 
     @classmethod
@@ -702,18 +721,10 @@ class UpdateOp(SubscriptedOp):
                 f"unknown update kind '{self.kind.data}' "
                 f"(expected one of {' '.join(UPDATE_KINDS)})"
             )
-        _verify_subscripts(self.tensor_type, self.map.data, self.subscript_operands)
-        if self.value.type != self.tensor_type.scalar_type:
-            raise VerifyException(
-                f"value of type {self.value.type} does not match the tensor's "
-                f"element type {self.tensor_type.scalar_type}"
-            )
-        _verify_sizes(self, self.symbol_names, "subscript")
+        self.verify_access(self.value.type, "value of type")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_ssa_value(self.tensor)
-        _print_subscripts(printer, self.subscripts, self.subscript_operands, self.symbol_names)
+        self.print_access(printer)
         printer.print_string(" ")
         printer.print_string_literal(self.kind.data)
         printer.print_string(" ")
