@@ -95,7 +95,12 @@ def _member_filter(
             size = 256
         size = max(1, min(size, limit))
     # t = offset + step * (ident + size * e): tiles (or points) dealt round-robin.
-    text = f"[{ident}] -> {{ [t] : exists (e : t = {offset} + {step} * ({ident} + {size} * e)) }}"
+    # `ident < size`: the grid is the largest of its kernels' sizes, and in a
+    # kernel needing fewer blocks the others must not repeat its tiles.
+    text = (
+        f"[{ident}] -> {{ [t] : {ident} < {size} and "
+        f"exists (e : t = {offset} + {step} * ({ident} + {size} * e)) }}"
+    )
     mapped = isl.Set(text).align_params(values.get_space())
     return relation.intersect_range(isl.UnionSet.from_set(mapped)).domain(), size
 
