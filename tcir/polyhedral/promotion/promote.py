@@ -27,7 +27,7 @@ from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Attribute
 
 from tcir.dialects.poly import ScopOp
-from tcir.dialects.tc import TensorType
+from tcir.dialects.tc import ReadOp, TensorType
 from tcir.polyhedral.gpu_mapping import (
     BLOCK_IDS,
     KERNEL_MARK,
@@ -37,6 +37,7 @@ from tcir.polyhedral.gpu_mapping import (
 )
 from tcir.polyhedral.promotion.affine import NotExpressible, function_of
 from tcir.polyhedral.promotion.copies import Copy, promote_access
+from tcir.polyhedral.promotion.indirect import IndirectCopy
 from tcir.polyhedral.promotion.references import (
     Group,
     Reference,
@@ -155,6 +156,8 @@ class Promoter:
     )
     copies: list[Copy] = field(default_factory=list[Copy])
     syncs: int = 0
+    order: isl.UnionMap = field(init=False)
+    """The statement instances' order before promotion (copies come later)."""
     shared_bytes: int = 0
     """Shared memory promoted so far, in all kernels: kernels of a top-level
     set run in one launch, so the budget is the scop's."""
@@ -180,6 +183,7 @@ class Promoter:
 
     def run(self) -> isl.Schedule:
         """The schedule with the copies; `buffers` and `copies` describe them."""
+        self.order = self.schedule.get_map()
         root = self.schedule.get_root()
         if root.n_children() == 0 or root.child(0).get_type() != NodeType.context:
             return self.schedule
@@ -233,7 +237,13 @@ class Promoter:
         """`{ [p] -> T[a] }`, per block or (with thread ids) per thread."""
         if ref.access is None:
             return None
-        accesses = isl.UnionMap.from_map(ref.access).intersect_domain(site.instances)
+        return self._elements(site, isl.UnionMap.from_map(ref.access), per_thread)
+
+    def _elements(
+        self, site: Site, accesses: isl.UnionMap, per_thread: bool
+    ) -> isl.Map | None:
+        """The footprint `{ [p] -> T[a] }` of `accesses` (`{ S[i] -> T[a] }`)."""
+        accesses = accesses.intersect_domain(site.instances)
         hidden = BLOCK_IDS if per_thread else MAPPING_IDS
         footprint = _project_params(accesses.apply_domain(site.prefix), hidden)
         return None if footprint.is_empty() else isl.Map.from_union_map(footprint)
@@ -249,12 +259,12 @@ class Promoter:
             .intersect(site.instances)
             .is_empty()
         ]
-        tensors = list(dict.fromkeys(r.tensor for r in refs))
+        arrays = list(dict.fromkeys(r.array for r in refs))
         return [
             group
-            for tensor in tensors
+            for array in arrays
             for group in group_references(
-                [r for r in refs if r.tensor == tensor],
+                [r for r in refs if r.array == array],
                 lambda r: self._footprint(site, r, per_thread),
             )
         ]
@@ -300,12 +310,22 @@ class Promoter:
     def promote_shared(self, site: Site, skip: set[Reference]) -> list[Decision]:
         decisions: list[Decision] = []
         budget = self.max_shared_bytes - self.shared_bytes
-        for group in self._groups(site, False, skip):
+        groups = self._groups(site, False, skip)
+        # Indirect groups first: the index reads they replace need no copy.
+        groups.sort(key=lambda g: g.refs[0].indirection is None)
+        consumed: set[ReadOp] = set()
+        for group in groups:
             tile = group.tile
             if group.footprint is None or tile is None:
                 continue
-            if not self._reused(site, group) or all(
-                self._coalesced(site, r) for r in group.refs
+            indirect = group.refs[0].indirection is not None
+            if not indirect and all(r.op in consumed for r in group.refs):
+                continue
+            # An indirect group is promoted for its gathers: the copy issues
+            # them all at once, instead of one dependent load per iteration.
+            if not indirect and (
+                not self._reused(site, group)
+                or all(self._coalesced(site, r) for r in group.refs)
             ):
                 continue
             shape = _padded(tile.sizes)
@@ -321,6 +341,12 @@ class Promoter:
                 self.shared_bytes += size
                 buffer = self._buffer("shared", group, shape, SHARED_SPACE)
                 decisions.append(Decision(site, group, buffer, indices))
+                consumed |= {
+                    r.indirection.index
+                    for r in group.refs
+                    if r.indirection is not None
+                    and r.indirection.index.result.has_one_use()
+                }
         return decisions
 
     def _reused(self, site: Site, group: Group) -> bool:
@@ -410,18 +436,47 @@ class Promoter:
 
     # -- copies ----------------------------------------------------------------------------------
 
+    def _live_in(self, site: Site, group: Group) -> isl.UnionMap:
+        """`{ S[i] -> T[a] }`: the group's reads in a tile of `site` whose
+        value no write of the group in the same tile produces (the elements
+        a copy into the buffer must bring)."""
+        reads = isl.UnionMap.empty(site.prefix.get_space())
+        writes = isl.UnionMap.empty(site.prefix.get_space())
+        for ref in group.refs:
+            assert ref.access is not None
+            access = isl.UnionMap.from_map(ref.access).intersect_domain(site.instances)
+            if ref.reads:
+                reads = reads.union(access)
+            if ref.writes:
+                writes = writes.union(access)
+        if writes.is_empty():
+            return reads
+        flow = (
+            isl.UnionAccessInfo.from_sink(reads)
+            .set_must_source(writes)
+            .set_schedule_map(self.order)
+            .compute_flow()
+        )
+        # { source -> [sink -> element] }, kept where source and sink share a tile.
+        same_tile = site.prefix.apply_range(site.prefix.reverse())
+        flows = flow.get_full_must_dependence().uncurry().intersect_domain(same_tile.wrap())
+        return reads.subtract(flows.domain_factor_range())
+
     def _copy(self, decision: Decision, into_buffer: bool, shared: bool) -> Copy | None:
-        footprint: isl.Map | None = None
-        for ref in decision.group.refs:
-            if ref.reads if into_buffer else ref.writes:
-                part = self._footprint(decision.site, ref, not shared)
-                if part is not None:
-                    footprint = part if footprint is None else footprint.union(part)
+        site, group = decision.site, decision.group
+        if into_buffer:
+            accesses = self._live_in(site, group)
+        else:
+            accesses = isl.UnionMap.empty(site.prefix.get_space())
+            for ref in group.refs:
+                if ref.writes and ref.access is not None:
+                    accesses = accesses.union(isl.UnionMap.from_map(ref.access))
+        footprint = self._elements(site, accesses, not shared)
         if footprint is None:
             return None
         assert decision.group.tile is not None
         kind = "read" if into_buffer else "write"
-        return Copy(
+        args = (
             f"{kind}_{decision.buffer}",
             decision.buffer,
             decision.group.tensor,
@@ -430,6 +485,19 @@ class Promoter:
             decision.group.tile,
             () if shared else tuple(ident for ident, _ in self.threads),
             tuple(self.scop.param_names),
+        )
+        indirection = decision.group.refs[0].indirection
+        if indirection is None:
+            return Copy(*args)
+        index = indirection.index
+        index_ref = next(r for r in references([decision.group.refs[0].stmt]) if r.op is index)
+        assert index_ref.access is not None
+        names = (
+            indirection.tensor_name,
+            index_ref.access.get_tuple_name(isl.dim_type.out),
+        )
+        return IndirectCopy(
+            *args, index.tensor, indirection.index_rank, indirection.position, indirection.rows, names
         )
 
     def _sync(self, site: Site) -> tuple[isl.UnionMap, isl.UnionSet]:

@@ -2,7 +2,10 @@
 
 A reference is one `tc.read` or `tc.update` in a statement body; its access
 relation is rebuilt from the op's subscripts, so that a promotion can rewrite
-exactly that op. Indirect subscripts (`X(I(i))`) leave it without one.
+exactly that op. A read `T(.., X(x), ..)` of a tensor that no statement
+writes, through a read-only index tensor `X`, accesses the virtual array
+`T_X[x, ..]` (the paper's indirect promotion: its elements are indexed by the
+index tensor's elements); other indirect subscripts leave it without one.
 
 References to a tensor are grouped (the paper's appendix): those whose
 footprints in a tile overlap when one of them writes must share a copy of
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineDimExpr
 
 from tcir.dialects.poly import StmtOp
 from tcir.dialects.tc import ReadOp, TensorType, UpdateOp
@@ -27,13 +31,40 @@ Access = ReadOp | UpdateOp
 
 
 @dataclass(frozen=True)
+class Indirection:
+    """How a reference `T(.., X(x), ..)` reads `T`: through `index`, the read
+    of `X(x)`, at subscript `position`; `rows` (`{ [o] }`) are the values the
+    index may take; `tensor_name` is the scop's name of `T`."""
+
+    index: ReadOp
+    position: int
+    rows: isl.Set
+    tensor_name: str
+
+    @property
+    def index_rank(self) -> int:
+        assert isinstance(self.index.tensor.type, TensorType)
+        return self.index.tensor.type.rank
+
+
+@dataclass(frozen=True)
 class Reference:
-    """One access of a statement to a tensor; `access` is None when indirect."""
+    """One access of a statement to a tensor; `access` is None when it is
+    indirect and not promotable, the access to the virtual array when
+    `indirection` is set."""
 
     stmt: StmtOp
     op: Access
     tensor: SSAValue
     access: isl.Map | None
+    indirection: Indirection | None = None
+
+    @property
+    def array(self) -> object:
+        """What the reference accesses: its tensor, or the virtual array."""
+        if self.indirection is None:
+            return self.tensor
+        return (self.tensor, self.indirection.index.tensor, self.indirection.position)
 
     @property
     def reads(self) -> bool:
@@ -44,36 +75,112 @@ class Reference:
         return isinstance(self.op, UpdateOp)
 
 
-def _scop_name(stmt: StmtOp, access: isl.Map) -> str | None:
-    """The tuple name the statement's relations give the tensor of `access`."""
-    relations = isl.UnionMap(stmt.reads.data).union(isl.UnionMap(stmt.writes.data))
-    relations = relations.intersect_domain(isl.UnionSet(stmt.domain.data))
-    found: list[str] = []
+def _scop_names(stmt: StmtOp, op: Access, access: isl.Map) -> set[str]:
+    """The tuple names the statement's reads (or writes, for an update) give
+    a tensor accessed as `access`."""
+    text = stmt.writes.data if isinstance(op, UpdateOp) else stmt.reads.data
+    relations = isl.UnionMap(text).intersect_domain(isl.UnionSet(stmt.domain.data))
+    found: set[str] = set()
 
     def match(candidate: isl.Map) -> None:
         name = candidate.get_tuple_name(isl.dim_type.out)
         if candidate.is_equal(access.set_tuple_name(isl.dim_type.out, name)):
-            found.append(name)
+            found.add(name)
 
     relations.foreach_map(match)
-    return found[0] if found else None
+    return found
+
+
+def _subscripts(
+    stmt: StmtOp, op: Access, skip: int | None = None
+) -> list[isl.PwAff] | None:
+    """The subscripts of `op` (but `skip`) on its statement's iterators, or
+    None if one is not affine."""
+    space = isl.Set(stmt.domain.data).get_space()
+    args = list(stmt.body.block.args)
+    dims = [args.index(v) if v in args else None for v in op.subscript_operands]
+    builder = IslAffineBuilder(space, dims, op.symbol_names)
+    try:
+        return [builder.build(e) for k, e in enumerate(op.subscripts) if k != skip]
+    except NotAffine:
+        return None
 
 
 def _access(stmt: StmtOp, op: Access) -> isl.Map | None:
     domain = isl.Set(stmt.domain.data)
-    args = list(stmt.body.block.args)
-    dims = [args.index(v) if v in args else None for v in op.subscript_operands]
-    builder = IslAffineBuilder(domain.get_space(), dims, op.symbol_names)
-    try:
-        outputs = [builder.build(e) for e in op.subscripts]
-    except NotAffine:
+    outputs = _subscripts(stmt, op)
+    if outputs is None:
         return None
     return relation(domain.get_space(), "T", outputs).intersect_domain(domain)
 
 
+def _indirect_access(stmt: StmtOp, op: ReadOp) -> tuple[isl.Map, Indirection] | None:
+    """`{ S[i] -> T[x(i), ..] }` and the indirection of a read `T(.., X(x(i)), ..)` whose one indirect subscript is a value
+    read from `X` at affine subscripts."""
+    operands = list(op.subscript_operands)
+    found = [
+        (k, e.position)
+        for k, e in enumerate(op.subscripts)
+        if isinstance(e, AffineDimExpr)
+        and isinstance(index := operands[e.position].owner, ReadOp)
+        and index.parent_block() is stmt.body.block
+    ]
+    if len(found) != 1:
+        return None
+    position, operand = found[0]
+    index = operands[operand].owner
+    assert isinstance(index, ReadOp)
+    inner = _subscripts(stmt, index)
+    others = _subscripts(stmt, op, skip=position)
+    if inner is None or others is None:
+        return None
+    domain = isl.Set(stmt.domain.data)
+    virtual = relation(domain.get_space(), "T", inner + others).intersect_domain(domain)
+    # The values the index may take: the statement's read relations give the
+    # indirect subscript its whole dimension (`convert-tc-to-poly`).
+    assert isinstance(op.tensor.type, TensorType)
+    rank = op.tensor.type.rank
+    row = [*others[:position], None, *others[position:]]
+    other_elements = relation(domain.get_space(), "T", others).intersect_domain(domain)
+    candidates: list[isl.Map] = []
+    reads = isl.UnionMap(stmt.reads.data).intersect_domain(
+        isl.UnionSet.from_set(domain)
+    )
+    for read in _maps(reads):
+        # The read of `T`: its other subscripts are the op's, at any row.
+        anonymous = read.reset_tuple_id(isl.dim_type.out)
+        if (
+            read.dim(isl.dim_type.out) == rank
+            and not read.is_single_valued()
+            and anonymous.is_subset(
+                relation(domain.get_space(), "T", row).reset_tuple_id(isl.dim_type.out)
+            )
+            and anonymous.project_out(isl.dim_type.out, position, 1).is_equal(
+                other_elements.reset_tuple_id(isl.dim_type.out)
+            )
+        ):
+            candidates.append(read)
+    if len(candidates) != 1:
+        return None  # not found, or ambiguous
+    read = candidates[0]
+    values = read.range().project_out(
+        isl.dim_type.set, position + 1, rank - position - 1
+    )
+    values = values.project_out(isl.dim_type.set, 0, position).reset_tuple_id()
+    tensor = read.get_tuple_name(isl.dim_type.out)
+    return virtual, Indirection(index, position, values.coalesce(), tensor)
+
+
+def _maps(relations: isl.UnionMap) -> list[isl.Map]:
+    found: list[isl.Map] = []
+    relations.foreach_map(found.append)
+    return found
+
+
 def references(statements: Sequence[StmtOp]) -> list[Reference]:
     """The references of `statements` to tensors of rank 1 or more, in order;
-    access relations name each tensor as the scop's relations do."""
+    access relations name each tensor as the scop's relations do (a virtual
+    array `T_X` after its tensor and index tensor)."""
     found: list[tuple[StmtOp, Access, isl.Map | None]] = []
     for stmt in statements:
         for op in stmt.body.block.walk():
@@ -81,27 +188,37 @@ def references(statements: Sequence[StmtOp]) -> list[Reference]:
                 assert isinstance(op.tensor.type, TensorType)
                 if op.tensor.type.rank > 0:
                     found.append((stmt, op, _access(stmt, op)))
-    names: dict[SSAValue, str] = {}
+    # A tensor's name is the one every reference to it agrees on.
+    candidates: dict[SSAValue, set[str]] = {}
     for stmt, op, access in found:
-        if (
-            access is not None
-            and op.tensor not in names
-            and (name := _scop_name(stmt, access))
-        ):
-            names[op.tensor] = name
-    return [
-        Reference(
-            stmt,
-            op,
-            op.tensor,
-            None
-            if access is None
-            else access.set_tuple_name(
-                isl.dim_type.out, names.get(op.tensor, f"T{id(op.tensor)}")
-            ),
+        if access is not None:
+            matches = _scop_names(stmt, op, access)
+            candidates[op.tensor] = candidates.get(op.tensor, matches) & matches
+    names = {t: min(c) for t, c in candidates.items() if c}
+    written = {op.tensor for _, op, _ in found if isinstance(op, UpdateOp)}
+
+    def name(tensor: SSAValue) -> str:
+        return names.get(tensor, f"T{id(tensor)}")
+
+    result: list[Reference] = []
+    for stmt, op, access in found:
+        if access is not None:
+            access = access.set_tuple_name(isl.dim_type.out, name(op.tensor))
+            result.append(Reference(stmt, op, op.tensor, access))
+            continue
+        indirect = (
+            _indirect_access(stmt, op)
+            if isinstance(op, ReadOp) and op.tensor not in written
+            else None
         )
-        for stmt, op, access in found
-    ]
+        if indirect is None or indirect[1].index.tensor in written:
+            result.append(Reference(stmt, op, op.tensor, None))
+            continue
+        virtual, indirection = indirect
+        array = f"{indirection.tensor_name}_{name(indirection.index.tensor)}"
+        virtual = virtual.set_tuple_name(isl.dim_type.out, array)
+        result.append(Reference(stmt, op, op.tensor, virtual, indirection))
+    return result
 
 
 @dataclass

@@ -119,12 +119,63 @@ def test_promoted_accesses_name_their_buffers():
     ]
     assert promoted == ["shared_A_0", "shared_B_0", "private_C_0"]
     names = [s.sym_name.data for s in scop.statements]
-    assert names[2:] == [
-        "read_shared_A_0",
-        "read_shared_B_0",
-        "read_private_C_0",
-        "write_private_C_0",
-    ]
+    # No copy into private_C: S0 writes every element before S1 reads it.
+    assert names[2:] == ["read_shared_A_0", "read_shared_B_0", "write_private_C_0"]
+
+
+def _promoted(source: str, name: str, sizes: str, tile: str, threads: str) -> ScopOp:
+    module = tcir.define(source)[name]._module.clone()
+    pipeline = (
+        f'tc-specialize{{sizes="{sizes}"}},convert-tc-to-poly,poly-schedule{{fusion=max}},'
+        f"poly-tile{{sizes={tile}}},poly-sink,poly-map-to-gpu{{blocks=0,0 threads={threads}}},"
+        "poly-promote"
+    )
+    PassManager.parse(pipeline).run(module)
+    return next(o for o in module.walk() if isinstance(o, ScopOp))
+
+
+def test_accumulating_into_an_input_copies_it_in():
+    source = "def acc(float(M,K) A, float(M) Init) -> (C) {\n  C(m) = Init(m)\n  C(m) += A(m,k)\n}"
+    scop = _promoted(source, "acc", "M=64,K=64", "32,32", "32")
+    names = [s.sym_name.data for s in scop.statements]
+    assert "write_private_C_0" in names and "read_private_C_0" not in names
+    source = "def acc(float(M,K) A) -> (C) {\n  C(m) += A(m,k)\n}"
+    scop = _promoted(source, "acc", "M=64,K=64", "32,32", "32")
+    names = [s.sym_name.data for s in scop.statements]
+    assert "read_private_C_0" in names and "write_private_C_0" in names
+
+
+LUT = "def lut(float(E,D) LUT, int(B,L) I) -> (O) {\n  O(i,j) +=! LUT(I(i,k),j)\n}"
+
+
+def test_indirect_reads_are_promoted_through_the_index_tensor():
+    scop = _promoted(LUT, "lut", "E=1000,D=64,B=16,L=20", "8,32,10", "32,8")
+    buffers = {k: str(v) for k, v in scop.attributes["buffers"].data.items()}
+    # The virtual array LUT_I[i, k, j] = LUT[I[i, k], j]: 8 rows x 10 lookups x 32 columns.
+    assert buffers["shared_LUT_I_0"] == "memref<8x10x33xf32, 3 : i64>"
+    assert not any(b.startswith("shared_I") for b in buffers)  # the copy reads I itself
+    body = next(s for s in scop.statements if s.sym_name.data == "S1").body
+    reads = {op.tensor.name_hint: op.attributes.get("promoted") for op in body.walk() if isinstance(op, ReadOp)}
+    assert reads["LUT"].data == "shared_LUT_I_0" and reads["I"] is None
+    copy = next(s for s in scop.statements if s.sym_name.data == "read_shared_LUT_I_0")
+    ops = [op for op in copy.body.walk() if isinstance(op, ReadOp | UpdateOp)]
+    assert [op.tensor.name_hint for op in ops] == ["I", "LUT", "LUT"]
+    assert ops[1].subscript_operands[0] is ops[0].result  # LUT[I[a0, a1], a2]
+    assert isl.UnionMap(copy.reads.data).is_equal(
+        isl.UnionMap(
+            "{ read_shared_LUT_I_0[p0, p1, p2, a0, a1, a2] -> I[a0, a1];"
+            "  read_shared_LUT_I_0[p0, p1, p2, a0, a1, a2] -> LUT[o, a2] : 0 <= o < 1000 }"
+        ).intersect_domain(isl.UnionSet(copy.domain.data))
+    )
+
+
+def test_indirect_reads_through_a_written_index_stay_in_global_memory():
+    source = (
+        "def lut(float(E,D) LUT, int(B,L) I0) -> (O, I) {\n"
+        "  I(i,k) = I0(i,k)\n  O(i,j) +=! LUT(I(i,k),j)\n}"
+    )
+    scop = _promoted(source, "lut", "E=1000,D=64,B=16,L=20", "8,32,10", "32,8")
+    assert not any("LUT" in b for b in scop.attributes["buffers"].data)
 
 
 def test_mapping_options_drive_the_pass():
