@@ -247,6 +247,11 @@ def main() -> None:
         "--tuned", type=float, default=0, metavar="SECONDS",
         help="also autotune each kernel for about this long and time the result",
     )
+    parser.add_argument(
+        "--options", action="append", default=[], metavar="JSON",
+        help="time the selected kernels with these MappingOptions fields instead of the "
+        "default (repeatable: one table row per options)",
+    )
     args = parser.parse_args()
     import logging
 
@@ -267,9 +272,14 @@ def main() -> None:
         f"{'roof':>8} {'tcir wall':>9} {'eager wall':>10} {'ok':>3}"
     )
     print(header)
-    for config in configs(torch):
-        if wanted and config.example not in wanted:
-            continue
+    selected = [c for c in configs(torch) if not wanted or c.example in wanted]
+    if args.options:
+        selected = [
+            dataclasses.replace(c, label=f"{c.label} {text}", options=json.loads(text))
+            for c in selected
+            for text in args.options
+        ]
+    for config in selected:
         try:
             row = run(config, torch, cupy, peaks, not args.no_compile, args.tuned)
         except Exception as e:  # keep going: report the failure in the table
