@@ -74,7 +74,7 @@ def _lut(table: np.ndarray, index: np.ndarray) -> np.ndarray:
     return table[index].sum(axis=1)
 
 
-def _index(rng: np.random.Generator, high: int, *shape: int) -> np.ndarray:
+def index_tensor(rng: np.random.Generator, high: int, *shape: int) -> np.ndarray:
     return rng.integers(0, high, shape).astype(np.int32)
 
 
@@ -98,7 +98,7 @@ PAPER_KERNELS = [
     example("maxpool2x2", inputs=lambda r: [f32(r, 2, 3, 7, 6)], reference=lambda x: (_maxpool(x),)),
     example(
         "gather",
-        inputs=lambda r: [f32(r, 9), _index(r, 9, 3, 4)],
+        inputs=lambda r: [f32(r, 9), index_tensor(r, 9, 3, 4)],
         reference=lambda x, i: (x[i],),
     ),
     example(
@@ -124,12 +124,12 @@ PAPER_KERNELS = [
     ),
     example(
         "1LUT",
-        inputs=lambda r: [f32(r, 20, 6), _index(r, 20, 4, 5)],
+        inputs=lambda r: [f32(r, 20, 6), index_tensor(r, 20, 4, 5)],
         reference=lambda t, i: (_lut(t, i),),
     ),
     example(
         "2LUT",
-        inputs=lambda r: [f32(r, 20, 6), _index(r, 20, 4, 5), f32(r, 15, 6), _index(r, 15, 4, 3)],
+        inputs=lambda r: [f32(r, 20, 6), index_tensor(r, 20, 4, 5), f32(r, 15, 6), index_tensor(r, 15, 4, 3)],
         reference=lambda t1, i1, t2, i2: (_lut(t1, i1), _lut(t2, i2)),
     ),
     example(

@@ -10,7 +10,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from cases import PAPER_KERNELS, Case, as_float64, assert_matches, f32
+from cases import PAPER_KERNELS, Case, as_float64, assert_matches, f32, index_tensor
 
 import tcir
 from tcir.backends.cuda.runtime import cuda_available
@@ -29,6 +29,7 @@ PROMOTED = {
 
 TMM = next(c for c in PAPER_KERNELS if c.name == "tmm")
 GCONV = next(c for c in PAPER_KERNELS if c.name == "gconv")
+LUT2 = next(c for c in PAPER_KERNELS if c.name == "2LUT")
 LARGE = [
     Case(
         "tmm-large",
@@ -50,6 +51,19 @@ LARGE = [
         "gconv",
         lambda r: [f32(r, 4, 4, 8, 14, 14), f32(r, 4, 8, 8, 3, 3), f32(r, 4, 8)],
         GCONV.reference,
+    ),
+    # Tiles of several blocks: the rows gathered through the index tile.
+    Case(
+        "2LUT-large",
+        LUT2.source,
+        "2LUT",
+        lambda r: [
+            f32(r, 1000, 64),
+            index_tensor(r, 1000, 48, 20),
+            f32(r, 300, 64),
+            index_tensor(r, 300, 48, 13),
+        ],
+        LUT2.reference,
     ),
 ]
 
@@ -82,7 +96,9 @@ def test_tmm_promotes_the_paper_way():
     assert "__shared__ float shared_A[32][33];" in source
     assert "__shared__ float shared_B[32][33];" in source
     assert "float private_C[4][1];" in source
-    loop = source.index("for (int c2_1")  # the kk tile loop (32-bit indices)
+    # the kk tile loop, the first after the accumulators (C is not loaded:
+    # the init writes every point first)
+    loop = source.index("for (int ", source.index("float private_C[4][1];"))
     assert source.index("shared_A[", loop) < source.index(
         "__syncthreads();", source.index("shared_B[", loop)
     )
@@ -99,10 +115,11 @@ def test_promotion_off_leaves_global_accesses():
     assert "__shared__" not in source and "private_" not in source
 
 
-def test_lut_promotes_the_index_array_not_the_table():
-    case = next(c for c in PAPER_KERNELS if c.name == "1LUT")
-    source = cuda_source(case, PROMOTED["default"])
-    assert "shared_I1" in source and "shared_LUT1" not in source
+def test_lut_gathers_rows_through_the_index_tile():
+    source = cuda_source(LARGE[-1], PROMOTED["tiled"])
+    assert "__shared__ float shared_LUT1_I1[16][8][17];" in source
+    assert "__shared__ float shared_LUT2_I2[16][8][17];" in source
+    assert "shared_I1[" not in source  # the gather reads I1 itself
 
 
 @needs_gpu

@@ -183,7 +183,7 @@ class Promoter:
 
     def run(self) -> isl.Schedule:
         """The schedule with the copies; `buffers` and `copies` describe them."""
-        self.order = self.schedule.get_map()
+        self.order = _without_extensions(self.schedule.get_root()).get_schedule().get_map()
         root = self.schedule.get_root()
         if root.n_children() == 0 or root.child(0).get_type() != NodeType.context:
             return self.schedule
@@ -563,6 +563,16 @@ class Promoter:
             node = node.graft_after(self._subtree(site, after, shared))
         self.schedule = node.get_schedule()
         self.copies += before + after
+
+
+def _without_extensions(node: isl.ScheduleNode) -> isl.ScheduleNode:
+    """The tree at `node` without its extension nodes (the `sync_` statements
+    they introduce drop out), so that isl can flatten it into a map."""
+    if node.get_type() == NodeType.extension:
+        return _without_extensions(node.delete())
+    for k in range(node.n_children()):
+        node = _without_extensions(node.child(k)).parent()
+    return node
 
 
 def _ancestor_of_type(
