@@ -3,10 +3,10 @@
 One database file (`$TCIR_CACHE_DIR/tcir-cache.sqlite3`, by default
 `~/.cache/tcir/`) with two tables, as in the paper's section 5.1:
 
-- `kernels`: generated code (an artifact's JSON: LLVM IR or CUDA C with its
-  host program) keyed by the problem (canonical TC, input shapes and dtypes,
-  target architecture) and the options JSON, so no process compiles the same
-  version twice;
+- `kernels`: generated code (an artifact's JSON: LLVM IR with its object code
+  and shared library, or CUDA C with its host program and cubin) keyed by the
+  problem (canonical TC, input shapes and dtypes, target architecture) and
+  the options JSON, so no process compiles the same version twice;
 - `measurements`: every profiled (problem, options, seconds) — or the reason a
   candidate failed — for later searches and for the best options of a problem.
 
@@ -34,16 +34,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tcir.errors import TCError
 from tcir.tuner.artifacts import Artifact, artifact_from_json
 from tcir.tuner.canonical import ProblemKey
 from tcir.tuner.options import MappingOptions
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FILE_NAME = "tcir-cache.sqlite3"
 BUSY_TIMEOUT_S = 30.0
 EXPORT_FORMAT = "tcir-cache-export"
@@ -167,21 +170,35 @@ class CompilationCache:
             connection.execute("PRAGMA synchronous = NORMAL")
             if connection.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("integrity check failed")
-            with self._write(connection):
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        connection.execute(statement)
-                row = connection.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
-                if row is None:
-                    connection.execute(
-                        "INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
-                    )
-                elif row[0] != str(SCHEMA_VERSION):
-                    raise sqlite3.DatabaseError(f"foreign schema version {row[0]}")
+            if not self._is_current(connection):  # a new database, or one to check
+                with self._write(connection):
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            connection.execute(statement)
+                    row = connection.execute(
+                        "SELECT value FROM meta WHERE name = 'schema'"
+                    ).fetchone()
+                    if row is None:
+                        connection.execute(
+                            "INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+                        )
+                    elif row[0] != str(SCHEMA_VERSION):
+                        raise sqlite3.DatabaseError(f"foreign schema version {row[0]}")
         except BaseException:
             connection.close()
             raise
         return connection
+
+    @staticmethod
+    def _is_current(connection: sqlite3.Connection) -> bool:
+        """Whether the database has this schema's tables and version: then
+        opening it writes nothing (and waits for no concurrent writer)."""
+        rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        tables = {name for (name,) in rows}
+        if not {"meta", "kernels", "measurements"} <= tables:
+            return False
+        row = connection.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+        return row is not None and row[0] == str(SCHEMA_VERSION)
 
     def _set_aside(self, reason: str) -> None:
         """Rename an unusable database file (and its WAL files) out of the way."""
@@ -213,7 +230,7 @@ class CompilationCache:
             connection.close()
         self._local.connection = None
 
-    def __enter__(self) -> CompilationCache:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from tcir.errors import TCError
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.signature import Binding
-from tcir.tuner.artifacts import build_artifact, target_architecture
+from tcir.tuner.artifacts import Artifact, build_artifact, loaded, target_architecture
 from tcir.tuner.cache import CompilationCache, default_cache_dir
 from tcir.tuner.canonical import ProblemKey
 from tcir.tuner.options import MappingOptions
@@ -83,15 +83,26 @@ def compile_cached(
         artifact, store = None, None
     if artifact is not None and store is not None and key is not None:
         try:
-            return artifact.load()
-        except Exception as e:  # code from the cache that does not load is rebuilt
+            kernel = artifact.load()
+        except Exception as e:  # noqa: BLE001  (code from the cache that does not load is rebuilt)
             log.warning("cached code does not load (%s); recompiling", e)
             store.drop_code(key, options)
+        else:
+            completed = loaded(artifact, kernel)
+            if completed is not artifact:  # e.g. NVRTC compiled the cubin it lacked
+                _store(store, key, options, completed)
+            return kernel
     artifact = build_artifact(function, binding, options, backend)
     kernel = artifact.load()
     if store is not None and key is not None:
-        try:
-            store.put_code(key, options, artifact)
-        except (sqlite3.Error, OSError, TCError) as e:
-            log.warning("compilation cache: cannot store code: %s", e)
+        _store(store, key, options, loaded(artifact, kernel))
     return kernel
+
+
+def _store(
+    store: CompilationCache, key: ProblemKey, options: MappingOptions | None, artifact: Artifact
+) -> None:
+    try:
+        store.put_code(key, options, artifact)
+    except (sqlite3.Error, OSError, TCError) as e:
+        log.warning("compilation cache: cannot store code: %s", e)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -18,8 +19,9 @@ from tcir.tools.tcir_tune import main as tcir_tune
 from tcir.tuner.artifacts import target_architecture
 from tcir.tuner.cache import FILE_NAME, CompilationCache
 from tcir.tuner.canonical import ProblemKey
-from tcir.tuner.space import SearchSpace
 from tcir.tuner.compiled import best_options, compile_cached
+from tcir.tuner.options import MappingOptions
+from tcir.tuner.space import SearchSpace
 from tcir.tuner.tune import Tuner, tune
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -111,7 +113,37 @@ def _measurements(path: Path) -> int:
         return 0
 
 
+FRESH_PROCESS_CHECK = """
+import sys
+import numpy as np
+import tcir
+from tcir.api import Function
+from tcir.tuner.cache import CompilationCache
+
+source, cache_dir = sys.argv[1], sys.argv[2]
+with CompilationCache(cache_dir) as cache:
+    assert cache.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+used = []
+compile_with = Function._compile
+
+def spy(self, binding, options, backend):
+    used.append(options)
+    return compile_with(self, binding, options, backend)
+
+Function._compile = spy
+tmm = tcir.define(source).tmm
+rng = np.random.default_rng(7)
+a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
+np.testing.assert_allclose(tmm(a, b), a @ b.T, rtol=1e-4, atol=1e-4)
+assert len(used) == 1 and used[0] is not None, used
+print(used[0].to_json())
+"""
+
+
 def test_killed_tuner_leaves_a_usable_cache(tmm, cache_dir):
+    """SIGKILL to the tuner and its workers mid-run; a fresh process then
+    opens the cache, calls with the best options recorded, and computes right."""
     command = [
         sys.executable,
         "-m",
@@ -132,20 +164,33 @@ def test_killed_tuner_leaves_a_usable_cache(tmm, cache_dir):
         "--cache-dir",
         str(cache_dir),
     ]
-    tuner = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=os.environ.copy())
+    # A session of its own: the kill reaches the worker processes too.
+    tuner = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, env=os.environ.copy(), start_new_session=True
+    )
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 120
         while _measurements(cache_dir / FILE_NAME) < 4 and time.monotonic() < deadline:
             assert tuner.poll() is None, "the tuner stopped early"
-            time.sleep(0.2)
+            time.sleep(0.1)
         assert _measurements(cache_dir / FILE_NAME) >= 4, "no generation finished in time"
     finally:
-        tuner.kill()
+        os.killpg(tuner.pid, signal.SIGKILL)
         tuner.wait()
 
+    checked = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS_CHECK, (EXAMPLES / "tmm.tc").read_text(), str(cache_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+    key = ProblemKey.of(tmm.definition, SIZES, target_architecture("cpu"))
     with CompilationCache(cache_dir) as cache:
-        assert cache.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    best = best_options(tmm.definition, SIZES, "cpu")
-    assert best is not None
+        recorded = cache.best(key)
+    assert recorded is not None
+    assert MappingOptions.from_json(checked.stdout.strip().splitlines()[-1]) == recorded[0]
+    assert not list(cache_dir.glob(f"{FILE_NAME}.corrupt-*")), "the cache was set aside"
     again = tune(tmm, *inputs(), generations=1, population=2, workers=1, space=small_space(tmm))
     assert again is not None

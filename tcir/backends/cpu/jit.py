@@ -1,21 +1,107 @@
-"""Loop-level IR -> llvm dialect -> llvmlite -> LLVM O3 -> MCJIT machine code.
+"""Loop-level IR -> llvm dialect -> llvmlite -> LLVM O3 -> machine code.
 
-`compile_module` is the CPU reference backend's entry point; `translate_to_llvm_ir`
-gives the optimized LLVM IR text that `tcir-translate --target=llvm` prints.
+`compile_module` is the CPU reference backend's entry point (MCJIT);
+`translate_to_llvm_ir` gives the optimized LLVM IR text that
+`tcir-translate --target=llvm` prints. For the compilation cache,
+`emit_object` and `link_shared_library` turn that IR into a shared library
+that loads without LLVM, and `load_object` links object code with MCJIT.
 """
 
 from __future__ import annotations
 
+import ctypes
+import logging
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import llvmlite.binding as llvm
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+import numpy as np
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute, SSAValue
 
-from tcir.backends.cpu.runtime import FunctionSignature, make_callable
+from tcir.backends.cpu.runtime import (
+    BufferParameter,
+    FunctionSignature,
+    Parameter,
+    ScalarParameter,
+    make_callable,
+)
 from tcir.errors import TCError
+
+log = logging.getLogger(__name__)
+
+LINK_TIMEOUT_S = 60.0
+
+_INTEGER_DTYPES = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+_INTEGER_CTYPES: dict[int, type[ctypes._SimpleCData[Any]]] = {
+    1: ctypes.c_bool,
+    8: ctypes.c_int8,
+    16: ctypes.c_int16,
+    32: ctypes.c_int32,
+    64: ctypes.c_int64,
+}
+
+
+def _dtype(typ: Attribute) -> np.dtype[Any]:
+    if isinstance(typ, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(typ, IntegerType) and typ.width.data in _INTEGER_DTYPES:
+        return np.dtype(_INTEGER_DTYPES[typ.width.data])
+    if isinstance(typ, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(typ, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(typ, Float64Type):
+        return np.dtype(np.float64)
+    raise TCError(f"cpu backend: no numpy dtype for {typ}")
+
+
+def _scalar_ctype(typ: Attribute) -> type[ctypes._SimpleCData[Any]]:
+    if isinstance(typ, IndexType):
+        return ctypes.c_int64
+    if isinstance(typ, IntegerType) and typ.width.data in _INTEGER_CTYPES:
+        return _INTEGER_CTYPES[typ.width.data]
+    if isinstance(typ, Float32Type):
+        return ctypes.c_float
+    if isinstance(typ, Float64Type):
+        return ctypes.c_double
+    raise TCError(f"cpu backend: scalar arguments of type {typ} are not supported")
+
+
+def function_signature(op: func.FuncOp) -> FunctionSignature:
+    """The signature of loop-level function `op`, which must return nothing."""
+    if op.function_type.outputs.data:
+        raise TCError(f"cpu backend: function @{op.sym_name.data} must not return values")
+    written: set[SSAValue] = {
+        store.memref for store in op.walk() if isinstance(store, memref.StoreOp)
+    }
+    parameters: list[Parameter] = []
+    for index, arg in enumerate(op.args):
+        name = f"#{index}" + (f" (%{arg.name_hint})" if arg.name_hint else "")
+        typ = arg.type
+        if isinstance(typ, MemRefType):
+            shape = typ.get_shape()
+            parameters.append(BufferParameter(name, shape, _dtype(typ.element_type), arg in written))
+        else:
+            parameters.append(ScalarParameter(name, _scalar_ctype(typ)))
+    return FunctionSignature(op.sym_name.data, tuple(parameters))
 
 
 @cache
@@ -24,14 +110,16 @@ def _initialize_llvm() -> None:
     llvm.initialize_native_asmprinter()
 
 
-def host_target_machine() -> llvm.TargetMachine:
-    """A target machine for the host CPU and its features (AVX etc.), at O3."""
+def host_target_machine(*, pic: bool = False) -> llvm.TargetMachine:
+    """A target machine for the host CPU and its features (AVX etc.), at O3;
+    with `pic`, for position-independent code (shared libraries)."""
     _initialize_llvm()
     return llvm.Target.from_default_triple().create_target_machine(
         cpu=llvm.get_host_cpu_name(),
         features=llvm.get_host_cpu_features().flatten(),
         opt=3,
-        codemodel="jitdefault",
+        reloc="pic" if pic else "default",
+        codemodel="default" if pic else "jitdefault",
     )
 
 
@@ -127,16 +215,16 @@ def check_external_symbols(llvm_module: llvm.ModuleRef) -> None:
     MCJIT would otherwise jump to address 0."""
     for function in llvm_module.functions:
         name = function.name
-        if function.is_declaration and not name.startswith("llvm."):
-            if llvm.address_of_symbol(name) is None:
-                raise TCError(f"cpu backend: external function {name} not found")
+        is_external = function.is_declaration and not name.startswith("llvm.")
+        if is_external and llvm.address_of_symbol(name) is None:
+            raise TCError(f"cpu backend: external function {name} not found")
 
 
 def compile_module(module: ModuleOp) -> CompiledModule:
     """JIT-compile loop-level `module` (left unchanged) at O3; its public
     functions become callable."""
     signatures = {
-        op.sym_name.data: FunctionSignature.of(op)
+        op.sym_name.data: function_signature(op)
         for op in module.ops
         if isinstance(op, func.FuncOp)
         and not op.is_declaration
@@ -150,3 +238,44 @@ def compile_module(module: ModuleOp) -> CompiledModule:
     engine.finalize_object()
     engine.run_static_constructors()
     return CompiledModule(engine, llvm_ir, signatures)
+
+
+def emit_object(llvm_ir: str) -> bytes:
+    """Position-independent object code of LLVM IR text for the host: what
+    `link_shared_library` links and `load_object` loads."""
+    return host_target_machine(pic=True).emit_object(llvm.parse_assembly(llvm_ir))
+
+
+def link_shared_library(object_code: bytes) -> bytes | None:
+    """A shared library of `object_code` (linked against libm) made by the C
+    compiler driver (`$CC`, else `cc`), or None where there is none or it fails."""
+    command = shlex.split(os.environ.get("CC", "cc"))
+    if not command or shutil.which(command[0]) is None:
+        log.info("no C compiler driver to link shared libraries; cached code loads with MCJIT")
+        return None
+    with tempfile.TemporaryDirectory(prefix="tcir-link-") as directory:
+        obj, library = os.path.join(directory, "code.o"), os.path.join(directory, "code.so")
+        with open(obj, "wb") as f:
+            f.write(object_code)
+        try:
+            subprocess.run(
+                [*command, "-shared", "-o", library, obj, "-lm"],
+                check=True,
+                capture_output=True,
+                timeout=LINK_TIMEOUT_S,
+            )
+            with open(library, "rb") as f:
+                return f.read()
+        except (OSError, subprocess.SubprocessError) as e:
+            log.warning("cannot link a shared library (%s); cached code loads with MCJIT", e)
+            return None
+
+
+def load_object(object_code: bytes, llvm_ir: str, signature: FunctionSignature) -> Callable[..., None]:
+    """Link `emit_object`'s code of `llvm_ir` into a JIT engine; the callable
+    of `signature`'s function."""
+    check_external_symbols(llvm.parse_assembly(llvm_ir))
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), host_target_machine(pic=True))
+    engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+    engine.finalize_object()
+    return CompiledModule(engine, llvm_ir, {signature.name: signature}).function(signature.name)

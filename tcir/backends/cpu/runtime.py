@@ -1,65 +1,28 @@
-"""Calling JIT-compiled loop-level functions on numpy arrays through ctypes.
+"""Calling compiled loop-level functions on numpy arrays through ctypes.
 
 A `func.func` of the loop level takes memrefs (passed as bare pointers to
 C-contiguous numpy data) and scalars (passed by value) and returns nothing;
-outputs are memrefs written in place.
+outputs are memrefs written in place. `FunctionSignature` records that
+convention (`tcir.backends.cpu.jit.function_signature` reads it off the IR),
+`make_callable` wraps machine code at an address with it.
+
+This module imports neither xDSL nor llvmlite: a compilation cache hit loads
+a shared library with it (`load_shared_library`) and nothing else.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import os
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    MemRefType,
-)
-from xdsl.ir import Attribute, SSAValue
 
 from tcir.errors import ShapeError, TCError
-
-_INTEGER_DTYPES = {1: np.bool_, 8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
-_INTEGER_CTYPES: dict[int, type[ctypes._SimpleCData[Any]]] = {
-    1: ctypes.c_bool,
-    8: ctypes.c_int8,
-    16: ctypes.c_int16,
-    32: ctypes.c_int32,
-    64: ctypes.c_int64,
-}
-
-
-def _dtype(typ: Attribute) -> np.dtype[Any]:
-    if isinstance(typ, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(typ, IntegerType) and typ.width.data in _INTEGER_DTYPES:
-        return np.dtype(_INTEGER_DTYPES[typ.width.data])
-    if isinstance(typ, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(typ, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(typ, Float64Type):
-        return np.dtype(np.float64)
-    raise TCError(f"cpu backend: no numpy dtype for {typ}")
-
-
-def _scalar_ctype(typ: Attribute) -> type[ctypes._SimpleCData[Any]]:
-    if isinstance(typ, IndexType):
-        return ctypes.c_int64
-    if isinstance(typ, IntegerType) and typ.width.data in _INTEGER_CTYPES:
-        return _INTEGER_CTYPES[typ.width.data]
-    if isinstance(typ, Float32Type):
-        return ctypes.c_float
-    if isinstance(typ, Float64Type):
-        return ctypes.c_double
-    raise TCError(f"cpu backend: scalar arguments of type {typ} are not supported")
 
 
 @dataclass(frozen=True)
@@ -133,29 +96,6 @@ class FunctionSignature:
     name: str
     parameters: tuple[Parameter, ...]
 
-    @staticmethod
-    def of(op: func.FuncOp) -> FunctionSignature:
-        """The signature of `op`, which must return nothing."""
-        if op.function_type.outputs.data:
-            raise TCError(f"cpu backend: function @{op.sym_name.data} must not return values")
-        written = _stored_buffers(op)
-        parameters: list[Parameter] = []
-        for index, arg in enumerate(op.args):
-            name = f"#{index}" + (f" (%{arg.name_hint})" if arg.name_hint else "")
-            typ = arg.type
-            if isinstance(typ, MemRefType):
-                parameters.append(
-                    BufferParameter(
-                        name,
-                        typ.get_shape(),
-                        _dtype(typ.element_type),
-                        arg in written,
-                    )
-                )
-            else:
-                parameters.append(ScalarParameter(name, _scalar_ctype(typ)))
-        return FunctionSignature(op.sym_name.data, tuple(parameters))
-
     def ctypes_prototype(self) -> type[ctypes._CFuncPtr]:
         """The C prototype: `void f(void *, ..., scalar, ...)`."""
         argtypes = [
@@ -163,10 +103,6 @@ class FunctionSignature:
             for p in self.parameters
         ]
         return ctypes.CFUNCTYPE(None, *argtypes)
-
-
-def _stored_buffers(op: func.FuncOp) -> set[SSAValue]:
-    return {store.memref for store in op.walk() if isinstance(store, memref.StoreOp)}
 
 
 def _check_no_overlap(
@@ -188,7 +124,7 @@ def make_callable(
 ) -> Callable[..., None]:
     """A Python function calling the compiled code at `address` with numpy
     arrays and Python scalars in `signature`'s order; it holds `keepalive`
-    (the JIT engine owning the code) for as long as it lives."""
+    (the JIT engine or shared library owning the code) for as long as it lives."""
     c_function = signature.ctypes_prototype()(address)
     parameters = signature.parameters
 
@@ -213,5 +149,28 @@ def make_callable(
     call.__doc__ = f"Run the JIT-compiled @{signature.name} (arguments: " + ", ".join(
         p.name for p in parameters
     ) + ")."
-    setattr(call, "engine", keepalive)
+    call.__dict__["keepalive"] = keepalive
     return call
+
+
+def load_shared_library(library: bytes, signature: FunctionSignature) -> Callable[..., None]:
+    """The callable of `signature`'s function in `library`, the bytes of a
+    shared library; OSError if this system cannot load it."""
+    # The dynamic loader needs a file, and it returns the library already
+    # loaded from a path when given that path again: the name holds the
+    # content's hash, so that a reused name means the same code.
+    digest = hashlib.sha256(library).hexdigest()[:32]
+    descriptor, path = tempfile.mkstemp(prefix=f"tcir-{digest}-", suffix=".so")
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(library)
+        handle = ctypes.CDLL(path)  # resolves every symbol now (RTLD_NOW), or raises
+    finally:
+        os.unlink(path)  # the mapping outlives the file
+    try:
+        entry = getattr(handle, signature.name)
+    except AttributeError:
+        raise OSError(f"shared library has no function {signature.name}") from None
+    address = ctypes.cast(entry, ctypes.c_void_p).value
+    assert address is not None
+    return make_callable(signature, address, handle)

@@ -9,11 +9,16 @@ C-contiguous with the memref's shape and dtype (outputs are written in place).
 Scalars are Python or numpy numbers. cupy is imported on first use, so this
 module imports without it. NVRTC and launch errors raise `TCError` naming a
 copy of the generated source written to a temporary directory.
+
+The kernels are compiled to a cubin for the current GPU (`CudaProgram.cubin`)
+that a later `CudaProgram` of the same source loads without NVRTC: the
+compilation cache stores it, so that a fresh process skips the compiler.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import operator
 import os
 import tempfile
@@ -22,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from tcir.backends.cuda.launch import (
+from tcir.errors import ShapeError, TCError
+from tcir.runtime.host_program import (
     ArgRef,
     HostAlloc,
     HostParam,
@@ -31,10 +37,15 @@ from tcir.backends.cuda.launch import (
     KernelLaunch,
     evaluate,
 )
-from tcir.errors import ShapeError, TCError
+
+log = logging.getLogger(__name__)
 
 #: NVRTC options by default: no fast math, so results follow IEEE as on the CPU.
 DEFAULT_OPTIONS: tuple[str, ...] = ("-std=c++17",)
+
+#: What cupy's RawModule adds to every NVRTC compilation, so that cubins
+#: compiled here compute exactly what RawModule's did.
+_RAWMODULE_OPTIONS: tuple[str, ...] = ("-ftz=true",)
 
 
 def cupy_module() -> Any:
@@ -51,8 +62,23 @@ def cuda_available() -> bool:
         import cupy
 
         return cupy.cuda.runtime.getDeviceCount() > 0
-    except Exception:  # no cupy, no driver, no device: all mean "no"
+    except Exception:  # noqa: BLE001  (no cupy, no driver, no device: all mean "no")
         return False
+
+
+def current_device() -> int:
+    """The id of cupy's current CUDA device; TCError without a usable GPU."""
+    cupy = cupy_module()
+    try:
+        return int(cupy.cuda.runtime.getDevice())
+    except cupy.cuda.runtime.CUDARuntimeError as e:  # no driver or no device
+        raise TCError(f"cuda backend: no usable GPU ({e})") from None
+
+
+@functools.cache
+def device_architecture(device: int) -> str:
+    """The real architecture of `device`, e.g. `sm_90`."""
+    return f"sm_{cupy_module().cuda.Device(device).compute_capability}"
 
 
 def write_source(source: str) -> str:
@@ -65,9 +91,42 @@ def write_source(source: str) -> str:
 
 @functools.lru_cache(maxsize=128)
 def _functions(source: str, options: tuple[str, ...], names: tuple[str, ...]) -> tuple[Any, ...]:
-    """NVRTC-compiled kernels `names` of `source` (cached per process)."""
+    """Kernels `names` of `source`, compiled by cupy's RawModule (cached per process)."""
     cupy = cupy_module()
     module = cupy.RawModule(code=source, options=options, backend="nvrtc")
+    return tuple(module.get_function(name) for name in names)
+
+
+def compile_cubin(source: str, options: Sequence[str], arch: str) -> bytes | None:
+    """`source` compiled by NVRTC to a cubin for `arch` (`sm_90`), or None
+    where NVRTC rejects it here: an error in the source, a GPU newer than
+    NVRTC. (cupy's RawModule then compiles it and reports errors.)"""
+    cupy = cupy_module()
+    nvrtc = cupy.cuda.nvrtc
+    include = cupy.cuda.get_cuda_path()  # where cuda_fp16.h is, as RawModule finds it
+    flags = [*options, *_RAWMODULE_OPTIONS, f"-arch={arch}"]
+    if include is not None:
+        flags.append(f"-I{os.path.join(include, 'include')}")
+    try:
+        program = nvrtc.createProgram(source, "kernels.cu", (), ())
+    except RuntimeError as e:  # cupy cannot load NVRTC
+        log.debug("NVRTC is not usable: %s", e)
+        return None
+    try:
+        nvrtc.compileProgram(program, flags)
+        return bytes(nvrtc.getCUBIN(program))
+    except nvrtc.NVRTCError as e:
+        log.debug("NVRTC cannot compile a cubin for %s (%s): %s", arch, e, nvrtc.getProgramLog(program))
+        return None
+    finally:
+        nvrtc.destroyProgram(program)
+
+
+@functools.lru_cache(maxsize=128)
+def _cubin_functions(cubin: bytes, names: tuple[str, ...], device: int) -> tuple[Any, ...]:
+    """Kernels `names` of `cubin`, loaded on `device` (the current one; cached per process)."""
+    module = cupy_module().cuda.function.Module()
+    module.load(cubin)
     return tuple(module.get_function(name) for name in names)
 
 
@@ -84,7 +143,7 @@ def _to_device(x: Any, param: HostParam) -> Any:
             return cupy.asarray(x)
         if hasattr(x, "__dlpack__"):
             return cupy.from_dlpack(x)
-    except Exception as e:  # device mismatch, CPU tensors, unsupported dtypes
+    except Exception as e:  # noqa: BLE001  (device mismatch, CPU tensors, unsupported dtypes)
         raise TCError(
             f"cuda backend: argument '{param.name}' is not usable on the GPU: {e}"
         ) from None
@@ -175,20 +234,46 @@ class _LaunchPlan:
 
 
 class CudaProgram:
-    """A host program with its kernels compiled; call it with the host arguments."""
+    """A host program with its kernels compiled; call it with the host arguments.
 
-    def __init__(self, source: str, host: HostProgram, options: Sequence[str] = DEFAULT_OPTIONS):
+    The kernels run from a cubin for the current GPU: `cubin` if it was
+    compiled for its architecture (`arch`), else one NVRTC compiles now.
+    `self.cubin` is that cubin, or None where the driver or NVRTC refused it
+    and cupy's RawModule compiled `source` instead.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        host: HostProgram,
+        options: Sequence[str] = DEFAULT_OPTIONS,
+        *,
+        cubin: bytes | None = None,
+        arch: str | None = None,
+    ):
         self.source = source
         self.host = host
         self.options = tuple(options)
         names = tuple(dict.fromkeys(launch.kernel_name for launch in host.launches))
-        try:
-            functions = dict(zip(names, _functions(source, self.options, names)))
-        except TCError:
-            raise
-        except Exception as e:  # cupy's CompileException, driver errors
-            path = write_source(source)
-            raise TCError(f"cuda backend: NVRTC failed to compile {path}:\n{e}") from None
+        device = current_device()
+        self.arch = device_architecture(device)
+        if cubin is None or arch != self.arch:
+            cubin = compile_cubin(source, self.options, self.arch)
+        self.cubin: bytes | None = None
+        if cubin is not None:
+            try:
+                functions = dict(zip(names, _cubin_functions(cubin, names, device)))
+                self.cubin = cubin
+            except cupy_module().cuda.driver.CUDADriverError as e:  # the driver refuses it
+                log.debug("cannot load the cubin for %s (%s); compiling with RawModule", self.arch, e)
+        if self.cubin is None:
+            try:
+                functions = dict(zip(names, _functions(source, self.options, names)))
+            except TCError:
+                raise
+            except Exception as e:  # noqa: BLE001  (cupy's CompileException, driver errors)
+                path = write_source(source)
+                raise TCError(f"cuda backend: NVRTC failed to compile {path}:\n{e}") from None
         self._converters = [
             _buffer_converter(p) if p.is_buffer else _scalar_converter(p) for p in host.params
         ]
@@ -214,7 +299,7 @@ class CudaProgram:
                 continue
             try:
                 plan.function(grid, plan.block, plan.arguments(values, temps, args))
-            except Exception as e:  # cupy's CUDADriverError and friends
+            except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
                 path = write_source(self.source)
                 raise TCError(
                     f"cuda backend: launching '{plan.name}' (grid {grid}, block {plan.block}) "

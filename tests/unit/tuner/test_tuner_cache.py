@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -16,12 +18,26 @@ import pytest
 from tuner_helpers import SIZES, TMM, tmm, tmm_binding, tmm_key
 
 import tcir
+from tcir.backends.cuda.runtime import (
+    cuda_available,
+    current_device,
+    device_architecture,
+)
 from tcir.tuner import cache as cache_module
-from tcir.tuner.artifacts import CpuArtifact, build_artifact
+from tcir.tuner.artifacts import (
+    CpuArtifact,
+    CudaArtifact,
+    build_artifact,
+    target_architecture,
+)
 from tcir.tuner.cache import FILE_NAME, CompilationCache, default_cache_dir
+from tcir.tuner.canonical import ProblemKey
 from tcir.tuner.compiled import best_options, compile_cached
 
 OPTIONS = tcir.MappingOptions(tile=[4, 4, 4])
+
+needs_gpu = pytest.mark.skipif(not cuda_available(), reason="needs cupy and a CUDA device")
+CUDA_OPTIONS = tcir.MappingOptions(tile=[4, 4, 4], use_shared_memory=False, use_private_memory=False)
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +88,15 @@ def test_measurements_and_best(cache):
 
 def test_new_process_loads_code_without_the_pipeline(cache, cache_dir, artifact):
     compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache)
+    # With a shared library a hit needs no compiler at all: no LLVM, no passes.
+    compilers = (
+        ["llvmlite.binding", "tcir.backends.cpu.jit", "tcir.transforms.tc_specialize"]
+        if artifact.shared_library is not None
+        else []
+    )
     script = textwrap.dedent(
         f"""
+        import sys
         import numpy as np, tcir, tcir.api
         from tcir.runtime.signature import Binding
         from tcir.tuner.compiled import compile_cached
@@ -83,13 +106,37 @@ def test_new_process_loads_code_without_the_pipeline(cache, cache_dir, artifact)
 
         tcir.api.Function.lowered = no_pipeline
         f = tcir.define({TMM!r}).tmm
+        loaded_before = set(sys.modules)
         kernel = compile_cached(f, Binding({SIZES!r}, ()), tcir.MappingOptions.from_json({OPTIONS.to_json()!r}), "cpu")
         a = np.ones((8, 4), np.float32); b = np.ones((6, 4), np.float32); c = np.zeros((8, 6), np.float32)
         kernel(a, b, c)
         assert (c == 4).all(), c
+        loaded = [m for m in {compilers!r} if m in sys.modules and m not in loaded_before]
+        assert not loaded, loaded
         """
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+
+
+def test_cpu_artifacts_link_a_shared_library_where_a_c_compiler_is(artifact):
+    if shutil.which("cc") is None and "CC" not in os.environ:
+        assert artifact.shared_library is None
+    else:
+        assert artifact.shared_library is not None
+    assert CpuArtifact.from_json(json.loads(json.dumps(artifact.to_json()))) == artifact
+
+
+def test_without_a_c_compiler_code_loads_with_mcjit(monkeypatch):
+    monkeypatch.setenv("CC", "/nonexistent/cc")
+    built = build_artifact(tmm(), tmm_binding(), OPTIONS, "cpu")
+    assert isinstance(built, CpuArtifact) and built.shared_library is None
+    _run_tmm(built.load())
+
+
+def test_a_shared_library_that_does_not_load_falls_back_to_mcjit(artifact, caplog):
+    broken = dataclasses.replace(artifact, shared_library=b"not a shared library")
+    _run_tmm(broken.load())
+    assert "cannot load a shared library" in caplog.text
 
 
 def test_garbage_file_is_set_aside(cache_dir):
@@ -144,6 +191,51 @@ def test_uncompilable_cached_code_is_rebuilt(cache, artifact):
     cache.put_code(key, OPTIONS, broken)
     _run_tmm(compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache))
     assert cache.get_code(key, OPTIONS) == artifact
+
+
+def _cuda_key() -> ProblemKey:
+    return ProblemKey.of(tmm().definition, SIZES, target_architecture("cuda"))
+
+
+@needs_gpu
+def test_cuda_hit_in_a_new_process_loads_the_cubin(cache):
+    compile_cached(tmm(), tmm_binding(), CUDA_OPTIONS, "cuda", cache)
+    stored = cache.get_code(_cuda_key(), CUDA_OPTIONS)
+    assert isinstance(stored, CudaArtifact) and stored.cubin is not None
+    assert stored.arch == device_architecture(current_device())
+    script = textwrap.dedent(
+        f"""
+        import cupy, numpy as np, tcir, tcir.api
+        from tcir.backends.cuda import runtime
+        from tcir.runtime.signature import Binding
+        from tcir.tuner.compiled import compile_cached
+
+        def no_compiler(*args, **kwargs):
+            raise AssertionError("a compiler ran")
+
+        tcir.api.Function.lowered = no_compiler
+        runtime.compile_cubin = runtime._functions = no_compiler
+        f = tcir.define({TMM!r}).tmm
+        options = tcir.MappingOptions.from_json({CUDA_OPTIONS.to_json()!r})
+        kernel = compile_cached(f, Binding({SIZES!r}, ()), options, "cuda")
+        a = cupy.ones((8, 4), cupy.float32); b = cupy.ones((6, 4), cupy.float32)
+        c = cupy.zeros((8, 6), cupy.float32)
+        kernel(a, b, c)
+        assert (cupy.asnumpy(c) == 4).all(), c
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+
+
+@needs_gpu
+def test_cuda_code_cached_without_a_cubin_gains_one_when_loaded(cache):
+    built = build_artifact(tmm(), tmm_binding(), CUDA_OPTIONS, "cuda")
+    assert isinstance(built, CudaArtifact) and built.cubin is None, "built without a GPU"
+    cache.put_code(_cuda_key(), CUDA_OPTIONS, built)
+    compile_cached(tmm(), tmm_binding(), CUDA_OPTIONS, "cuda", cache)
+    stored = cache.get_code(_cuda_key(), CUDA_OPTIONS)
+    assert isinstance(stored, CudaArtifact) and stored.cubin is not None
+    assert CudaArtifact.from_json(json.loads(json.dumps(stored.to_json()))) == stored
 
 
 WRITER = """

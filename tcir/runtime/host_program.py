@@ -1,0 +1,128 @@
+"""What the host function of a gpu-level module does, as plain data.
+
+`tcir.backends.cuda.launch.extract_host_program` reads a host `func.func`
+into a `HostProgram`: its parameters, the temporaries to allocate per call,
+and one `KernelLaunch` per `gpu.launch_func` in order. Grid sizes and scalar
+kernel arguments are `HostValue`s: constants, host arguments (`ArgRef`) or
+integer expressions of them (`HostExpr`), evaluated per call with `evaluate`.
+
+This module imports no xDSL: the CUDA runtime runs host programs loaded from
+the compilation cache without loading the compiler.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ArgRef:
+    """The host function's argument at `position`."""
+
+    position: int
+
+
+@dataclass(frozen=True)
+class HostExpr:
+    """An integer op (`HOST_OPS` key) applied to host values."""
+
+    op: str
+    operands: tuple[HostValue, ...]
+
+
+HostValue = int | float | bool | ArgRef | HostExpr
+
+
+@dataclass(frozen=True)
+class HostAlloc:
+    """A temporary buffer the runtime allocates for each call."""
+
+    index: int
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass(frozen=True)
+class HostParam:
+    """A parameter of the host function: a buffer (with `shape`) or a scalar."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...] | None
+
+    @property
+    def is_buffer(self) -> bool:
+        return self.shape is not None
+
+
+@dataclass(frozen=True)
+class KernelArg:
+    """One argument of a launch: a buffer (`ArgRef`/`HostAlloc`) or a scalar of `dtype`."""
+
+    source: HostValue | HostAlloc
+    dtype: str
+    is_buffer: bool
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """One `gpu.launch_func`: kernel (C symbol), grid and block sizes, arguments."""
+
+    kernel_name: str
+    grid: tuple[HostValue, HostValue, HostValue]
+    block: tuple[int, int, int]
+    args: tuple[KernelArg, ...]
+
+
+@dataclass(frozen=True)
+class HostProgram:
+    """The host function: parameters, per-call temporaries, launches in order."""
+
+    name: str
+    params: tuple[HostParam, ...]
+    temporaries: tuple[HostAlloc, ...]
+    launches: tuple[KernelLaunch, ...]
+
+
+def _floordiv(a: int, b: int) -> int:
+    return a // b
+
+
+def _ceildiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _truncdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _truncrem(a: int, b: int) -> int:
+    return a - b * _truncdiv(a, b)
+
+
+#: Integer ops the host function may compute sizes with (Python semantics = arith's on index).
+HOST_OPS: dict[str, Callable[..., int]] = {
+    "addi": operator.add,
+    "subi": operator.sub,
+    "muli": operator.mul,
+    "divsi": _truncdiv,
+    "remsi": _truncrem,
+    "floordivsi": _floordiv,
+    "ceildivsi": _ceildiv,
+    "minsi": min,
+    "maxsi": max,
+    "index_cast": lambda a: a,
+}
+
+
+def evaluate(value: HostValue, args: Sequence[object]) -> int | float | bool:
+    """The value of `value` for the host arguments `args`."""
+    if isinstance(value, ArgRef):
+        return args[value.position]  # type: ignore[return-value]
+    if isinstance(value, HostExpr):
+        operands = (int(evaluate(v, args)) for v in value.operands)
+        return HOST_OPS[value.op](*operands)
+    return value
