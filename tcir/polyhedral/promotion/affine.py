@@ -1,8 +1,10 @@
-"""isl quasi-affine functions as xDSL `AffineExpr`s.
+"""isl quasi-affine functions as xDSL `AffineExpr`s, and back.
 
 The functions come from isl (buffer indices of promoted accesses, global
 indices of copies); their domain dimensions become affine dimensions and
-their parameters affine symbols, named by the caller.
+their parameters affine symbols, named by the caller. Code generation reads
+the buffer indices back into isl (`affine_map_to_isl`) to simplify them
+against the loops around each access.
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from collections.abc import Sequence
 
 import islpy as isl
 from xdsl.dialects.builtin import AffineMapAttr
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
 
 
 class NotExpressible(Exception):
@@ -84,3 +94,36 @@ def affine_map_attr(function: isl.MultiAff, symbols: Sequence[str]) -> AffineMap
         for k in range(function.dim(isl.dim_type.out))
     ]
     return AffineMapAttr(AffineMap(n_in, len(symbols), tuple(exprs)))
+
+
+def _isl_text(expr: AffineExpr, symbols: Sequence[str]) -> str:
+    """`expr` in isl syntax, with `d<k>` as is and `s<j>` as `symbols[j]`."""
+    if isinstance(expr, AffineDimExpr):
+        return f"d{expr.position}"
+    if isinstance(expr, AffineSymExpr):
+        return symbols[expr.position]
+    if isinstance(expr, AffineConstantExpr):
+        return str(expr.value)
+    assert isinstance(expr, AffineBinaryOpExpr)
+    lhs, rhs = _isl_text(expr.lhs, symbols), _isl_text(expr.rhs, symbols)
+    match expr.kind:
+        case AffineBinaryOpKind.Add:
+            return f"({lhs} + {rhs})"
+        case AffineBinaryOpKind.Mul:  # isl reads a product as `constant * (expression)`
+            if isinstance(expr.lhs, AffineConstantExpr):
+                return f"({lhs} * ({rhs}))"
+            return f"({rhs} * ({lhs}))"
+        case AffineBinaryOpKind.Mod:
+            return f"(({lhs}) mod {rhs})"
+        case AffineBinaryOpKind.FloorDiv:
+            return f"floor(({lhs})/{rhs})"
+        case AffineBinaryOpKind.CeilDiv:
+            return f"ceil(({lhs})/{rhs})"
+
+
+def affine_map_to_isl(function: AffineMap, domain: str, symbols: Sequence[str]) -> isl.MultiAff:
+    """The inverse of `affine_map_attr`: `function` on the tuple `domain`,
+    its symbols the parameters `symbols`."""
+    dims = ", ".join(f"d{k}" for k in range(function.num_dims))
+    exprs = ", ".join(_isl_text(e, symbols) for e in function.results)
+    return isl.MultiAff(f"[{', '.join(symbols)}] -> {{ {domain}[{dims}] -> [{exprs}] }}")

@@ -37,5 +37,19 @@ def nvcc_compile(source: str, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr + "\n" + source
 
 
+def ptxas_report(source: str, tmp_path: Path) -> tuple[str, str]:
+    """nvcc's PTX for sm_90 of `source` and ptxas's resource usage report (`-v`)."""
+    path = tmp_path / "kernels.cu"
+    path.write_text(source)
+    ptx = tmp_path / "kernels.ptx"
+    for command in (
+        ["nvcc", "-arch=sm_90", "-ptx", "-o", str(ptx), str(path)],
+        ["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", "/dev/null", str(path)],
+    ):
+        result = subprocess.run(command, check=False, capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr + "\n" + source
+    return ptx.read_text(), result.stderr
+
+
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
 needs_gpu = pytest.mark.skipif(not cuda_available(), reason="needs cupy and a CUDA device")

@@ -1,0 +1,139 @@
+"""Per-thread loops of a mapped kernel over the thread's own points.
+
+`poly-map-to-gpu` deals the values of a mapped band member round-robin to
+the threads (`f = offset + step * (t + T * e)`), so below the mapping each
+thread sees every `step * T`-th value of the member, starting at a value that
+depends on its id `t`; isl's AST then iterates `for (c = 32 * by + ty; c <=
+32 * by + 31; c += 8)`, a trip count that depends on `ty`. Here, in each band
+at the thread level of a kernel (below a thread-mapping filter, including the
+copy loops of `poly-promote`), a member whose values have a stride `S > 1`
+once the parameters (block and thread ids among them) and the outer schedule
+are fixed is scaled down to `floor(f / S)`: `for (c = 4 * by; c <= 4 * by +
+3; c += 1)`, the statement's iterators recovered by isl (`32 * by + ty + 8 *
+c`). For fixed outer values, all the values of such a member are `offset + S
+* k` for one offset, on which `floor(f / S)` is strictly increasing; so the
+band orders any two instances with equal outer values as before (the first
+member where they differ still decides), every thread runs its instances in
+the same order, and the schedule stays valid (barriers, block-level
+statements above the thread mapping, keep their places).
+Block-level bands (block loops, `for (c = 32 * bx; c < N; c += 96)`) keep
+their members: a block's trip count depends on its id anyway, and isl writes
+them best unscaled. A band whose subtree refers to its values (an extension
+node below it, e.g. promotion copies) is not scaled either.
+
+The scaled members of a band that accesses private buffers iterate over the
+thread's private elements: they are unrolled by isl's AST generator (when
+their extent, for fixed outer values, is bounded and the band's unrolled
+iterations stay within `limit`), so that each access to a private buffer has
+a constant index (the buffer stays in registers), also in partial tiles
+where the number of a thread's points varies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+
+import islpy as isl
+
+from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
+
+NodeType = isl.schedule_node_type
+
+
+def member_values(node: isl.ScheduleNode, outer: isl.UnionMap) -> list[isl.Map | None]:
+    """For each member of band `node`, the relation from the outer schedule to
+    its values (None when no instance reaches it); `outer` relates the
+    instances reaching `node` to the outer schedule. (Not fixing the band's
+    earlier members as well over-approximates each loop's values, so strides
+    and extents stay sound, and keeps the relations small: isl's stride
+    detection grows costly with every dimension.)"""
+    partial = node.band_get_partial_schedule()
+    found: list[isl.Map | None] = []
+    for k in range(node.band_n_member()):
+        member = isl.UnionMap.from_union_pw_aff(partial.get_union_pw_aff(k))
+        values = outer.reverse().apply_range(member.intersect_domain(outer.domain()))
+        found.append(None if values.is_empty() else isl.Map.from_union_map(values))
+    return found
+
+
+def _stride(values: isl.Map | None) -> int:
+    """The stride of the values for fixed domain points (0 when none)."""
+    if values is None:
+        return 0
+    return int(values.get_range_stride_info(0).get_stride().to_python())
+
+
+def _extent(values: isl.Map | None) -> int | None:
+    """The most values, for a fixed domain point; None when unbounded."""
+    if values is None:
+        return 0
+    span = values.lexmax_pw_multi_aff().get_pw_aff(0).sub(values.lexmin_pw_multi_aff().get_pw_aff(0))
+    top = span.max_val()
+    return int(top.to_python()) + 1 if top.is_int() else None
+
+
+def _thread_band(
+    node: isl.ScheduleNode, outer: isl.UnionMap, private: AbstractSet[str], limit: int
+) -> isl.ScheduleNode:
+    """Band `node` at the thread level with its strided members scaled down
+    and, if it runs statements in `private`, those unrolled (see the module)."""
+    if node.is_subtree_anchored():
+        return node
+    strides = [_stride(v) for v in member_values(node, outer)]
+    scaled = [k for k, stride in enumerate(strides) if stride > 1]
+    if not scaled:
+        return node
+    ctx = node.get_ctx()
+    factors = isl.MultiVal.zero(node.band_get_space())
+    for k, stride in enumerate(strides):
+        factors = factors.set_val(k, isl.Val.int_from_si(ctx, max(stride, 1)))
+    node = node.band_scale_down(factors)
+    sets = outer.domain().get_set_list()
+    statements = {sets.get_at(k).get_tuple_name() for k in range(sets.n_set())}
+    if not statements & private:
+        return node
+    values = member_values(node, outer)
+    iterations = 1
+    for k in reversed(scaled):
+        extent = _extent(values[k])
+        if extent is None or iterations * extent > limit:
+            break
+        iterations *= extent
+        node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
+    return node
+
+
+def thread_loops(
+    schedule: isl.Schedule, context: isl.Set, private: AbstractSet[str], limit: int
+) -> isl.Schedule:
+    """`schedule` (mapped, its mapping context in `context`) with the members
+    of its thread-level bands scaled to per-thread loops, unrolled where they
+    run the statements `private` that access private buffers, up to `limit`
+    iterations per band (see the module)."""
+
+    def visit(
+        node: isl.ScheduleNode, outer: isl.UnionMap, in_kernel: bool, threads: bool
+    ) -> isl.ScheduleNode:
+        kind = node.get_type()
+        if kind == NodeType.mark and node.mark_get_id().get_name() == KERNEL_MARK:
+            in_kernel = True
+        elif kind == NodeType.filter:
+            outer = outer.intersect_domain(node.filter_get_filter())
+            threads = threads or (in_kernel and maps_threads(node))
+        elif kind == NodeType.extension:
+            introduced = node.extension_get_extension().reverse()
+            outer = outer.union(introduced.intersect_params(context))
+        elif kind == NodeType.band:
+            if threads:
+                node = _thread_band(node, outer, private, limit)
+            partial = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule())
+            outer = outer.flat_range_product(partial.intersect_domain(outer.domain()))
+        for k in range(node.n_children()):
+            node = visit(node.child(k), outer, in_kernel, threads).parent()
+        return node
+
+    # isl's own prefix schedules cannot cross the extension nodes of promotion:
+    # `visit` tracks the instances and their outer schedule down the tree.
+    root = schedule.get_root()
+    outer = isl.UnionMap.from_domain(root.domain_get_domain().intersect_params(context))
+    return visit(root, outer, False, False).get_schedule()

@@ -1,0 +1,42 @@
+"""Private buffers of promoted kernels stay in registers.
+
+Each thread's loops over its private elements have trip counts independent
+of its thread id and are unrolled (`convert-poly-to-gpu`), so every access
+to a private array has a constant index: ptxas reports no stack frame and
+the PTX has no local memory, also where partial tiles leave a thread fewer
+points.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cuda_helpers import needs_nvcc, ptxas_report
+
+import tcir
+
+EXAMPLES = Path(__file__).parents[3] / "examples"
+
+
+@needs_nvcc
+@pytest.mark.parametrize(
+    ("name", "shapes"),
+    [
+        ("tmm", [(128, 1024), (1024, 1024)]),  # the paper's: private_C[4][1]
+        ("tmm", [(100, 1024), (1000, 1024)]),  # partial tiles
+        ("tbmm", [(3, 50, 1100), (3, 40, 1100)]),
+    ],
+    ids=["tmm", "tmm-ragged", "tbmm-ragged"],
+)
+def test_private_arrays_need_no_local_memory(name: str, shapes: list[tuple[int, ...]], tmp_path: Path):
+    function = tcir.define((EXAMPLES / f"{name}.tc").read_text())[name]
+    source = function.ir(*[np.zeros(s, np.float32) for s in shapes], backend="cuda")
+    private = re.search(r"float private_\w+((\[\d+\])+);", source)
+    assert private is not None and private.group(1).count("[4]") == 1, source
+    ptx, report = ptxas_report(source, tmp_path)
+    frames = re.findall(r"(\d+) bytes stack frame", report)
+    assert frames and all(f == "0" for f in frames), report
+    assert ".local" not in ptx
