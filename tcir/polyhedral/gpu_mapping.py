@@ -47,7 +47,8 @@ SYNC_PREFIX = "sync_"
 """Extension statements `sync_<k>()` stand for `__syncthreads()`."""
 
 
-def _at(schedule: isl.Schedule, path: Path) -> isl.ScheduleNode:
+def node_at(schedule: isl.Schedule, path: Path) -> isl.ScheduleNode:
+    """The node of `schedule` at child positions `path` from the root."""
     node = schedule.get_root()
     for k in path:
         node = node.child(k)
@@ -227,7 +228,7 @@ class _Conflicts:
 
 def _part_domain(schedule: isl.Schedule, path: Path) -> isl.UnionSet:
     """The instances of the sequence part (filter node) at `path`."""
-    return _at(schedule, path).child(0).get_domain()
+    return node_at(schedule, path).child(0).get_domain()
 
 
 def _needed_syncs(
@@ -240,7 +241,7 @@ def _needed_syncs(
     part of the run in the same iteration of the enclosing loops. At the end
     (in a loop): when instances of the sequence conflict across threads with
     instances of a later iteration of the enclosing loops."""
-    node = _at(schedule, path)
+    node = node_at(schedule, path)
     children = node.n_children()
     if conflicts is None:
         return list(range(children if in_loop else children - 1))
@@ -270,11 +271,11 @@ def _insert_syncs(
     other threads wrote (or read): see `_needed_syncs`. Without `conflicts`
     (no accesses known) after every part. Sync statements are not mapped, so
     every thread reaches them."""
-    sequences = _block_level_sequences(_at(schedule, kernel), kernel, False)
+    sequences = _block_level_sequences(node_at(schedule, kernel), kernel, False)
     count = 0
     for path, in_loop in sorted(sequences, key=lambda item: -len(item[0])):
         for k in reversed(_needed_syncs(schedule, path, in_loop, conflicts)):
-            node = _at(schedule, (*path, k, 0))
+            node = node_at(schedule, (*path, k, 0))
             prefix = node.get_prefix_schedule_union_map().intersect_domain(node.get_domain())
             sync = isl.UnionSet(f"{{ {SYNC_PREFIX}{count}[] }}")
             graft = isl.ScheduleNode.from_extension(
@@ -325,7 +326,7 @@ class GpuMapping:
         if top.get_type() in (NodeType.sequence, NodeType.set) and not self._shared_band(top):
             kernels = [(0, k, 0) for k in range(top.n_children())]
         if self.threads == (0,):
-            parallel = max(_most_parallel(_at(schedule, p)) for p in kernels)
+            parallel = max(_most_parallel(node_at(schedule, p)) for p in kernels)
             threads = (32, 8) if parallel >= 2 else (256,)
             return GpuMapping(self.blocks, threads).map(schedule, accesses)
         grid = [1] * len(self.blocks)
@@ -345,7 +346,7 @@ class GpuMapping:
         accesses: tuple[isl.UnionMap, isl.UnionMap] | None = None,
     ) -> tuple[isl.Schedule, list[int]]:
         """Map the kernel at `path`; returns the schedule and the grid it uses."""
-        node = _at(schedule, path)
+        node = node_at(schedule, path)
         kernel_band = bool(_parallel_members(node))
         if kernel_band and not self._has_coincident_band_below(node.child(0)):
             node = self._tile_for_threads(node)
@@ -353,18 +354,18 @@ class GpuMapping:
         edits = self._thread_edits(schedule, path, kernel_band)
         grid = [1] * len(self.blocks)
         if kernel_band:
-            block_filter, grid = self._block_filter(_at(schedule, path))
+            block_filter, grid = self._block_filter(node_at(schedule, path))
             edits.append((path, block_filter))
         for target, filter_set in sorted(edits, key=lambda e: -len(e[0])):
-            schedule = _at(schedule, target).insert_filter(filter_set).get_schedule()
+            schedule = node_at(schedule, target).insert_filter(filter_set).get_schedule()
         conflicts = None
         if accesses is not None:
             reads, writes = accesses
             context = self.context(grid)
-            threads = _thread_relation(_leaf_domains(_at(schedule, path)), context)
+            threads = _thread_relation(_leaf_domains(node_at(schedule, path)), context)
             conflicts = _Conflicts(reads, writes, threads, context)
         schedule = _insert_syncs(schedule, path, conflicts)
-        return _at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule(), grid
+        return node_at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule(), grid
 
     def _has_coincident_band_below(self, node: isl.ScheduleNode) -> bool:
         if _parallel_members(node):
@@ -404,10 +405,10 @@ class GpuMapping:
         sites: dict[Path, list[int]] = {}
         leaves: list[Path] = []
         start = (*kernel, 0) if kernel_band else kernel
-        self._find_sites(_at(schedule, start), start, None, sites, leaves)
+        self._find_sites(node_at(schedule, start), start, None, sites, leaves)
         used = max((len(m) for m in sites.values()), default=0)
         for path, mapped in sites.items():
-            node = _at(schedule, path)
+            node = node_at(schedule, path)
             result = node.get_domain()
             for k, member in enumerate(reversed(mapped)):
                 thread_filter, _ = _member_filter(
@@ -416,7 +417,7 @@ class GpuMapping:
                 result = result.intersect(thread_filter)
             edits.append((path, _zero_filter(result, THREAD_IDS[len(mapped) : used])))
         for path in leaves:
-            domain = _at(schedule, path).get_domain()
+            domain = node_at(schedule, path).get_domain()
             edits.append((path, _zero_filter(domain, THREAD_IDS[:used])))
         return edits
 
@@ -436,7 +437,7 @@ class GpuMapping:
             if site is None:
                 leaves.append(path)
             else:
-                site_node = _at(node.get_schedule(), site)
+                site_node = node_at(node.get_schedule(), site)
                 sites[site] = _parallel_members(site_node)[-len(self.threads) :]
             return
         for k in range(node.n_children()):

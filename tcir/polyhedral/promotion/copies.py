@@ -115,14 +115,20 @@ class Copy:
             else self.domain().to_union_set()
         )
 
-    def statement(self) -> StmtOp:
-        """The copy statement: `buffer[b] = T[a]` or `T[a] = buffer[b]`."""
-        domain = self.domain()
+    def _body(self) -> tuple[Block, list[SSAValue]]:
+        """The statement's block, its arguments named after its instance's
+        dimensions, and the arguments of the element `a`."""
         p, t, a = self._dims
         block = Block(arg_types=[IndexType()] * (len(p) + len(t) + len(a)))
         for arg, name in zip(block.args, p + t + a):
             arg.name_hint = name
-        elements = list(block.args[len(p) + len(t) :])
+        return block, list(block.args[len(p) + len(t) :])
+
+    def statement(self) -> StmtOp:
+        """The copy statement: `buffer[b] = T[a]` or `T[a] = buffer[b]`."""
+        domain = self.domain()
+        _, _, a = self._dims
+        block, elements = self._body()
         subscripts = [AffineExpr.dimension(k) for k in range(len(a))]
         read = ReadOp(self.tensor, subscripts, elements)
         write = UpdateOp(self.tensor, "=", read.result, subscripts, elements)

@@ -34,6 +34,7 @@ from tcir.polyhedral.gpu_mapping import (
     SYNC_PREFIX,
     THREAD_IDS,
     maps_threads,
+    node_at,
 )
 from tcir.polyhedral.promotion.affine import NotExpressible, function_of
 from tcir.polyhedral.promotion.copies import Copy, promote_access
@@ -55,13 +56,6 @@ MAX_PRIVATE_ELEMENTS = 32
 """The largest per-thread tile kept in registers."""
 BUFFERS = "buffers"
 """Attribute of a promoted `poly.scop`: buffer name -> memref type."""
-
-
-def _at(schedule: isl.Schedule, path: Path) -> isl.ScheduleNode:
-    node = schedule.get_root()
-    for k in path:
-        node = node.child(k)
-    return node
 
 
 def _kernels(node: isl.ScheduleNode, path: Path) -> list[Path]:
@@ -192,7 +186,7 @@ class Promoter:
         return self.schedule
 
     def kernel(self, path: Path) -> None:
-        block_filter = _at(self.schedule, path).child(0)
+        block_filter = node_at(self.schedule, path).child(0)
         if (
             block_filter.get_type() != NodeType.filter
             or not _param_names(block_filter.filter_get_filter()) & set(BLOCK_IDS)
@@ -201,7 +195,7 @@ class Promoter:
             return  # no band mapped to blocks: nothing to tile
         private_path = (*path, 0, 0, 0)
         shared_path = private_path
-        while _is_tile_band(_at(self.schedule, shared_path)):
+        while _is_tile_band(node_at(self.schedule, shared_path)):
             shared_path = (*shared_path, 0)
         done: set[Reference] = set()
         private: list[Decision] = []
@@ -217,7 +211,7 @@ class Promoter:
     # -- sites ---------------------------------------------------------------------------
 
     def _site(self, path: Path) -> Site:
-        node = _at(self.schedule, path)
+        node = node_at(self.schedule, path)
         names = {s.sym_name.data for s in self.scop.statements}
         instances = isl.UnionSet.empty(node.get_domain().get_space())
         bands: dict[str, isl.ScheduleNode] = {}
@@ -489,16 +483,7 @@ class Promoter:
         indirection = decision.group.refs[0].indirection
         if indirection is None:
             return Copy(*args)
-        index = indirection.index
-        index_ref = next(r for r in references([decision.group.refs[0].stmt]) if r.op is index)
-        assert index_ref.access is not None
-        names = (
-            indirection.tensor_name,
-            index_ref.access.get_tuple_name(isl.dim_type.out),
-        )
-        return IndirectCopy(
-            *args, index.tensor, indirection.index_rank, indirection.position, indirection.rows, names
-        )
+        return IndirectCopy(*args, indirection)
 
     def _sync(self, site: Site) -> tuple[isl.UnionMap, isl.UnionSet]:
         """A new `sync_` statement at every tile of `site`: its extension and filter."""
@@ -556,7 +541,7 @@ class Promoter:
         for decision in decisions:
             for ref, index in zip(decision.group.refs, decision.indices):
                 promote_access(ref.op, decision.buffer, index, params)
-        node = _at(self.schedule, path)
+        node = node_at(self.schedule, path)
         if before:
             node = node.graft_before(self._subtree(site, before, shared))
         if after:

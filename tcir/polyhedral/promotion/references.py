@@ -34,12 +34,14 @@ Access = ReadOp | UpdateOp
 class Indirection:
     """How a reference `T(.., X(x), ..)` reads `T`: through `index`, the read
     of `X(x)`, at subscript `position`; `rows` (`{ [o] }`) are the values the
-    index may take; `tensor_name` is the scop's name of `T`."""
+    index may take; `tensor_name` and `index_name` are the scop's names of
+    `T` and `X`."""
 
     index: ReadOp
     position: int
     rows: isl.Set
     tensor_name: str
+    index_name: str
 
     @property
     def index_rank(self) -> int:
@@ -114,9 +116,12 @@ def _access(stmt: StmtOp, op: Access) -> isl.Map | None:
     return relation(domain.get_space(), "T", outputs).intersect_domain(domain)
 
 
-def _indirect_access(stmt: StmtOp, op: ReadOp) -> tuple[isl.Map, Indirection] | None:
-    """`{ S[i] -> T[x(i), ..] }` and the indirection of a read `T(.., X(x(i)), ..)` whose one indirect subscript is a value
-    read from `X` at affine subscripts."""
+def _indirect_access(
+    stmt: StmtOp, op: ReadOp, name: Callable[[SSAValue], str]
+) -> tuple[isl.Map, Indirection] | None:
+    """`{ S[i] -> T[x(i), ..] }` and the indirection of a read `T(.., X(x(i)), ..)`
+    whose one indirect subscript is a value read from `X` at affine subscripts;
+    `name` gives the scop's name of `X`."""
     operands = list(op.subscript_operands)
     found = [
         (k, e.position)
@@ -168,7 +173,10 @@ def _indirect_access(stmt: StmtOp, op: ReadOp) -> tuple[isl.Map, Indirection] | 
     )
     values = values.project_out(isl.dim_type.set, 0, position).reset_tuple_id()
     tensor = read.get_tuple_name(isl.dim_type.out)
-    return virtual, Indirection(index, position, values.coalesce(), tensor)
+    indirection = Indirection(
+        index, position, values.coalesce(), tensor, name(index.tensor)
+    )
+    return virtual, indirection
 
 
 def _maps(relations: isl.UnionMap) -> list[isl.Map]:
@@ -207,7 +215,7 @@ def references(statements: Sequence[StmtOp]) -> list[Reference]:
             result.append(Reference(stmt, op, op.tensor, access))
             continue
         indirect = (
-            _indirect_access(stmt, op)
+            _indirect_access(stmt, op, name)
             if isinstance(op, ReadOp) and op.tensor not in written
             else None
         )
@@ -215,7 +223,7 @@ def references(statements: Sequence[StmtOp]) -> list[Reference]:
             result.append(Reference(stmt, op, op.tensor, None))
             continue
         virtual, indirection = indirect
-        array = f"{indirection.tensor_name}_{name(indirection.index.tensor)}"
+        array = f"{indirection.tensor_name}_{indirection.index_name}"
         virtual = virtual.set_tuple_name(isl.dim_type.out, array)
         result.append(Reference(stmt, op, op.tensor, virtual, indirection))
     return result
