@@ -4,18 +4,12 @@ Without a GPU: the generated CUDA compiles with nvcc for sm_90 (one kernel
 per def under max fusion). With one: results match numpy in float64.
 """
 
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
+from cases import PAPER_KERNELS, as_float64, assert_matches
+from cuda_checks import assert_nvcc_compiles, needs_gpu, needs_nvcc
 
 import tcir
-from cases import PAPER_KERNELS, as_float64, assert_matches
-from tcir.backends.cuda.runtime import cuda_available
-
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
-needs_gpu = pytest.mark.skipif(not cuda_available(), reason="no CUDA device")
 
 OPTIONS = {
     "default": None,
@@ -31,14 +25,7 @@ def test_paper_kernel_cuda_compiles(case, tmp_path):
     function = tcir.define(case.source, f"{case.name}.tc")[case.entry]
     source = function.ir(*inputs, backend="cuda")
     assert source.count("__global__") == 1, "max fusion gives one kernel"
-    path = tmp_path / f"{case.name}.cu"
-    path.write_text(source)
-    result = subprocess.run(
-        ["nvcc", "-arch=sm_90", "-c", "-o", "/dev/null", str(path)],
-        capture_output=True,
-        text=True,
-    )
-    assert result.returncode == 0, result.stderr + source
+    assert_nvcc_compiles(source, tmp_path / f"{case.name}.cu")
 
 
 @needs_gpu

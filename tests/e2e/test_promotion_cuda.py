@@ -5,18 +5,12 @@ buffers appear where the heuristic puts them. With one: results match numpy
 in float64, outputs poisoned before each run (a missed copy shows as NaN).
 """
 
-import shutil
-import subprocess
-
 import numpy as np
 import pytest
 from cases import PAPER_KERNELS, Case, as_float64, assert_matches, f32, index_tensor
+from cuda_checks import assert_nvcc_compiles, needs_gpu, needs_nvcc
 
 import tcir
-from tcir.backends.cuda.runtime import cuda_available
-
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
-needs_gpu = pytest.mark.skipif(not cuda_available(), reason="no CUDA device")
 
 PROMOTED = {
     "default": tcir.MappingOptions(),
@@ -80,15 +74,7 @@ def cuda_source(case: Case, options: tcir.MappingOptions) -> str:
 @pytest.mark.parametrize("case", PAPER_KERNELS + LARGE, ids=lambda c: c.name)
 def test_promoted_kernel_compiles(case, variant, tmp_path):
     source = cuda_source(case, PROMOTED[variant])
-    path = tmp_path / f"{case.name}.cu"
-    path.write_text(source)
-    result = subprocess.run(
-        ["nvcc", "-arch=sm_90", "-c", "-o", "/dev/null", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr + source
+    assert_nvcc_compiles(source, tmp_path / f"{case.name}.cu")
 
 
 def test_tmm_promotes_the_paper_way():
