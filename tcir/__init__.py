@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from tcir.errors import (
     IRError,
+    KernelFault,
     ParseError,
     RangeError,
     ShapeError,
@@ -32,6 +33,7 @@ __all__ = [
     "Module",
     "define",
     "IRError",
+    "KernelFault",
     "MappingOptions",
     "ParseError",
     "PassManager",

@@ -7,8 +7,10 @@
 
 `backend="cpu"` (llvmlite) runs on numpy arrays; `backend="cuda"` (NVRTC
 through cupy) on cupy arrays, torch CUDA tensors or any DLPack producer, and
-is the default when the inputs live on a GPU. Outputs come back in the
-inputs' array library.
+is the default when the inputs live on a GPU; `backend="cuda-sim"` runs the
+CUDA backend's kernels on numpy arrays on the simulated GPU, which reports
+races, divergent barriers and out-of-bounds accesses (`tcir.KernelFault`).
+Outputs come back in the inputs' array library.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from tcir.runtime.index_check import IndexChecker
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, evaluate
 from tcir.tuner.options import MappingOptions
 
-BACKENDS = ("cpu", "cuda")
+BACKENDS = ("cpu", "cuda", "cuda-sim")
 
 
 def uninitialized(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
@@ -144,6 +146,8 @@ class Function:
             backend = "cuda" if any(_on_gpu(a) for a in args) else "cpu"
         if backend not in BACKENDS:
             raise TCError(f"unknown backend '{backend}' (available: {', '.join(BACKENDS)})")
+        if backend == "cuda-sim" and any(_on_gpu(a) for a in args):
+            raise TCError("backend 'cuda-sim' runs on numpy arrays; pass host arrays")
         return backend
 
     @staticmethod
@@ -192,7 +196,7 @@ class Function:
         if self._indirect:
             binding = Binding(entry.binding.sizes, args)
             IndexChecker(self.definition, binding, _value_range).check()
-        if backend == "cpu":
+        if backend in ("cpu", "cuda-sim"):
             arrays = [np.ascontiguousarray(a) if hasattr(a, "shape") else a for a in args]
             outputs = [_allocate(np, *spec) for spec in entry.outputs]
             entry.kernel(*arrays, *outputs)
@@ -238,7 +242,8 @@ class Function:
         options: Any = None,
     ) -> str:
         """The IR for a call on `args` (numpy arrays are enough for shapes):
-        after pass `until`, or the final code (LLVM IR for the CPU, CUDA C)."""
+        after pass `until`, or the final code (LLVM IR for the CPU, CUDA C;
+        for `cuda-sim`, the gpu-level IR that the simulated GPU runs)."""
         backend = self.resolve_backend(backend, args)
         options = self._check_options(options)
         binding = bind(self.definition, args)
@@ -260,6 +265,8 @@ class Function:
             from tcir.backends.cpu.jit import translate_to_llvm_ir
 
             return translate_to_llvm_ir(lowered)
+        if backend == "cuda-sim":
+            return print_ir(lowered)
         from tcir.backends.cuda.printer import print_cuda
 
         return print_cuda(lowered)

@@ -70,3 +70,14 @@ class ShapeError(TCError):
 
 class IRError(TCError):
     """Malformed textual IR or IR that fails verification."""
+
+
+class KernelFault(TCError):
+    """A GPU kernel that the simulated GPU (`backend="cuda-sim"`) caught
+    misbehaving: a data race, a conflict between blocks, a divergent barrier,
+    an out-of-bounds access or a read of uninitialized memory. `kind` says
+    which (`race`, `conflict`, `barrier`, `bounds`, `uninitialized`)."""
+
+    def __init__(self, message: str, kind: str):
+        self.fault = kind
+        super().__init__(message)

@@ -85,7 +85,7 @@ def configs(torch: Any) -> list[Config]:
 def device_inputs(definition: Any, sizes: dict[str, int], cupy: Any) -> list[Any]:
     """Random inputs made on the GPU (the LUTs hold 2.5 GB each)."""
     from tcir.runtime.signature import NUMPY_DTYPES, evaluate
-    from tcir.tools.tcir_run import index_bounds
+    from tcir.runtime.inputs import index_bounds
 
     values = [sizes[n] for n in definition.size_params]
     indexing = index_bounds(definition)

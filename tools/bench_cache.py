@@ -25,7 +25,7 @@ import json, sys, time
 import numpy as np
 import tcir
 from tcir.runtime.signature import bind
-from tcir.tools.tcir_run import random_inputs
+from tcir.runtime.inputs import random_inputs
 backend = sys.argv[1]
 cases = [("tmm", {"M": 128, "K": 64, "N": 96}), ("MLP3", {"B": 128, "N": 128, "O": 64, "P": 32, "Q": 2})]
 times = {}

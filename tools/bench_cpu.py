@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import tcir
-from tcir.tools.tcir_run import random_inputs
+from tcir.runtime.inputs import random_inputs
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 

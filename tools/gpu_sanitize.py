@@ -17,7 +17,7 @@ import numpy as np
 import tcir
 from tcir.runtime.numpy_reference import reference_outputs
 from tcir.runtime.signature import bind
-from tcir.tools.tcir_run import random_inputs, relative_error
+from tcir.runtime.inputs import random_inputs, relative_error
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SIZES = {

@@ -15,6 +15,9 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -126,3 +129,28 @@ def evaluate(value: HostValue, args: Sequence[object]) -> int | float | bool:
         operands = (int(evaluate(v, args)) for v in value.operands)
         return HOST_OPS[value.op](*operands)
     return value
+
+
+def launch_grid(launch: KernelLaunch, args: Sequence[object]) -> tuple[int, int, int]:
+    """The grid size of `launch` for the host arguments `args`."""
+    x, y, z = (int(evaluate(g, args)) for g in launch.grid)
+    return (x, y, z)
+
+
+def launch_arguments(
+    launch: KernelLaunch, buffers: Sequence[Any], temporaries: Sequence[Any], args: Sequence[object]
+) -> list[Any]:
+    """The arguments of `launch`: host buffers (`buffers`, by host argument
+    position, as the runtime converted them), `temporaries` (by index), and
+    scalars computed from the host arguments `args`, as numpy scalars."""
+    values: list[Any] = []
+    for arg in launch.args:
+        source = arg.source
+        if isinstance(source, HostAlloc):
+            values.append(temporaries[source.index])
+        elif arg.is_buffer:
+            assert isinstance(source, ArgRef)
+            values.append(buffers[source.position])
+        else:
+            values.append(np.dtype(arg.dtype).type(evaluate(source, args)))
+    return values

@@ -73,7 +73,7 @@ def main(args: Sequence[str] | None = None) -> int:
     parser.add_argument("input_file", help="TC source file")
     parser.add_argument("--entry", required=True, help="name of the def to tune")
     parser.add_argument("--sizes", default="", help="size values, e.g. M=128,K=32")
-    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda", "cuda-sim"))
     parser.add_argument("--generations", type=int, default=5)
     parser.add_argument("--population", type=int, default=16, help="candidates per generation")
     parser.add_argument(
@@ -99,7 +99,7 @@ def main(args: Sequence[str] | None = None) -> int:
 
 def run(options: argparse.Namespace) -> int:
     import tcir
-    from tcir.tools.tcir_run import random_inputs
+    from tcir.runtime.inputs import random_inputs
     from tcir.transforms.tc_specialize import parse_sizes
     from tcir.tuner.space import SearchSpace
     from tcir.tuner.tune import Progress, Tuner

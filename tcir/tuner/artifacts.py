@@ -205,7 +205,35 @@ class CudaArtifact:
         return CudaProgram(self.source, self.host, cubin=self.cubin, arch=self.arch)
 
 
-Artifact = CpuArtifact | CudaArtifact
+@dataclass(frozen=True)
+class CudaSimArtifact:
+    """The gpu-level IR that the CUDA backend would print as CUDA C, with its
+    host program, for the simulated GPU: IR (data, not code), which loading
+    parses and translates."""
+
+    ir: str
+    host: HostProgram
+
+    def to_json(self) -> dict[str, Any]:
+        return {"backend": "cuda-sim", "ir": self.ir, "host": _encode_host(self.host)}
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> CudaSimArtifact:
+        from tcir.runtime.host_program import HostProgram
+
+        host = _decode_host(data["host"])
+        if not isinstance(host, HostProgram):
+            raise TypeError("cuda-sim artifact: 'host' is not a host program")
+        return CudaSimArtifact(str(data["ir"]), host)
+
+    def load(self) -> Callable[..., None]:
+        from tcir.backends.cuda_sim.runtime import SimProgram
+        from tcir.passmanager import parse_ir
+
+        return SimProgram(parse_ir(self.ir), self.host)
+
+
+Artifact = CpuArtifact | CudaArtifact | CudaSimArtifact
 
 
 def loaded(artifact: Artifact, kernel: Callable[..., None]) -> Artifact:
@@ -227,6 +255,8 @@ def artifact_from_json(data: Any) -> Artifact:
         return CpuArtifact.from_json(data)
     if data.get("backend") == "cuda":
         return CudaArtifact.from_json(data)
+    if data.get("backend") == "cuda-sim":
+        return CudaSimArtifact.from_json(data)
     raise ValueError(f"artifact: unknown backend {data.get('backend')!r}")
 
 
@@ -269,6 +299,11 @@ def build_artifact(
         from tcir.backends.cuda.printer import print_cuda
 
         return CudaArtifact(print_cuda(module), extract_host_program(module, function.name))
+    if backend == "cuda-sim":
+        from tcir.backends.cuda.launch import extract_host_program
+        from tcir.passmanager import print_ir
+
+        return CudaSimArtifact(print_ir(module), extract_host_program(module, function.name))
     raise TCError(f"unknown backend '{backend}'")
 
 
@@ -282,6 +317,8 @@ def target_architecture(backend: str) -> str:
         from tcir.backends.cuda.runtime import current_device
 
         return _gpu_target(current_device())
+    if backend == "cuda-sim":
+        return "cuda-sim"
     raise TCError(f"unknown backend '{backend}'")
 
 

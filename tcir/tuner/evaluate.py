@@ -32,6 +32,7 @@ import numpy as np
 
 from tcir.errors import TCError
 from tcir.frontend.ast import CheckedDef
+from tcir.runtime.inputs import within_tolerance
 from tcir.runtime.signature import NUMPY_DTYPES, Binding
 from tcir.tuner.artifacts import (
     Artifact,
@@ -51,8 +52,6 @@ STARTUP_TIMEOUT_S = 300.0
 TIMING_BUDGET_S = 0.2
 """Timed runs per candidate stop after this much run time (at least `MIN_RUNS`)."""
 MIN_RUNS, MAX_RUNS = 3, 100
-TOLERANCE = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10}
-"""Largest relative error per output dtype (integers must match exactly)."""
 
 
 @dataclass(frozen=True)
@@ -157,10 +156,8 @@ class _Profiler:
     def _check(self, outputs: Sequence[Any]) -> None:
         for spec, got, expected in zip(self.specs, outputs, self.expected):
             host = self.xp.asnumpy(got) if self.backend == "cuda" else got
-            scale = max(1.0, float(np.abs(expected).max(initial=0)))
-            diff = np.abs(host.astype(np.float64) - expected)
-            error = float(np.nan_to_num(diff, nan=np.inf).max(initial=0)) / scale
-            if not error <= TOLERANCE.get(spec.dtype, 0.0):
+            good, error = within_tolerance(host, expected, spec.dtype)
+            if not good:
                 raise CandidateError(f"wrong result: {spec.name} has max rel. error {error:.3g}")
 
     def _run_once(self, kernel: Callable[..., None], outputs: list[Any]) -> float:

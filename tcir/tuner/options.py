@@ -14,6 +14,8 @@ from typing import Any
 from tcir.errors import TCError
 
 FUSION_STRATEGIES = ("min", "max", "preserve3")
+GPU_BACKENDS = ("cuda", "cuda-sim")
+"""Backends that run the GPU pipeline (the simulated GPU runs CUDA's kernels)."""
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SHARED_MEMORY = 232448
 """Largest dynamic shared memory per block on an H100 (227 KiB)."""
@@ -118,7 +120,7 @@ class MappingOptions:
         passes += self.schedule_passes()
         if backend == "cpu":
             passes.append("convert-poly-to-loops")
-        elif backend == "cuda":
+        elif backend in GPU_BACKENDS:
             passes += self.gpu_passes()
         else:
             raise TCError(f"MappingOptions: no pipeline for backend '{backend}'")

@@ -22,7 +22,12 @@ from typing import Any
 
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.signature import evaluate
-from tcir.tuner.options import FUSION_STRATEGIES, MAX_THREADS_PER_BLOCK, MappingOptions
+from tcir.tuner.options import (
+    FUSION_STRATEGIES,
+    GPU_BACKENDS,
+    MAX_THREADS_PER_BLOCK,
+    MappingOptions,
+)
 
 Genes = dict[str, Any]
 
@@ -101,7 +106,7 @@ class SearchSpace:
             *(Gene(f"tile_{k}", tiles) for k in range(max(depth, 1))),
             Gene("unroll", tuple(powers_of_two(max_unroll))),
         ]
-        if backend == "cuda":
+        if backend in GPU_BACKENDS:
             mapped = min(3, max((len(s.lhs_indices) for s in definition.stmts), default=1))
             blocks = (None, *size_candidates(extents, MAX_GRID_DIM))
             threads = (None, *size_candidates(extents, MAX_THREADS_PER_BLOCK))

@@ -30,12 +30,11 @@ import numpy as np
 from tcir.errors import ShapeError, TCError
 from tcir.runtime.host_program import (
     ArgRef,
-    HostAlloc,
     HostParam,
     HostProgram,
-    KernelArg,
     KernelLaunch,
-    evaluate,
+    launch_arguments,
+    launch_grid,
 )
 
 log = logging.getLogger(__name__)
@@ -196,7 +195,6 @@ class _LaunchPlan:
         self.static_grid = (
             tuple(int(g) for g in grid) if all(isinstance(g, int) for g in grid) else None
         )
-        self.grid = grid
         # Fast path: every argument is a host argument passed through as converted.
         direct = all(
             isinstance(a.source, ArgRef) and params[a.source.position].dtype == a.dtype
@@ -208,29 +206,19 @@ class _LaunchPlan:
             self.gather = operator.itemgetter(*positions)
         elif direct:
             self.gather = lambda values: tuple(values[p] for p in positions)
-        self.args = launch.args
+        self.launch = launch
 
     def arguments(
         self, values: list[Any], temps: list[Any], raw: tuple[Any, ...]
     ) -> tuple[Any, ...]:
         if self.gather is not None:
             return self.gather(values)
-        return tuple(self._argument(a, values, temps, raw) for a in self.args)
-
-    @staticmethod
-    def _argument(arg: KernelArg, values: list[Any], temps: list[Any], raw: tuple[Any, ...]) -> Any:
-        source = arg.source
-        if isinstance(source, HostAlloc):
-            return temps[source.index]
-        if arg.is_buffer:
-            assert isinstance(source, ArgRef)
-            return values[source.position]
-        return np.dtype(arg.dtype).type(evaluate(source, raw))
+        return tuple(launch_arguments(self.launch, values, temps, raw))
 
     def grid_for(self, raw: tuple[Any, ...]) -> tuple[int, ...]:
         if self.static_grid is not None:
             return self.static_grid
-        return tuple(int(evaluate(g, raw)) for g in self.grid)
+        return launch_grid(self.launch, raw)
 
 
 class CudaProgram:

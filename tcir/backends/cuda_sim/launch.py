@@ -1,0 +1,161 @@
+"""One kernel launch on the simulated GPU: blocks, lanes, barriers, faults.
+
+The blocks of a launch run in a random order (seeded), in waves of up to
+`LANE_BUDGET` threads. A wave runs its threads in lockstep: the simulated
+kernel (`translate`) executes each op once for all the lanes that reach it,
+with numpy arrays of per-lane values. Every barrier interval of every block
+is checked, so the outcome does not depend on how threads interleave: two
+accesses of one element by different threads, one a write, between the same
+two barriers are a race whichever came first, and blocks may not share an
+element that one of them writes at all (`memory.Buffer.check_conflicts`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from tcir.backends.cuda_sim.memory import GLOBAL, PRIVATE, SHARED, Buffer
+from tcir.errors import KernelFault
+
+LANE_BUDGET = 1 << 16
+"""Threads simulated at once: a wave holds as many whole blocks as fit."""
+
+KernelFunction = Callable[..., None]
+
+
+def coordinates(linear: int, sizes: Sequence[int]) -> tuple[int, int, int]:
+    """(x, y, z) of a linear id, x varying fastest."""
+    x = linear % sizes[0]
+    y = linear // sizes[0] % sizes[1]
+    z = linear // (sizes[0] * sizes[1])
+    return (int(x), int(y), int(z))
+
+
+class Launch:
+    """The state of one launch that simulated kernels and buffers use: the
+    current wave's thread and block ids per lane, each lane's barrier epoch
+    (how many barriers its block passed), and the ops' descriptions (`sites`)."""
+
+    def __init__(
+        self,
+        kernel: str,
+        sites: Sequence[str],
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        rng: np.random.Generator,
+    ):
+        self.kernel = kernel
+        self.sites = sites
+        self.grid = grid
+        self.block = block
+        self.threads = math.prod(block)
+        self.order = rng.permutation(math.prod(grid))
+        """Block ordinal (the order blocks run in) -> linear block id."""
+        self.lane_base = 0
+        self.wave_blocks = 0
+        self.epoch = np.zeros(0, np.int64)
+        self.tid: tuple[np.ndarray, ...] = ()
+        self.bid: tuple[np.ndarray, ...] = ()
+        self.shared_buffers: list[Buffer] = []
+
+    # What kernels call ------------------------------------------------------
+
+    def shared(self, shape: tuple[int, ...], dtype: str, name: str) -> Buffer:
+        """A `__shared__` array: one uninitialized copy per block of the wave."""
+        size = math.prod(shape) * self.wave_blocks
+        buffer = Buffer(
+            self, name, SHARED, shape, np.zeros(size, dtype),
+            initialized=np.zeros(size, bool), logged=True,
+        )  # fmt: skip
+        self.shared_buffers.append(buffer)
+        return buffer
+
+    def private(self, shape: tuple[int, ...], dtype: str, name: str) -> Buffer:
+        """A per-thread array: one uninitialized copy per lane of the wave."""
+        size = math.prod(shape) * self.epoch.size
+        return Buffer(
+            self, name, PRIVATE, shape, np.zeros(size, dtype),
+            initialized=np.zeros(size, bool), logged=False,
+        )  # fmt: skip
+
+    def barrier(self, lanes: np.ndarray, site: int) -> None:
+        """`__syncthreads()` by `lanes`: all threads of each of their blocks must be there."""
+        if lanes.size != self.epoch.size:
+            blocks = lanes // self.threads
+            counts = np.bincount(blocks, minlength=self.wave_blocks)
+            partial = np.flatnonzero((counts > 0) & (counts < self.threads))
+            if partial.size:
+                self.divergent_barrier(lanes, int(partial[0]), site)
+        self.epoch[lanes] += 1
+
+    def ordinals(self, lanes: np.ndarray) -> np.ndarray:
+        """Launch-wide ordinals of the wave's `lanes`."""
+        return lanes + self.lane_base if self.lane_base else lanes
+
+    # Running ------------------------------------------------------------------
+
+    def run(self, kernel: KernelFunction, args: Sequence[Any]) -> None:
+        """Run every block of the grid through `kernel`, wave by wave, then
+        check the global buffers among `args` for races and conflicts."""
+        per_wave = max(1, LANE_BUDGET // self.threads)
+        blocks = len(self.order)
+        thread = np.arange(min(per_wave, blocks) * self.threads) % self.threads
+        tid = self.split(thread, self.block)
+        with np.errstate(all="ignore"):
+            for first in range(0, blocks, per_wave):
+                ids = self.order[first : first + per_wave]
+                lanes = np.arange(ids.size * self.threads)
+                self.wave_blocks = ids.size
+                self.lane_base = first * self.threads
+                self.epoch = np.zeros(lanes.size, np.int64)
+                self.tid = tuple(t[: lanes.size] for t in tid)
+                self.bid = self.split(np.repeat(ids, self.threads), self.grid)
+                self.shared_buffers = []
+                try:
+                    kernel(self, lanes, *args)
+                except ZeroDivisionError:
+                    self.fault("arithmetic", "integer division by zero")
+                for buffer in self.shared_buffers:
+                    buffer.check_conflicts()
+        for arg in args:
+            if isinstance(arg, Buffer) and arg.kind == GLOBAL:
+                arg.check_conflicts()
+
+    @staticmethod
+    def split(linear: np.ndarray, sizes: Sequence[int]) -> tuple[np.ndarray, ...]:
+        """(x, y, z) per lane of linear ids, x fastest."""
+        return (
+            linear % sizes[0],
+            linear // sizes[0] % sizes[1],
+            linear // (sizes[0] * sizes[1]),
+        )
+
+    # Reporting ----------------------------------------------------------------
+
+    def block_coordinates(self, ordinal: int) -> tuple[int, int, int]:
+        return coordinates(int(self.order[ordinal // self.threads]), self.grid)
+
+    def thread(self, ordinal: int) -> str:
+        """`thread (x, y, z) of block (x, y, z)` for a launch-wide lane ordinal."""
+        t = coordinates(int(ordinal) % self.threads, self.block)
+        return f"thread {t} of block {self.block_coordinates(int(ordinal))}"
+
+    def site(self, k: int) -> str:
+        return self.sites[k]
+
+    def fault(self, kind: str, message: str) -> None:
+        raise KernelFault(f"cuda-sim: kernel '{self.kernel}': {message}", kind)
+
+    def divergent_barrier(self, lanes: np.ndarray, block: int, site: int) -> None:
+        present = lanes[lanes // self.threads == block] % self.threads
+        absent = np.setdiff1d(np.arange(self.threads), present)
+        base = self.lane_base + block * self.threads
+        self.fault(
+            "barrier",
+            f"divergent barrier ({self.site(site)}): {self.thread(base + int(present[0]))} "
+            f"reaches it but {self.thread(base + int(absent[0]))} does not",
+        )

@@ -1,0 +1,225 @@
+"""Checked memory of the simulated GPU: global, shared and private buffers.
+
+Every access goes through `Buffer.load`/`Buffer.store` with the lanes (threads)
+that perform it and one index per dimension, each a Python number (the same
+for all lanes) or an array aligned with the lanes. An access
+
+- out of a buffer's bounds in any dimension raises at once (`bounds`);
+- reading shared or private memory, or a global temporary, that no store
+  wrote yet raises at once (`uninitialized`);
+- is logged, for buffers that a kernel stores to (global) and for shared
+  buffers, with its lanes and their barrier epochs, so that `find_conflict`
+  can later find two lanes touching one element, at least one writing,
+  between the same two barriers of one block (`race`), or two blocks of a
+  launch doing so at any time (`conflict`).
+
+Lanes are numbered in a launch: lane `l` is thread `l % T` of the launch's
+block `l // T` (`T` threads per block, blocks in the launch's random order).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from tcir.backends.cuda_sim.launch import Launch
+
+GLOBAL, SHARED, PRIVATE = "global", "shared", "private"
+
+
+@dataclass(frozen=True)
+class Access:
+    """One logged load or store: the lanes doing it, the flat offset each
+    touches (one number for all), their barrier epochs and the op (`site`)."""
+
+    lanes: np.ndarray
+    offsets: np.ndarray | int
+    epochs: np.ndarray
+    write: bool
+    site: int
+
+
+class Buffer:
+    """A memref of the simulated GPU: flat data and its checks.
+
+    A shared buffer holds one copy per block of the current wave and a
+    private buffer one per lane; `base` gives the offset of a lane's copy.
+    """
+
+    def __init__(
+        self,
+        launch: Launch,
+        name: str,
+        kind: str,
+        shape: tuple[int, ...],
+        data: np.ndarray,
+        *,
+        initialized: np.ndarray | None = None,
+        logged: bool,
+    ):
+        self.launch = launch
+        self.name = name
+        self.kind = kind
+        self.shape = shape
+        self.size = math.prod(shape)
+        self.strides = tuple(math.prod(shape[k + 1 :]) for k in range(len(shape)))
+        self.data = data
+        self.initialized = initialized
+        """Which elements were written (None: not tracked, all are valid)."""
+        self.log: list[Access] | None = [] if logged else None
+
+    def base(self, lanes: np.ndarray) -> np.ndarray | int:
+        """The offset of each lane's copy of the buffer."""
+        if self.kind == SHARED:
+            return lanes // self.launch.threads * self.size
+        if self.kind == PRIVATE:
+            return lanes * self.size
+        return 0
+
+    def offset(self, lanes: np.ndarray, index: tuple[Any, ...], site: int) -> Any:
+        """The flat offset of `index` for each lane; out of bounds raises."""
+        offset: Any = 0
+        for dim, (i, extent, stride) in enumerate(zip(index, self.shape, self.strides)):
+            if type(i) is np.ndarray:
+                if i.min() < 0 or i.max() >= extent:
+                    self.out_of_bounds(lanes, index, dim, site)
+            elif not 0 <= i < extent:
+                self.out_of_bounds(lanes, index, dim, site)
+            offset = offset + (i if stride == 1 else i * stride)
+        if self.kind == GLOBAL:
+            return offset
+        return self.base(lanes) + offset
+
+    def load(self, lanes: np.ndarray, index: tuple[Any, ...], site: int) -> Any:
+        offset = self.offset(lanes, index, site)
+        if self.initialized is not None and not self.initialized[offset].all():
+            self.uninitialized(lanes, offset, site)
+        if self.log is not None:
+            self.log.append(Access(self.launch.ordinals(lanes), offset, self.launch.epoch[lanes], False, site))
+        return self.data[offset]
+
+    def store(self, lanes: np.ndarray, index: tuple[Any, ...], value: Any, site: int) -> None:
+        offset = self.offset(lanes, index, site)
+        if self.initialized is not None:
+            self.initialized[offset] = True
+        if self.log is not None:
+            self.log.append(Access(self.launch.ordinals(lanes), offset, self.launch.epoch[lanes], True, site))
+        if type(value) is np.ndarray and type(offset) is not np.ndarray:
+            offset = np.broadcast_to(offset, value.shape)  # lanes write one element: a race if several
+        self.data[offset] = value
+
+    # Faults -----------------------------------------------------------------
+
+    def describe(self) -> str:
+        return f"{self.kind} memory '{self.name}'"
+
+    def element(self, offset: int) -> str:
+        """`[i, j]`: the index of flat `offset` within one copy of the buffer."""
+        index = np.unravel_index(int(offset) % max(self.size, 1), self.shape) if self.shape else ()
+        return "[" + ", ".join(str(int(i)) for i in index) + "]"
+
+    def out_of_bounds(self, lanes: np.ndarray, index: tuple[Any, ...], dim: int, site: int) -> None:
+        values = np.broadcast_to(index[dim], lanes.shape)
+        lane = int(np.flatnonzero((values < 0) | (values >= self.shape[dim]))[0])
+        shown = ", ".join(str(int(np.broadcast_to(i, lanes.shape)[lane])) for i in index)
+        self.launch.fault(
+            "bounds",
+            f"out-of-bounds access to {self.describe()} of shape {list(self.shape)}: "
+            f"{self.launch.thread(self.launch.ordinals(lanes)[lane])} accesses [{shown}] "
+            f"({self.launch.site(site)})",
+        )
+
+    def uninitialized(self, lanes: np.ndarray, offset: Any, site: int) -> None:
+        offsets = np.broadcast_to(offset, lanes.shape)
+        lane = int(np.flatnonzero(~self.initialized[offsets])[0])  # type: ignore[index]
+        self.launch.fault(
+            "uninitialized",
+            f"read of uninitialized {self.describe()} at {self.element(offsets[lane])}: "
+            f"{self.launch.thread(self.launch.ordinals(lanes)[lane])} reads it before any "
+            f"thread wrote it ({self.launch.site(site)})",
+        )
+
+    def check_conflicts(self) -> None:
+        """Raise for the first race (or, for global memory, conflict between
+        blocks) in the log, then clear it."""
+        if not self.log:
+            return
+        log, self.log = self.log, []
+        lanes = np.concatenate([a.lanes for a in log])
+        offsets = np.concatenate([np.broadcast_to(a.offsets, a.lanes.shape) for a in log])
+        epochs = np.concatenate([a.epochs for a in log])
+        writes = np.concatenate([np.full(a.lanes.shape, a.write) for a in log])
+        entries = np.repeat(np.arange(len(log)), [a.lanes.size for a in log])
+        blocks = lanes // self.launch.threads
+        if self.kind == GLOBAL:
+            pair = find_conflict((offsets,), blocks, writes)
+            if pair is not None:
+                self.report(pair, lanes, offsets, writes, [log[k].site for k in entries[list(pair)]], True)
+        pair = find_conflict((offsets, blocks, epochs), lanes, writes)
+        if pair is not None:
+            self.report(pair, lanes, offsets, writes, [log[k].site for k in entries[list(pair)]], False)
+
+    def report(
+        self,
+        pair: tuple[int, int],
+        lanes: np.ndarray,
+        offsets: np.ndarray,
+        writes: np.ndarray,
+        sites: list[int],
+        across_blocks: bool,
+    ) -> None:
+        first, second = pair
+        launch = self.launch
+        a, b = int(lanes[first]), int(lanes[second])
+        other = "writes" if writes[second] else "reads"
+        where = f"{self.describe()} at {self.element(offsets[first])}"
+        if across_blocks:
+            message = (
+                f"blocks {launch.block_coordinates(a)} and {launch.block_coordinates(b)} "
+                f"conflict on {where}: {launch.thread(a)} writes it ({launch.site(sites[0])}) "
+                f"and {launch.thread(b)} {other} it ({launch.site(sites[1])}) in the same launch"
+            )
+            launch.fault("conflict", message)
+        message = (
+            f"data race on {where}: {launch.thread(a)} writes it ({launch.site(sites[0])}) "
+            f"and {launch.thread(b)} {other} it ({launch.site(sites[1])}) "
+            f"between the same two barriers"
+        )
+        launch.fault("race", message)
+
+
+def find_conflict(
+    keys: tuple[np.ndarray, ...], who: np.ndarray, writes: np.ndarray
+) -> tuple[int, int] | None:
+    """Two entries with equal `keys`, different `who`, the first a write (the
+    second a write where possible); None if no such pair exists."""
+    if who.size < 2:
+        return None
+    order = np.lexsort((who, *reversed(keys)))
+    sorted_keys = [k[order] for k in keys]
+    sorted_who, sorted_writes = who[order], writes[order]
+    start = np.zeros(who.size, bool)
+    start[0] = True
+    for k in sorted_keys:
+        start[1:] |= k[1:] != k[:-1]
+    group = np.cumsum(start) - 1
+    mixed = np.zeros(group[-1] + 1, bool)
+    mixed[group[1:][~start[1:] & (sorted_who[1:] != sorted_who[:-1])]] = True
+    written = np.zeros(group[-1] + 1, bool)
+    written[group[sorted_writes]] = True
+    bad = np.flatnonzero(mixed & written)
+    if not bad.size:
+        return None
+    members = np.flatnonzero(group == bad[0])
+    writers = members[sorted_writes[members]]
+    for writer in writers:
+        others = members[sorted_who[members] != sorted_who[writer]]
+        if others.size:
+            both = others[sorted_writes[others]]
+            second = both[0] if both.size else others[0]
+            return int(order[writer]), int(order[second])
+    raise AssertionError("a mixed group with a write has a pair")  # pragma: no cover
