@@ -10,8 +10,10 @@ AST generator produces the per-block and per-thread loops:
   (`exists e: m = block_y + grid_y * e`), so a block runs every grid-th tile
   (isl turns this into a loop starting at `block_y` with stride `grid_y`);
 - above the innermost parallel band of each branch, a filter does the same
-  for thread ids; a branch with fewer parallel members maps the remaining
-  thread ids to zero, so that every branch uses the same threads.
+  for thread ids; a branch with fewer parallel members than the block has
+  thread dimensions runs on thread id 0 of the others (and a branch with
+  none on thread 0), so that no two threads run one instance; likewise a
+  kernel without a parallel band runs on block 0 of the launch's grid.
 - between the parts of a sequence that all threads of a block run together
   (above the thread filters), a `sync_<k>()` extension statement, which code
   generation turns into `__syncthreads()`, where a dependence (flow, anti or
@@ -356,6 +358,9 @@ class GpuMapping:
         if kernel_band:
             block_filter, grid = self._block_filter(node_at(schedule, path))
             edits.append((path, block_filter))
+        else:  # the grid is shared with other kernels: one block runs this one
+            domain = node_at(schedule, path).get_domain()
+            edits.append((path, _zero_filter(domain, BLOCK_IDS[: len(self.blocks)])))
         for target, filter_set in sorted(edits, key=lambda e: -len(e[0])):
             schedule = node_at(schedule, target).insert_filter(filter_set).get_schedule()
         conflicts = None
@@ -406,7 +411,7 @@ class GpuMapping:
         leaves: list[Path] = []
         start = (*kernel, 0) if kernel_band else kernel
         self._find_sites(node_at(schedule, start), start, None, sites, leaves)
-        used = max((len(m) for m in sites.values()), default=0)
+        used = len(self.threads)  # every thread id a branch does not map is 0 there
         for path, mapped in sites.items():
             node = node_at(schedule, path)
             result = node.get_domain()

@@ -64,6 +64,24 @@ CASES = [
     ),
     ("MLP3", {"B": 16, "N": 24, "O": 20, "P": 12, "Q": 5}, tcir.MappingOptions(fusion="min")),
     ("tbmm", {"B": 5, "N": 26, "M": 72, "K": 26}, tcir.MappingOptions(blocks=[3, 2], threads=[16, 4])),
+    # More thread dimensions than a branch maps: the others must be 0 there.
+    (
+        "tmm",
+        {"M": 37, "K": 29, "N": 45},
+        tcir.MappingOptions(blocks=[19, 16], threads=[6, 32], tile=[16, 1, 15], unroll=1024, max_shared_memory=24576),
+    ),
+    (
+        "sconv2d",
+        {"sh": 2, "sw": 1, "N": 2, "C": 3, "H": 9, "W": 7, "F": 2, "KH": 3, "KW": 2},
+        tcir.MappingOptions(allow_skewing=True, blocks=[6, 7, 7], threads=[3, 9, 9], tile=[6, 1, 1, 4, 3]),
+    ),
+    # A kernel without a parallel band (the reduction into O3 under min
+    # fusion) on a grid that other kernels make larger: one block runs it.
+    (
+        "MLP3",
+        {"B": 7, "N": 13, "O": 11, "P": 9, "Q": 5},
+        tcir.MappingOptions(fusion="preserve3", positive_coefficients=False, blocks=[7, 9], threads=[2], tile=[13, 9, 9], unroll=8),
+    ),
 ]
 
 
