@@ -1,55 +1,67 @@
-"""Run every paper kernel once on the GPU at small sizes, for compute-sanitizer.
+"""The paper configurations once on the GPU, for compute-sanitizer.
 
-    compute-sanitizer --tool racecheck python tools/gpu_sanitize.py
-    compute-sanitizer --tool memcheck python tools/gpu_sanitize.py
+    python tools/bench.py --tuned 15 --no-compile --json tuned.json     # tuned mappings
+    compute-sanitizer --tool racecheck python tools/gpu_sanitize.py --tuned tuned.json
+    compute-sanitizer --tool memcheck  python tools/gpu_sanitize.py --tuned tuned.json
+    (and --tool synccheck, --tool initcheck)
 
-Uses the default mapping (shared and private promotion on) plus a tiled
-variant, and checks each result against the numpy oracle.
+Runs each of the 13 configurations of `tools/bench.py` (the paper's sizes)
+with the default mapping and, given `--tuned`, with the tuned options that
+`bench.py --tuned` recorded for it; checks every result against PyTorch
+eager (float32, TF32 off). Exits with 1 if any result is wrong; the
+sanitizer reports hazards and errors itself.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import EXAMPLES, check, configs, device_inputs  # noqa: E402
 
-import tcir
-from tcir.runtime.numpy_reference import reference_outputs
-from tcir.runtime.signature import bind
-from tcir.runtime.inputs import random_inputs, relative_error
+import tcir  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-SIZES = {
-    "tmm": {"M": 64, "K": 96, "N": 80},
-    "tbmm": {"B": 3, "N": 26, "M": 72, "K": 26},
-    "gconv": {"N": 2, "G": 4, "C": 4, "F": 4, "H": 10, "W": 10, "KH": 3, "KW": 3},
-    "1LUT": {"E1": 100, "D": 64, "B": 16, "L1": 5},
-    "2LUT": {"E1": 100, "D": 64, "B": 16, "L1": 5, "E2": 50, "L2": 3},
-    "C3": {"B": 16, "WX": 100, "WY": 64},
-    "MLP1": {"B": 16, "M": 100, "N": 64},
-    "MLP3": {"B": 16, "N": 32, "O": 16, "P": 8, "Q": 2},
-    "conv2d": {"B": 2, "IP": 3, "H": 9, "W": 9, "OP": 4, "KH": 3, "KW": 3},
-}
-VARIANTS = {"default": None, "tiled": tcir.MappingOptions(tile=[16, 16, 16], threads=[16, 8])}
+
+def tuned_options(path: Path | None) -> dict[str, tcir.MappingOptions]:
+    """Config label -> the tuned options `bench.py --tuned --json` recorded."""
+    if path is None:
+        return {}
+    rows = json.loads(path.read_text())["rows"]
+    return {r["config"]: tcir.MappingOptions.from_json(r["tuned_options"]) for r in rows if "tuned_options" in r}
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tuned", type=Path, help="bench.py --tuned --json output")
+    parser.add_argument("--only", default="", help="comma-separated kernel names")
+    args = parser.parse_args()
     import cupy
+    import torch
 
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    tuned = tuned_options(args.tuned)
+    wanted = set(filter(None, args.only.split(",")))
     failures = 0
-    for name, sizes in SIZES.items():
-        function = tcir.define((EXAMPLES / f"{name}.tc").read_text())[name]
-        inputs = random_inputs(function.definition, sizes, 0)
-        expected = reference_outputs(function.definition, bind(function.definition, inputs))
-        device = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in inputs]
-        for variant, options in VARIANTS.items():
-            outputs = function(*device, options=options)
-            outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-            error = max(relative_error(cupy.asnumpy(o), e) for o, e in zip(outputs, expected))
-            ok = error <= 1e-4
+    for config in configs(torch):
+        if wanted and config.example not in wanted:
+            continue
+        function = tcir.define((EXAMPLES / f"{config.example}.tc").read_text())[config.example]
+        inputs = device_inputs(function.definition, config.sizes, cupy)
+        reference = config.peer(*[torch.as_tensor(x, device="cuda") for x in inputs])
+        variants = {"default": None, **({"tuned": tuned[config.label]} if config.label in tuned else {})}
+        for variant, options in variants.items():
+            error = check(function(*inputs, options=options), reference, torch)
+            ok = error <= 1e-3
             failures += not ok
-            print(f"{name:8} {variant:8} max rel. error {error:.1e} {'ok' if ok else 'MISMATCH'}")
+            shown = "" if options is None else f" {options}"
+            print(f"{config.label:24} {variant:8} max rel. error {error:.1e} {'ok' if ok else 'MISMATCH'}{shown}", flush=True)
+        del inputs, reference
+        torch.cuda.empty_cache()
+        cupy.get_default_memory_pool().free_all_blocks()
     cupy.cuda.runtime.deviceSynchronize()
     return 1 if failures else 0
 

@@ -67,8 +67,9 @@ def _extent(values: isl.Map | None) -> int | None:
     """The most values, for a fixed domain point; None when unbounded."""
     if values is None:
         return 0
-    span = values.lexmax_pw_multi_aff().get_pw_aff(0).sub(values.lexmin_pw_multi_aff().get_pw_aff(0))
-    top = span.max_val()
+    # The largest difference of two values at one domain point (isl cannot
+    # take the maximum of lexmax - lexmin where they involve integer divisions).
+    top = values.reverse().apply_range(values).deltas().dim_max_val(0)
     return int(top.to_python()) + 1 if top.is_int() else None
 
 

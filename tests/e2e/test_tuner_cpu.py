@@ -105,6 +105,23 @@ def test_tcir_tune_reports_missing_sizes(capsys):
     assert "give a value for K, N" in capsys.readouterr().err
 
 
+def test_tcir_tune_on_the_simulated_gpu(tmm, capsys):
+    """`tcir-tune --backend cuda-sim`: GPU mappings checked on the simulator;
+    the best goes to the cache under the `cuda-sim` target, and later calls
+    on that backend use it."""
+    sizes = {"M": 24, "K": 16, "N": 20}
+    argv = [str(EXAMPLES / "tmm.tc"), "--entry", "tmm", "--sizes", "M=24,K=16,N=20"]
+    argv += ["--backend", "cuda-sim", "--generations", "1", "--population", "3", "--workers", "2"]
+    argv += ["--max-unroll", "4"]
+    assert tcir_tune(argv) == 0
+    assert "tuning tmm(M=24, K=16, N=20) on cuda-sim" in capsys.readouterr().out
+    best = best_options(tmm.definition, sizes, "cuda-sim")
+    assert best is not None and best.threads is not None
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((24, 16), np.float32), rng.standard_normal((20, 16), np.float32)
+    np.testing.assert_allclose(tmm(a, b, backend="cuda-sim"), a @ b.T, rtol=1e-4, atol=1e-4)
+
+
 def _measurements(path: Path) -> int:
     try:
         with sqlite3.connect(path, timeout=5) as connection:

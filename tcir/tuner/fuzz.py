@@ -1,0 +1,303 @@
+"""Options fuzzing: random mappings from the tuner's own search space, checked.
+
+    candidates = draw(seed=7, count=50, examples=Path("examples"))
+    verdicts = run_candidates(candidates, backends=("cuda-sim",))
+
+`PROBLEMS` are the defs of `examples/*.tc` at small odd sizes. A candidate is
+one of them with options drawn by `SearchSpace.random` (the tuner's space for
+the GPU) from a seeded generator. `check` compiles it with the GPU pipeline
+and runs the kernels on each backend (`cuda-sim`, the simulated GPU that also
+reports races; `cuda`, a real GPU) on poisoned outputs, and compares every
+output with the canonical CPU lowering (`backend="cpu"` without options).
+
+A verdict's status is `ok`; `rejected` (compiling refused the options with a
+`TCError`, saying why); `wrong` (numbers off); `fault` (a `KernelFault`:
+race, conflict, divergent barrier, out-of-bounds or uninitialized read);
+`error` (another `TCError` while running); `crash` (any other exception:
+always a tcir bug); `timeout`. `minimize` shrinks a failing candidate toward
+the default options while it fails the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+import random
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tcir.errors import KernelFault, TCError
+from tcir.tuner.options import DEFAULT, MappingOptions
+
+PROBLEMS: dict[str, dict[str, int]] = {
+    "1LUT": {"E1": 23, "D": 13, "B": 7, "L1": 5},
+    "2LUT": {"E1": 23, "D": 13, "B": 7, "L1": 5, "E2": 19, "L2": 3},
+    "C3": {"B": 9, "WX": 21, "WY": 11},
+    "MLP1": {"B": 7, "M": 13, "N": 11},
+    "MLP3": {"B": 7, "N": 13, "O": 11, "P": 9, "Q": 5},
+    "conv1d": {"M": 23, "N": 5},
+    "conv2d": {"B": 2, "IP": 3, "H": 9, "W": 7, "OP": 5, "KH": 3, "KW": 2},
+    "fcrelu": {"B": 7, "I": 13, "O": 11},
+    "gather": {"N": 17, "A": 5, "B": 7},
+    "gconv": {"N": 2, "G": 3, "C": 3, "H": 7, "W": 5, "F": 3, "KH": 3, "KW": 2},
+    "maxpool2x2": {"B": 2, "C": 3, "H": 9, "W": 7},
+    "mv": {"M": 13, "K": 21},
+    "outerProductMM": {"P": 3, "Q": 5, "R": 7, "S": 3, "T": 5},
+    "sconv2d": {"sh": 2, "sw": 1, "N": 2, "C": 3, "H": 9, "W": 7, "F": 2, "KH": 3, "KW": 2},
+    "sgemm": {"N": 13, "M": 11, "K": 9},
+    "tbmm": {"B": 3, "N": 7, "M": 9, "K": 5},
+    "tmm": {"M": 37, "K": 29, "N": 45},
+}
+"""Each example def (named as its file) at small odd sizes."""
+
+FAILURES = ("wrong", "fault", "error", "crash", "timeout")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A def of `examples` at its `PROBLEMS` sizes, with mapping options."""
+
+    examples: str
+    problem: str
+    options: str
+    """`MappingOptions.to_json()`."""
+
+    def describe(self) -> str:
+        return f"{self.problem} {self.options}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    candidate: Candidate
+    status: str
+    detail: str = ""
+    backend: str = ""
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILURES
+
+    @property
+    def kind(self) -> str:
+        """`fault:race`, `wrong`...: what minimization must keep."""
+        return f"{self.status}:{self.detail.split(':', 1)[0]}" if self.status == "fault" else self.status
+
+
+@functools.cache
+def _function(examples: str, problem: str) -> Any:
+    import tcir
+
+    path = Path(examples) / f"{problem}.tc"
+    return tcir.define(path.read_text(), str(path))[problem]
+
+
+def search_space(examples: str, problem: str) -> Any:
+    """The tuner's GPU search space of `problem`."""
+    from tcir.tuner.space import SearchSpace
+
+    return SearchSpace.build(_function(examples, problem).definition, PROBLEMS[problem], "cuda")
+
+
+def draw(seed: int, count: int, examples: Path | str, problems: Sequence[str] = ()) -> list[Candidate]:
+    """`count` candidates from `seed`: problems in turn (all by default, in a
+    seeded order), options from each one's search space."""
+    rng = random.Random(seed)
+    names = list(problems or PROBLEMS)
+    rng.shuffle(names)
+    spaces = {name: search_space(str(examples), name) for name in names}
+    candidates = []
+    for k in range(count):
+        name = names[k % len(names)]
+        candidates.append(Candidate(str(examples), name, spaces[name].random(rng).to_json()))
+    return candidates
+
+
+# --- checking one candidate (in a worker process) -------------------------------
+
+
+@dataclass(frozen=True)
+class _Reference:
+    inputs: list[Any]
+    expected: list[np.ndarray]
+    outputs: list[tuple[tuple[int, ...], str, bool]]
+    """Shape, dtype and whether it starts at zero, per output."""
+
+
+@functools.cache
+def _reference(examples: str, problem: str) -> _Reference:
+    """Inputs and the canonical CPU lowering's outputs of `problem`."""
+    from tcir.runtime.inputs import random_inputs
+    from tcir.runtime.signature import bind
+    from tcir.tuner.evaluate import Problem, output_specs
+
+    function = _function(examples, problem)
+    inputs = random_inputs(function.definition, PROBLEMS[problem], 0)
+    result = function(*inputs, backend="cpu")
+    expected = [np.asarray(r) for r in (result if isinstance(result, tuple) else (result,))]
+    sizes = dict(bind(function.definition, inputs).sizes)
+    specs = output_specs(Problem(function.definition, sizes, "cpu"))
+    return _Reference(inputs, expected, [(s.shape, s.dtype, s.zero) for s in specs])
+
+
+def _outputs(reference: _Reference, xp: Any) -> list[Any]:
+    """Outputs to run into: zeros where the def accumulates first, else poison."""
+    from tcir.runtime.signature import NUMPY_DTYPES
+
+    arrays = []
+    for shape, dtype, zero in reference.outputs:
+        numpy_dtype = np.dtype(NUMPY_DTYPES[dtype])
+        poison = 0 if zero else (np.nan if numpy_dtype.kind == "f" else -1)
+        arrays.append(xp.full(shape, poison, numpy_dtype))
+    return arrays
+
+
+def _run(module: Any, entry: str, reference: _Reference, backend: str) -> list[np.ndarray]:
+    from tcir.backends.cuda.launch import extract_host_program
+
+    host = extract_host_program(module, entry)
+    if backend == "cuda-sim":
+        from tcir.backends.cuda_sim.runtime import SimProgram
+
+        outputs = _outputs(reference, np)
+        SimProgram(module, host)(*reference.inputs, *outputs)
+        return outputs
+    import cupy
+
+    from tcir.backends.cuda.printer import print_cuda
+    from tcir.backends.cuda.runtime import CudaProgram
+
+    inputs = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in reference.inputs]
+    outputs = _outputs(reference, cupy)
+    CudaProgram(print_cuda(module), host)(*inputs, *outputs)
+    return [cupy.asnumpy(o) for o in outputs]
+
+
+def check(candidate: Candidate, backends: Sequence[str] = ("cuda-sim",)) -> list[Verdict]:
+    """Compile `candidate` for the GPU and run it on each of `backends`."""
+    from tcir.runtime.inputs import within_tolerance
+    from tcir.runtime.signature import bind
+
+    start = time.perf_counter()
+    function = _function(candidate.examples, candidate.problem)
+    try:
+        reference = _reference(candidate.examples, candidate.problem)
+        options = MappingOptions.from_json(candidate.options)
+        binding = bind(function.definition, reference.inputs)
+        try:
+            module = function.lowered(binding, options, "cuda")
+        except TCError as e:
+            return [Verdict(candidate, "rejected", str(e), b, time.perf_counter() - start) for b in backends]
+        verdicts = []
+        for backend in backends:
+            try:
+                outputs = _run(module, function.name, reference, backend)
+            except KernelFault as e:
+                verdicts.append(Verdict(candidate, "fault", f"{e.fault}: {e.message}", backend))
+                continue
+            except TCError as e:
+                verdicts.append(Verdict(candidate, "error", str(e), backend))
+                continue
+            bad = []
+            for param, got, expected in zip(function.definition.outputs, outputs, reference.expected):
+                good, error = within_tolerance(got, expected, param.dtype)
+                if not good:
+                    bad.append(f"{param.name} max rel. error {error:.3g}")
+            verdicts.append(Verdict(candidate, "wrong" if bad else "ok", "; ".join(bad), backend))
+    except Exception:  # noqa: BLE001  (anything but a TCError is a bug to report)
+        return [Verdict(candidate, "crash", traceback.format_exc(), b) for b in backends]
+    seconds = time.perf_counter() - start
+    return [replace(v, seconds=seconds) for v in verdicts]
+
+
+# --- many candidates, in worker processes ------------------------------------------
+
+
+def _initialize(cache_dir: str) -> None:
+    os.environ["TCIR_CACHE_DIR"] = cache_dir  # the canonical CPU builds stay out of the user's cache
+
+
+def run_candidates(
+    candidates: Iterable[Candidate],
+    backends: Sequence[str] = ("cuda-sim",),
+    *,
+    workers: int | None = None,
+    timeout: float = 300.0,
+    on_verdicts: Callable[[list[Verdict]], None] | None = None,
+) -> list[Verdict]:
+    """`check` every candidate in `workers` processes (pebble: a candidate that
+    hangs past `timeout` seconds or kills its process fails alone)."""
+    from pebble import ProcessExpired, ProcessPool
+
+    verdicts: list[Verdict] = []
+    with tempfile.TemporaryDirectory(prefix="tcir-fuzz-") as cache_dir:
+        # Spawned, not forked: a parent that touched CUDA cannot fork workers that use it.
+        context = multiprocessing.get_context("spawn")
+        count = workers or os.cpu_count() or 1
+        with ProcessPool(count, initializer=_initialize, initargs=(cache_dir,), context=context) as pool:
+            jobs = [(c, pool.schedule(check, (c, tuple(backends)), timeout=timeout)) for c in candidates]
+            for candidate, future in jobs:
+                try:
+                    found = future.result()
+                except FutureTimeout:
+                    found = [Verdict(candidate, "timeout", f"over {timeout:g} s", b, timeout) for b in backends]
+                except ProcessExpired as e:
+                    found = [Verdict(candidate, "crash", f"worker died: {e}", b) for b in backends]
+                verdicts += found
+                if on_verdicts is not None:
+                    on_verdicts(found)
+    return verdicts
+
+
+# --- minimizing a failure -------------------------------------------------------------
+
+
+def _simpler(options: MappingOptions) -> Iterable[dict[str, Any]]:
+    """Changes that bring `options` one step closer to the defaults (or smaller)."""
+    for f in fields(MappingOptions):
+        if not f.init:
+            continue
+        value, default = getattr(options, f.name), getattr(DEFAULT, f.name)
+        if value == default:
+            continue
+        if isinstance(value, list):
+            yield {f.name: []}
+            if len(value) > 1:
+                yield {f.name: value[:-1]}
+            for k, v in enumerate(value):
+                if v > 1:
+                    yield {f.name: [*value[:k], max(1, v // 2), *value[k + 1 :]]}
+        elif f.name == "unroll":
+            yield {"unroll": max(1, value // 4)}
+        else:
+            yield {f.name: default}
+
+
+def minimize(verdict: Verdict, backend: str = "cuda-sim", budget: int = 200) -> Verdict:
+    """A smallest variant of a failing candidate that fails the same way."""
+    best = verdict
+    tried = 0
+    progress = True
+    while progress and tried < budget:
+        progress = False
+        options = MappingOptions.from_json(best.candidate.options)
+        for change in _simpler(options):
+            tried += 1
+            try:
+                candidate = replace(best.candidate, options=replace(options, **change).to_json())
+            except TCError:  # e.g. more threads than a block may have
+                continue
+            (found,) = check(candidate, (backend,))
+            if found.kind == best.kind:
+                best, progress = found, True
+                break
+    return best

@@ -1,0 +1,48 @@
+"""Mappings that options fuzzing found wrong, racy or crashing, at the sizes
+of `tcir.tuner.fuzz.PROBLEMS`: each compiles and computes the right numbers
+on the simulated GPU (and, where there is one, on a real GPU)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tcir.backends.cuda.runtime import cuda_available
+from tcir.tuner.fuzz import Candidate, check
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+BACKENDS = ("cuda-sim", "cuda") if cuda_available() else ("cuda-sim",)
+
+REGRESSIONS = {
+    # The reproducers of the issue (H100, max rel. error 20.0, 0.16, 0.95):
+    # thread ids a branch did not map ran its instances again.
+    "tmm-min-fusion-threads-37x23": (
+        "tmm",
+        '{"fusion":"min","allow_skewing":false,"positive_coefficients":false,"blocks":[10,8],"threads":[37,23],"tile":[29,45,13],"unroll":64,"use_shared_memory":false,"use_private_memory":false,"max_shared_memory":49152,"specialize":true}',
+    ),
+    "tmm-threads-6x32": (
+        "tmm",
+        '{"fusion":"max","allow_skewing":false,"positive_coefficients":true,"blocks":[19,16],"threads":[6,32],"tile":[16,1,15],"unroll":1024,"use_shared_memory":true,"use_private_memory":true,"max_shared_memory":24576,"specialize":true}',
+    ),
+    "sconv2d-threads-3x9x9": (
+        "sconv2d",
+        '{"fusion":"max","allow_skewing":true,"positive_coefficients":true,"blocks":[6,7,7],"threads":[3,9,9],"tile":[6,1,1,4,3],"unroll":1,"use_shared_memory":true,"use_private_memory":true,"max_shared_memory":24576,"specialize":true}',
+    ),
+    # A kernel without a parallel band ran on every block of the shared grid.
+    "MLP3-preserve3-blocks-7x9": (
+        "MLP3",
+        '{"fusion":"preserve3","positive_coefficients":false,"blocks":[7,9],"threads":[2],"tile":[13,9,9],"unroll":8,"use_shared_memory":false,"use_private_memory":false}',
+    ),
+    # Minimized: isl could not bound the per-thread extent of a scaled member
+    # (`isl_pw_aff_max_val`: expecting integer affine expression).
+    "tmm-tile-10-threads-7": ("tmm", '{"threads": [7], "tile": [10]}'),
+    "tmm-tile-12x3-threads-1x5": ("tmm", '{"threads": [1, 5], "tile": [12, 3]}'),
+}
+
+
+@pytest.mark.parametrize("name", REGRESSIONS)
+def test_fuzzed_mapping_is_correct(name):
+    problem, options = REGRESSIONS[name]
+    verdicts = check(Candidate(str(EXAMPLES), problem, options), BACKENDS)
+    assert [v.status for v in verdicts] == ["ok"] * len(BACKENDS), [v.detail for v in verdicts]

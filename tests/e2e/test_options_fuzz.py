@@ -1,0 +1,51 @@
+"""Options fuzzing in CI: random mappings from the tuner's own search space,
+on the simulated GPU, against the canonical CPU lowering.
+
+At least 400 candidates over every example def, drawn from seeds that
+change per run (`TCIR_FUZZ_SEED` fixes the first); each failure is reported
+with its seed and the command that reproduces it. A candidate may be
+rejected (a `TCError` saying why its options cannot work), never wrong,
+racy, or failing any other way. With a GPU, the same candidates run there too.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from tcir.backends.cuda.runtime import cuda_available
+
+from tcir.tuner.fuzz import PROBLEMS, Verdict, draw, run_candidates
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+SEEDS, PER_SEED = 8, 51  # 408 candidates, 24 per example def
+
+
+def _report(verdict: Verdict, seeds: dict[str, int]) -> str:
+    c = verdict.candidate
+    return (
+        f"{verdict.status} on {verdict.backend} (seed {seeds[c.options + c.problem]}): "
+        f"{verdict.detail.strip()[:2000]}\n"
+        f"  python tools/options_fuzz.py --problem {c.problem} --backend {verdict.backend} "
+        f"--options '{c.options}'"
+    )
+
+
+def test_random_mappings_are_correct_and_race_free():
+    first = int(os.environ.get("TCIR_FUZZ_SEED", secrets.randbelow(1 << 31)))
+    seeds: dict[str, int] = {}
+    candidates = []
+    for seed in range(first, first + SEEDS):
+        for candidate in draw(seed, PER_SEED, EXAMPLES):
+            seeds.setdefault(candidate.options + candidate.problem, seed)
+            candidates.append(candidate)
+    assert len(candidates) >= 400 and {c.problem for c in candidates} == set(PROBLEMS)
+    backends = ("cuda-sim", "cuda") if cuda_available() else ("cuda-sim",)
+    verdicts = run_candidates(candidates, backends, timeout=240)
+    failures = [_report(v, seeds) for v in verdicts if v.failed]
+    ok = sum(v.status == "ok" for v in verdicts)
+    rejected = [v for v in verdicts if v.status == "rejected"]
+    print(f"options fuzzing, seeds {first}..{first + SEEDS - 1}: {ok} ok, {len(rejected)} rejected")
+    assert not failures, f"seeds {first}..{first + SEEDS - 1}:\n" + "\n".join(failures)
+    assert len(rejected) <= len(verdicts) // 10, [v.detail for v in rejected[:5]]
