@@ -21,6 +21,10 @@ their members: a block's trip count depends on its id anyway, and isl writes
 them best unscaled. A band whose subtree refers to its values (an extension
 node below it, e.g. promotion copies) is not scaled either.
 
+The analysis of a band is an optimization: where isl needs more than
+`ISL_OPERATIONS` operations for it (stride detection can blow up on the
+relations of some mappings), the band stays as it is, which is correct too.
+
 The scaled members of a band that accesses private buffers iterate over the
 thread's private elements: they are unrolled by isl's AST generator (when
 their extent, for fixed outer values, is bounded and the band's unrolled
@@ -31,13 +35,30 @@ where the number of a thread's points varies.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
 
 import islpy as isl
 
 from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
 
 NodeType = isl.schedule_node_type
+
+ISL_OPERATIONS = 2_000_000
+"""isl operations one band's analysis may take (normal kernels need far fewer)."""
+
+
+@contextmanager
+def operation_budget(ctx: isl.Context, limit: int) -> Iterator[None]:
+    """isl calls on `ctx` inside fail with `isl.Error` past `limit` operations."""
+    ctx.reset_operations()
+    ctx.set_max_operations(limit)
+    try:
+        yield
+    finally:
+        ctx.set_max_operations(0)
+        ctx.reset_operations()
 
 
 def member_values(node: isl.ScheduleNode, outer: isl.UnionMap) -> list[isl.Map | None]:
@@ -126,7 +147,11 @@ def thread_loops(
             outer = outer.union(introduced.intersect_params(context))
         elif kind == NodeType.band:
             if threads:
-                node = _thread_band(node, outer, private, limit)
+                try:
+                    with operation_budget(node.get_ctx(), ISL_OPERATIONS):
+                        node = _thread_band(node, outer, private, limit)
+                except isl.Error:  # too costly to analyse: keep the band
+                    pass
             partial = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule())
             outer = outer.flat_range_product(partial.intersect_domain(outer.domain()))
         for k in range(node.n_children()):
