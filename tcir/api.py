@@ -199,7 +199,11 @@ class Function:
         if backend in ("cpu", "cuda-sim"):
             arrays = [np.ascontiguousarray(a) if hasattr(a, "shape") else a for a in args]
             outputs = [_allocate(np, *spec) for spec in entry.outputs]
-            entry.kernel(*arrays, *outputs)
+            if backend == "cpu":
+                entry.kernel(*arrays, *outputs)
+            else:  # the simulator checks that no uninitialized output is read
+                undefined = [len(args) + k for k, (_, _, zero) in enumerate(entry.outputs) if not zero]
+                entry.kernel(*arrays, *outputs, undefined=undefined)
             return self._result(outputs)
         from tcir.backends.cuda.runtime import cupy_module
 

@@ -169,7 +169,9 @@ def _run(module: Any, entry: str, reference: _Reference, backend: str) -> list[n
         from tcir.backends.cuda_sim.runtime import SimProgram
 
         outputs = _outputs(reference, np)
-        SimProgram(module, host)(*reference.inputs, *outputs)
+        first = len(reference.inputs)
+        undefined = [first + k for k, (_, _, zero) in enumerate(reference.outputs) if not zero]
+        SimProgram(module, host)(*reference.inputs, *outputs, undefined=undefined)
         return outputs
     import cupy
 

@@ -6,14 +6,16 @@
 The launches, their grid and block sizes and their arguments are the
 `HostProgram` that the CUDA runtime runs (`extract_host_program`); the
 kernels are the module's `gpu.func`s, translated for each launch
-configuration (`translate`). Temporaries start uninitialized: reading an
-element of one that no kernel wrote is a fault, as in shared memory.
+configuration (`translate`). Temporaries, and the buffers a caller marks
+`undefined` (outputs allocated uninitialized), start without defined values:
+reading an element of one that no kernel wrote is a fault, as in shared
+memory (CUDA's `compute-sanitizer --tool initcheck` finds the same).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -86,8 +88,11 @@ class SimProgram:
             self._codes[key] = translate_kernel(self.kernels[launch.kernel_name], launch.block, grid)
         return self._codes[key]
 
-    def __call__(self, *args: Any) -> None:
-        """Run every launch in order, each on the simulated GPU."""
+    def __call__(self, *args: Any, undefined: Collection[int] = ()) -> None:
+        """Run every launch in order, each on the simulated GPU. The buffers at
+        the positions `undefined` hold no defined values yet (outputs allocated
+        uninitialized): a kernel reading an element of them, or of a
+        temporary, before some kernel wrote it is a fault."""
         params = self.host.params
         if len(args) != len(params):
             raise TCError(f"{self.host.name}: expected {len(params)} arguments, got {len(args)}")
@@ -95,7 +100,9 @@ class SimProgram:
             _buffer(a, p) if p.is_buffer else _scalar(a, p.dtype, p.name) for a, p in zip(args, params)
         ]
         temporaries = [np.full(t.shape, _poison(t.dtype), t.dtype) for t in self.host.temporaries]
-        written = [np.zeros(t.size, bool) for t in temporaries]
+        # Which elements hold defined values, for the buffers that start without.
+        written = {id(t): np.zeros(t.size, bool) for t in temporaries}
+        written.update({id(values[k]): np.zeros(values[k].size, bool) for k in undefined})
         rng = np.random.default_rng(self.seed)
         for launch in self.host.launches:
             arguments = launch_arguments(launch, values, temporaries, args)
@@ -104,32 +111,16 @@ class SimProgram:
                 continue
             code = self.code(launch, grid)
             state = Launch(code.name, code.sites, grid, launch.block, rng)
-            self.run(state, code, launch, arguments, temporaries, written)
-
-    @staticmethod
-    def run(
-        state: Launch,
-        code: KernelCode,
-        launch: KernelLaunch,
-        arguments: Sequence[Any],
-        temporaries: list[np.ndarray],
-        written: list[np.ndarray],
-    ) -> None:
-        kernel_args: list[Any] = []
-        for k, (arg, value) in enumerate(zip(launch.args, arguments)):
-            if not arg.is_buffer:
-                kernel_args.append(value)
-                continue
-            initialized = next(
-                (w for t, w in zip(temporaries, written) if t is value), None
-            )
-            kernel_args.append(
+            kernel_args = [
                 Buffer(
                     state, code.arg_names[k], GLOBAL, value.shape, value.reshape(-1),
-                    initialized=initialized, logged=code.stored[k],
+                    initialized=written.get(id(value)), logged=code.stored[k],
                 )  # fmt: skip
-            )
-        state.run(code.function, kernel_args)
+                if arg.is_buffer
+                else value
+                for k, (arg, value) in enumerate(zip(launch.args, arguments))
+            ]
+            state.run(code.function, kernel_args)
 
 
 def _poison(dtype: str) -> Any:

@@ -430,10 +430,14 @@ class Promoter:
 
     # -- copies ----------------------------------------------------------------------------------
 
-    def _live_in(self, site: Site, group: Group) -> isl.UnionMap:
+    def _live_in(self, site: Site, group: Group, shared: bool) -> isl.UnionMap:
         """`{ S[i] -> T[a] }`: the group's reads in a tile of `site` whose
         value no write of the group in the same tile produces (the elements
-        a copy into the buffer must bring)."""
+        a copy into the buffer must bring). For a shared buffer the writes of
+        every thread of the block count (the thread ids are projected out:
+        per thread, a read of what another thread wrote would look live-in,
+        and its copy would read the element from global memory before any
+        write); a private buffer is its thread's alone."""
         reads = isl.UnionMap.empty(site.prefix.get_space())
         writes = isl.UnionMap.empty(site.prefix.get_space())
         for ref in group.refs:
@@ -445,10 +449,13 @@ class Promoter:
                 writes = writes.union(access)
         if writes.is_empty():
             return reads
+        order = self.order
+        if shared:
+            reads, writes, order = (_project_params(m, THREAD_IDS) for m in (reads, writes, order))
         flow = (
             isl.UnionAccessInfo.from_sink(reads)
             .set_must_source(writes)
-            .set_schedule_map(self.order)
+            .set_schedule_map(order)
             .compute_flow()
         )
         # { source -> [sink -> element] }, kept where source and sink share a tile.
@@ -459,7 +466,7 @@ class Promoter:
     def _copy(self, decision: Decision, into_buffer: bool, shared: bool) -> Copy | None:
         site, group = decision.site, decision.group
         if into_buffer:
-            accesses = self._live_in(site, group)
+            accesses = self._live_in(site, group, shared)
         else:
             accesses = isl.UnionMap.empty(site.prefix.get_space())
             for ref in group.refs:

@@ -166,3 +166,15 @@ def test_block_order_does_not_change_correct_results(seed):
     )
     text = variant(("memref.store %x, %B[%t] : memref<8xf32>", first_block_only), grid=3)
     np.testing.assert_array_equal(run(text, seed), np.arange(8, dtype=np.float32)[::-1])
+
+
+def test_uninitialized_output_read():
+    """An output the caller allocated uninitialized (`undefined`) may not be
+    read before a kernel writes it: here B is read back instead of A."""
+    module = tcir.parse_ir(variant(("%v = memref.load %A[%t]", "%v = memref.load %B[%t]")))
+    a, b = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    program = SimProgram(module, extract_host_program(module))
+    program(a, b)  # B holds values: fine
+    with pytest.raises(tcir.KernelFault, match=r"read of uninitialized global memory 'B' at \[0\]: thread \(0, 0, 0\)") as info:
+        program(a, b, undefined=[1])
+    assert info.value.fault == "uninitialized"
