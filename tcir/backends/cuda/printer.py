@@ -31,8 +31,7 @@ Ops without a CUDA translation raise `TCError` naming the op.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from functools import singledispatchmethod
 
 import numpy as np
@@ -56,6 +55,7 @@ from tcir.backends.cuda.scalar_types import (
     static_shape,
     unsigned_c_type,
 )
+from tcir.backends.source_text import IndentedLines
 from tcir.errors import TCError
 
 _BUILTINS = {
@@ -229,7 +229,7 @@ def index32_fits(kernel: gpu.FuncOp) -> bool:
     return all(_memref_fits(v.type) for v in values if isinstance(v.type, MemRefType))
 
 
-class KernelPrinter:
+class KernelPrinter(IndentedLines):
     """Prints one `gpu.func` kernel; collects the helpers and headers it needs."""
 
     def __init__(self, kernel: gpu.FuncOp, block_size: tuple[int, int, int] | None):
@@ -246,15 +246,6 @@ class KernelPrinter:
         self.uses_half = False
 
     # Output ---------------------------------------------------------------
-
-    def line(self, text: str) -> None:
-        self.lines.append("  " * self.depth + text)
-
-    @contextmanager
-    def indented(self) -> Iterator[None]:
-        self.depth += 1
-        yield
-        self.depth -= 1
 
     def ctype(self, t: Attribute) -> str:
         if self.index32 and isinstance(t, IndexType):

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import linecache
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from io import StringIO
 from typing import Any
@@ -47,6 +45,7 @@ from tcir.backends.cuda.scalar_types import (
     static_shape,
 )
 from tcir.backends.cuda_sim import values
+from tcir.backends.source_text import IndentedLines
 from tcir.errors import TCError
 
 _DIMS = {"x": 0, "y": 1, "z": 2}
@@ -182,8 +181,10 @@ class KernelCode:
 
 
 @dataclass
-class KernelTranslator:
+class KernelTranslator(IndentedLines):
     """Emits the Python source of one kernel for one launch configuration."""
+
+    indent = "    "
 
     kernel: gpu.FuncOp
     block: tuple[int, int, int]
@@ -200,15 +201,6 @@ class KernelTranslator:
         self.printed_sites = _site_lines(self.kernel)
 
     # Output ---------------------------------------------------------------------
-
-    def line(self, text: str) -> None:
-        self.lines.append("    " * self.depth + text)
-
-    @contextmanager
-    def indented(self) -> Iterator[None]:
-        self.depth += 1
-        yield
-        self.depth -= 1
 
     def fresh(self, prefix: str = "v") -> str:
         self.counter += 1
