@@ -21,14 +21,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from tcir.backends.cuda_sim.launch import Launch
-
 GLOBAL, SHARED, PRIVATE = "global", "shared", "private"
+
+
+class Launch(Protocol):
+    """What buffers need of the launch they belong to (`launch.Launch`)."""
+
+    threads: int
+    epoch: np.ndarray
+
+    def ordinals(self, lanes: np.ndarray) -> np.ndarray: ...
+    def thread(self, ordinal: int) -> str: ...
+    def block_coordinates(self, ordinal: int) -> tuple[int, int, int]: ...
+    def site(self, k: int) -> str: ...
+    def fault(self, kind: str, message: str) -> None: ...
 
 
 @dataclass(frozen=True)
