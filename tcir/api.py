@@ -23,7 +23,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from tcir.dialects.tc import DefOp
-from tcir.errors import TCError
+from tcir.errors import ShapeError, TCError
 from tcir.frontend import CheckedDef
 from tcir.frontend import ast as A
 from tcir.frontend import parse as parse_tc
@@ -31,7 +31,7 @@ from tcir.frontend.emit import emit_def, libm_declarations
 from tcir.frontend.subscripts import walk
 from tcir.passmanager import PassManager, print_ir
 from tcir.runtime.index_check import IndexChecker
-from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, evaluate
+from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, evaluate, scalar_value
 from tcir.tuner.options import MappingOptions
 
 BACKENDS = ("cpu", "cuda", "cuda-sim")
@@ -122,6 +122,7 @@ class Function:
         self._size_scalars = {
             k for k, p in enumerate(definition.inputs) if p.name in definition.scalar_size_params
         }
+        self._scalars = {k for k, p in enumerate(definition.inputs) if p.is_scalar}
         self._indirect = any(
             isinstance(inner, A.Access)
             for stmt in definition.stmts
@@ -180,7 +181,24 @@ class Function:
         self._compiled.clear()
         return best
 
-    def __call__(self, *args: Any, backend: str | None = None, options: Any = None) -> Any:
+    def __call__(
+        self,
+        *args: Any,
+        backend: str | None = None,
+        options: Any = None,
+        outputs: Any = None,
+        out: Any = None,
+    ) -> Any:
+        """Run the def on `args`. `outputs=` (or `out=`, as in PyTorch) gives
+        the arrays to write the outputs into, in place: one array, or one per
+        output in order, of the outputs' shapes and dtypes, C-contiguous, on
+        the backend's device; they are returned."""
+        if out is not None:
+            if outputs is not None:
+                raise TCError(f"{self.name}: give outputs= or out=, not both")
+            outputs = out
+        if self._scalars:
+            args = tuple(scalar_value(a) if k in self._scalars else a for k, a in enumerate(args))
         backend = self.resolve_backend(backend, args)
         options = self._check_options(options)
         key = (backend, None if options is None else options.key, self._signature(args))
@@ -196,24 +214,62 @@ class Function:
         if self._indirect:
             binding = Binding(entry.binding.sizes, args)
             IndexChecker(self.definition, binding, _value_range).check()
+        originals = [] if outputs is None else list(outputs) if isinstance(outputs, tuple | list) else [outputs]
+        given = self._given_outputs(originals, entry, backend) if originals else None
         if backend in ("cpu", "cuda-sim"):
             arrays = [np.ascontiguousarray(a) if hasattr(a, "shape") else a for a in args]
-            outputs = [_allocate(np, *spec) for spec in entry.outputs]
+            buffers = given or [_allocate(np, *spec) for spec in entry.outputs]
             if backend == "cpu":
-                entry.kernel(*arrays, *outputs)
+                entry.kernel(*arrays, *buffers)
             else:  # the simulator checks that no uninitialized output is read
                 undefined = [len(args) + k for k, (_, _, zero) in enumerate(entry.outputs) if not zero]
-                entry.kernel(*arrays, *outputs, undefined=undefined)
-            return self._result(outputs)
+                entry.kernel(*arrays, *buffers, undefined=undefined)
+            return self._result(originals if given else buffers)
         from tcir.backends.cuda.runtime import cupy_module
 
-        outputs = [_allocate(cupy_module(), *spec) for spec in entry.outputs]
-        entry.kernel(*args, *outputs)
+        cupy = cupy_module()
+        buffers = given or [_allocate(cupy, *spec) for spec in entry.outputs]
+        entry.kernel(*args, *buffers)
+        if given:
+            return self._result(originals)
         if any(type(a).__module__.startswith("torch") for a in args):
             import torch
 
-            return self._result([torch.from_dlpack(o) for o in outputs])
-        return self._result(outputs)
+            return self._result([torch.from_dlpack(o) for o in buffers])
+        return self._result(buffers)
+
+    def _given_outputs(self, given: list[Any], entry: _Entry, backend: str) -> list[Any]:
+        """The arrays of `outputs=`, checked, as the backend's kernels take them
+        (cupy views of GPU tensors); outputs accumulated into are zeroed."""
+        names = [p.name for p in self.definition.outputs]
+        if len(given) != len(names):
+            raise ShapeError(f"{self.name}: outputs= needs {len(names)} arrays ({', '.join(names)}), got {len(given)}")
+        arrays = []
+        for name, array, (shape, dtype, zero) in zip(names, given, entry.outputs):
+            what = f"output '{name}' of {self.name}"
+            if not hasattr(array, "shape") or not hasattr(array, "dtype"):
+                raise ShapeError(f"{what} must be an array, got {type(array).__name__}")
+            if tuple(array.shape) != shape:
+                raise ShapeError(f"{what} must have shape {shape}, got {tuple(array.shape)}")
+            if np.dtype(str(array.dtype).removeprefix("torch.")) != np.dtype(dtype):
+                raise ShapeError(f"{what} must have dtype {np.dtype(dtype)}, got {array.dtype}")
+            if _on_gpu(array) != (backend == "cuda"):
+                where = "a GPU array" if backend == "cuda" else "a numpy array"
+                raise ShapeError(f"{what} must be {where} for backend '{backend}'")
+            if backend == "cuda":
+                from tcir.backends.cuda.runtime import cupy_module
+
+                cupy = cupy_module()
+                shared = hasattr(array, "__cuda_array_interface__")
+                array = cupy.asarray(array) if shared else cupy.from_dlpack(array)  # no copy
+            if not array.flags.c_contiguous:
+                raise ShapeError(f"{what} must be C-contiguous (it is written in place)")
+            if backend != "cuda" and not array.flags.writeable:
+                raise ShapeError(f"{what} is read-only")
+            if zero:
+                array.fill(0)
+            arrays.append(array)
+        return arrays
 
     def _signature(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """What a compiled kernel depends on: shapes, dtypes, integer sizes."""

@@ -21,7 +21,9 @@ class TCError(Exception):
     """Base class of every error caused by user input.
 
     With a location, the message reads `file:line:col: error: ...` followed by
-    the offending source line and a caret under the culprit, as compilers print.
+    the offending source line and a caret under the culprit, as compilers print;
+    `note` appends `file:line:col: note: ...` lines the same way (clang's
+    "to match this '('").
     """
 
     kind = "error"
@@ -37,17 +39,30 @@ class TCError(Exception):
         self.loc = loc
         self.source = source
         self.length = max(1, length)
+        self.notes: list[tuple[str, SourceLocation, int]] = []
         super().__init__(self._format())
+
+    def note(self, message: str, loc: SourceLocation, length: int = 1) -> TCError:
+        """Add a note pointing at another place of the source; returns self."""
+        self.notes.append((message, loc, max(1, length)))
+        self.args = (self._format(),)
+        return self
 
     def _format(self) -> str:
         if self.loc is None:
             return f"error: {self.message}"
-        text = f"{self.loc}: error: {self.message}"
+        text = self._diagnostic("error", self.message, self.loc, self.length)
+        for message, loc, length in getattr(self, "notes", ()):
+            text += "\n" + self._diagnostic("note", message, loc, length)
+        return text
+
+    def _diagnostic(self, kind: str, message: str, loc: SourceLocation, length: int) -> str:
+        text = f"{loc}: {kind}: {message}"
         if self.source is not None:
             lines = self.source.splitlines()
-            if 1 <= self.loc.line <= len(lines):
-                line = lines[self.loc.line - 1].expandtabs(1)
-                caret = " " * (self.loc.col - 1) + "^" + "~" * (self.length - 1)
+            if 1 <= loc.line <= len(lines):
+                line = lines[loc.line - 1].expandtabs(1)
+                caret = " " * (loc.col - 1) + "^" + "~" * (length - 1)
                 text += f"\n{line}\n{caret}"
         return text
 

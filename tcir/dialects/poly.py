@@ -35,7 +35,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, NoTerminator, SymbolOpInterface, SymbolTable
+from xdsl.traits import HasParent, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 from typing_extensions import Self
 
@@ -539,7 +539,10 @@ class ScopOp(IRDLOperation):
     context = prop_def(StringAttr)
     body = region_def("single_block")
 
-    traits = traits_def(SymbolOpInterface(), SymbolTable(), NoTerminator())
+    # Not a SymbolTable: calls in statement bodies name the module's functions
+    # (`@expf`), which a symbol table here would hide; `verify_` keeps the
+    # statement names unique instead.
+    traits = traits_def(SymbolOpInterface(), NoTerminator())
 
     def __init__(
         self,
@@ -583,10 +586,17 @@ class ScopOp(IRDLOperation):
                 f"from the context parameters [{', '.join(context_params)}]"
             )
         n_roots = 0
+        names: set[str] = set()
         for op in self.body.block.ops:
             if isinstance(op, DomainOp):
                 n_roots += 1
-            elif not isinstance(op, StmtOp):
+            elif isinstance(op, StmtOp):
+                if op.sym_name.data in names:
+                    raise VerifyException(
+                        f"'{self.name}' op has two statements named @{op.sym_name.data}"
+                    )
+                names.add(op.sym_name.data)
+            else:
                 raise VerifyException(
                     f"'{self.name}' op body may only hold poly.stmt and poly.domain, "
                     f"got '{op.name}'"

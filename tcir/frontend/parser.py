@@ -62,7 +62,8 @@ class Parser:
     def is_word(self, word: str) -> bool:
         return self.tok.kind == "id" and self.tok.text == word
 
-    def name(self, what: str = "an identifier") -> Token:
+    def name(self, what: str = "an identifier", digit_first: bool = False) -> Token:
+        """An identifier; only a def's name (`2LUT`) may start with a digit."""
         tok = self.tok
         if tok.kind != "id":
             raise self.error(f"expected {what}")
@@ -71,7 +72,18 @@ class Parser:
                                  tok.pos, len(tok.text))
             assert isinstance(err, ParseError)
             raise err
+        if not digit_first:
+            self.check_not_number(tok)
         return self.next()
+
+    def check_not_number(self, tok: Token) -> None:
+        """`1e40i`, `2abc`: digits followed by letters are no number, and no
+        name but a def's may start with a digit."""
+        if tok.text[0].isdigit():
+            err = self.src.error(ParseError, f"invalid number '{tok.text[:20]}': letters follow the digits",
+                                 tok.pos, len(tok.text))
+            assert isinstance(err, ParseError)
+            raise err
 
     # -- definitions ---------------------------------------------------------------
     def parse(self) -> tuple[S.Def, ...]:
@@ -84,7 +96,7 @@ class Parser:
         if not self.is_word("def"):
             raise self.error("expected 'def'")
         self.next()
-        name = self.name("a function name")
+        name = self.name("a function name", digit_first=True)
         self.expect("(")
         inputs = self.comma_list(")", self.input_param)
         self.expect("->")
@@ -100,6 +112,8 @@ class Parser:
         return S.Def(name.pos, len(name.text), name.text, inputs, outputs, tuple(stmts))
 
     def comma_list(self, close: str, item: Callable[[], T]) -> tuple[T, ...]:
+        """Items up to `close`, just after the token that opened the list."""
+        opening = self.toks[self.i - 1]
         items: list[T] = []
         if self.accept(close):
             return tuple(items)
@@ -107,7 +121,15 @@ class Parser:
             items.append(item())
             if self.accept(close):
                 return tuple(items)
-            self.expect(",", f"',' or '{close}'")
+            self.expect_closing(",", f"',' or '{close}'", opening)
+
+    def expect_closing(self, kind: str, what: str, opening: Token) -> Token:
+        """`expect`, noting where the bracket still open was opened."""
+        try:
+            return self.expect(kind, what)
+        except ParseError as error:
+            assert opening.kind in ("(", "{")
+            raise error.note(f"to match this '{opening.kind}'", self.src.loc(opening.pos)) from None
 
     def tensor_type(self) -> S.TensorType:
         tok = self.tok
@@ -244,12 +266,14 @@ class Parser:
             self.next()
             assert tok.value is not None
             return S.Num(tok.pos, len(tok.text), tok.value, tok.kind == "float")
-        if self.accept("("):
+        opening = self.accept("(")
+        if opening:
             e = self.expr()
-            self.expect(")", "')'")
+            self.expect_closing(")", "')'", opening)
             return e
         if tok.kind != "id" or tok.text in KEYWORDS:
             raise self.error("expected an expression")
+        self.check_not_number(tok)
         self.next()
         if self.accept("("):
             args = self.comma_list(")", self.expr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.ir.affine import AffineSymExpr
 
 from tcir.errors import SourceLocation, TypeError_
@@ -15,6 +16,8 @@ from .dtypes import INTEGER_PRESERVING, SCALAR_TYPES, BUILTINS, builtin_name, is
 from .linear import Lin
 from .source import Source
 from .subscripts import expr_to_lin, measure, walk
+
+NUMPY_FLOATS = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 
 #: Limits on an expression after inlining lets (deeper/larger input is a TypeError).
 MAX_INLINED_DEPTH = 250
@@ -226,11 +229,24 @@ class DefChecker:
                 f"index, but '=' does not reduce; use a reduction such as '+=!'", loc, length)
         self.check_causality(st, lhs_indices, reduction, [rhs, *exists])
         rhs = self.assign(st, rhs, bool(reduction))
+        for e in (rhs, *exists):
+            self.check_literals(e)
         self.written.add(st.lhs)
         accesses = [self.access_fact(e) for x in (rhs, *exists) for e in walk(x)
                     if isinstance(e, A.Access)]
         return StmtFacts(st, self.src.loc(st.pos), st.lhs, lhs_indices, reduction, rhs, accesses,
                          where_ranges, first_use)
+
+    def check_literals(self, e: A.Expr) -> None:
+        """Every floating-point constant fits its final type (`1e40` is no float32)."""
+        for node in walk(e):
+            if isinstance(node, A.Const) and is_float(node.type):
+                value = float(node.value)
+                largest = float(np.finfo(NUMPY_FLOATS[node.type]).max)
+                if not abs(value) <= largest:
+                    raise self.loc_error(
+                        f"floating-point constant {value:g} is out of range for {node.type} "
+                        f"(largest {largest:.7g})", node.loc, 1)
 
     def lhs_indices(self, st: S.Statement) -> list[str]:
         names: list[str] = []

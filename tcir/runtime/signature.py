@@ -125,9 +125,16 @@ def bind(definition: CheckedDef, args: Sequence[Any]) -> Binding:
     return binding
 
 
+def scalar_value(arg: Any) -> Any:
+    """A scalar argument as a Python number: numpy scalars, 0-d arrays and
+    0-d tensors (numpy, cupy, torch) give their value; anything else is kept."""
+    if isinstance(arg, np.generic) or (getattr(arg, "ndim", None) == 0 and hasattr(arg, "item")):
+        return arg.item()
+    return arg
+
+
 def _check_scalar(param: Param, arg: Any, what: str) -> None:
-    if isinstance(arg, np.generic):
-        arg = arg.item()
+    arg = scalar_value(arg)
     if param.dtype.startswith("float"):
         if not isinstance(arg, int | float) or isinstance(arg, bool):
             raise ShapeError(f"{what} must be a number, got {type(arg).__name__}")

@@ -94,7 +94,7 @@ def function_signature(op: func.FuncOp) -> FunctionSignature:
     }
     parameters: list[Parameter] = []
     for index, arg in enumerate(op.args):
-        name = f"#{index}" + (f" (%{arg.name_hint})" if arg.name_hint else "")
+        name = f"#{index}" + (f" '{arg.name_hint}'" if arg.name_hint else "")
         typ = arg.type
         if isinstance(typ, MemRefType):
             shape = typ.get_shape()

@@ -165,7 +165,7 @@ poly.scop @s params [] context "{ : }" {
   poly.domain "{ S0[i] : 0 <= i < 8 }"
 }
 
-// CHECK: Redefinition of symbol "S0"
+// CHECK: 'poly.scop' op has two statements named @S0
 
 // -----
 

@@ -27,6 +27,27 @@ def test_parse_errors(body: str, line: int, col: int, name: str) -> None:
     expect_error(ParseError, MM + body, line, col, name)
 
 
+def test_unclosed_parenthesis_notes_where_it_opened() -> None:
+    err = expect_error(ParseError, MM + "  C(m,n) +=! A(m,k) * fmaxf(B(k,n), (A(m,k)\n}", 3, 1, "')'")
+    note = str(err).split("\n")[3:]
+    assert note == [
+        "t.tc:2:37: note: to match this '('",
+        "  C(m,n) +=! A(m,k) * fmaxf(B(k,n), (A(m,k)",
+        "                                    ^",
+    ], str(err)
+
+
+def test_numbers_followed_by_letters_are_parse_errors() -> None:
+    expect_error(ParseError, "def f(float(N) A) -> (B) { B(1e40i) = A(1e40i) }", 1, 30, "'1e40i'", "invalid number")
+    expect_error(ParseError, "def f(float(N) A) -> (B) { B(i) = A(i) + 2abc }", 1, 42, "'2abc'", "invalid number")
+
+
+def test_float_constants_must_fit_their_type() -> None:
+    expect_error(TypeError_, "def f(float(N) A) -> (B) { B(i) = fmaxf(A(i), 1e40) }", 1, 47, "1e+40", "out of range for float32")
+    expect_error(TypeError_, "def f(float(N) A) -> (B) { B(i) = A(i) + 1e400 }", 1, 42, "inf", "out of range for float32")
+    parse("def f(double(N) A) -> (B) { B(i) = A(i) * 1e300 }")
+
+
 def test_bad_type_and_missing_outputs() -> None:
     expect_error(ParseError, "def f(flot(M) A) -> (O) {}", 1, 7, "'flot'", "scalar type")
     expect_error(ParseError, "def f(float(M) A) -> () {}", 1, 23, "output")
