@@ -57,9 +57,17 @@ from tcir.polyhedral.affine_isl import IslAffineBuilder, NotAffine, box, relatio
 from tcir.polyhedral.canonical import canonical_subtree
 
 
+ISL_KEYWORDS = frozenset(
+    "exists and or implies not mod min max rat infty floor ceil floord ceild true false".split()
+)
+"""Words isl's parser reserves: an index named `min` becomes `min_`."""
+
+
 def _fresh(name: str | None, fallback: str, taken: set[str]) -> str:
     """`name` made a unique isl identifier (`fallback` when unusable)."""
     base = name if name is not None and name.isidentifier() else fallback
+    if base in ISL_KEYWORDS:
+        base += "_"
     result, k = base, 0
     while result in taken:
         k += 1
