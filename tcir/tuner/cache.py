@@ -10,6 +10,15 @@ One database file (`$TCIR_CACHE_DIR/tcir-cache.sqlite3`, by default
 - `measurements`: every profiled (problem, options, seconds) — or the reason a
   candidate failed — for later searches and for the best options of a problem.
 
+Trust: generated code is native code that calls load, so the cache only
+runs code that this user's tcir wrote. The directory is created private
+(0700) and the database file 0600 (SQLite gives its WAL files the same mode);
+when the directory or file is writable by anyone but their owner, or owned by
+another user, `get_code` ignores the code there (with a warning) and it is
+rebuilt. An export (`export_json`) holds options and measurements only, never
+code, and `import_json` brings in nothing else: a shared tuning file cannot
+run code on the importer's machine, and imported options are validated.
+
 Writes are transactions; the database runs in WAL mode with a busy timeout,
 so concurrent tuners on one machine serialize instead of corrupting it. Every
 row carries `version` (the schema and tcir versions) and a checksum of its
@@ -138,9 +147,12 @@ class CompilationCache:
             self._local.connection, self._local.pid = None, os.getpid()
         if self._local.connection is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                # Created private, and the file before SQLite opens it: its
+                # journal files take its mode.
+                os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
             except OSError as e:
-                raise TCError(f"compilation cache: cannot create {self.path.parent}: {e}") from None
+                raise TCError(f"compilation cache: cannot create {self.path}: {e}") from None
             try:
                 self._local.connection = self._open()
             except sqlite3.OperationalError:  # locked, unreadable: not corrupt
@@ -152,7 +164,7 @@ class CompilationCache:
     def _repair(self) -> sqlite3.Connection:
         """Under a lock file (so that concurrent processes repair once), set an
         unusable database aside and open a fresh one."""
-        with open(f"{self.path}.lock", "w") as lock:
+        with os.fdopen(os.open(f"{self.path}.lock", os.O_CREAT | os.O_WRONLY, 0o600), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 return self._open()  # another process may have repaired it
@@ -238,9 +250,29 @@ class CompilationCache:
 
     # --- generated code ---------------------------------------------------
 
+    def untrusted(self) -> str | None:
+        """Why code from this cache must not be loaded (None: it may): the
+        directory or file belongs to another user or others may write it."""
+        user = os.getuid()
+        for path in (self.path.parent, self.path):
+            try:
+                status = path.stat()
+            except OSError:
+                continue
+            if status.st_uid != user:
+                return f"{path} belongs to another user (uid {status.st_uid})"
+            if status.st_mode & 0o022:
+                return f"{path} is writable by others (mode {status.st_mode & 0o777:o})"
+        return None
+
     def get_code(self, problem: ProblemKey, options: MappingOptions | None) -> Artifact | None:
         """The cached code of `problem` compiled with `options`, if sound (an
-        entry of another version is ignored; a corrupted one is deleted)."""
+        entry of another version is ignored; a corrupted one is deleted) and
+        the cache is trusted (`untrusted`: else a warning, and None)."""
+        reason = self.untrusted()
+        if reason is not None:
+            _warn_once(f"compilation cache: not loading code from {self.path}: {reason}; rebuilding")
+            return None
         key = problem.kernel_digest(_options_json(options))
         row = self.connection.execute(
             f"SELECT {', '.join(_KERNEL_COLUMNS)}, checksum FROM kernels WHERE key = ?", (key,)
@@ -381,42 +413,33 @@ class CompilationCache:
     # --- export / import --------------------------------------------------
 
     def export_json(self) -> str:
-        """Every sound entry of this version as a JSON document."""
-        kernels = []
-        for row in self.connection.execute(
-            f"SELECT {', '.join(_KERNEL_COLUMNS)}, checksum FROM kernels WHERE version = ?",
-            (VERSION,),
-        ):
-            *values, checksum = row
-            if checksum == _checksum(tuple(values)):
-                kernels.append(dict(zip(_KERNEL_COLUMNS, values)))
-        measurements = self._sound_measurements("1", ())
+        """Every sound measurement of this version (options, time or failure)
+        as a JSON document; code is never exported."""
         document = {
             "format": EXPORT_FORMAT,
             "version": VERSION,
-            "kernels": kernels,
-            "measurements": measurements,
+            "measurements": self._sound_measurements("1", ()),
         }
         return json.dumps(document, indent=1)
 
     def import_json(self, text: str) -> int:
-        """Add the entries of an `export_json` document; returns how many were
-        added. Entries of another version or with unusable contents are skipped;
-        a document that is not an export raises TCError."""
+        """Add the measurements of an `export_json` document; returns how many
+        were added. Code in the document is ignored (it is rebuilt locally from
+        the TC when used); entries of another version or with unusable options
+        are skipped; a document that is not an export raises TCError."""
         try:
             document = json.loads(text)
         except json.JSONDecodeError as e:
             raise TCError(f"compilation cache: invalid export JSON: {e}") from None
         if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
             raise TCError("compilation cache: not a tcir cache export")
+        if document.get("kernels"):
+            log.warning("compilation cache: ignoring the code in an export (it is rebuilt locally)")
+        measurements = document.get("measurements", [])
+        if not isinstance(measurements, list):
+            raise TCError("compilation cache: 'measurements' of an export must be a list")
         added = 0
-        for entry in document.get("kernels", []):
-            values = _row(entry, _KERNEL_COLUMNS)
-            if values is None or not _importable_kernel(entry):
-                continue
-            self._insert_kernel(values)
-            added += 1
-        for entry in document.get("measurements", []):
+        for entry in measurements:
             values = _row(entry, _MEASUREMENT_COLUMNS)
             if values is None or _parse_options(str(entry["options"])) is None:
                 continue
@@ -446,24 +469,22 @@ def _volume(shapes: str) -> float:
 
 
 def _row(entry: Any, columns: tuple[str, ...]) -> tuple[Any, ...] | None:
-    """An exported entry as a row of `columns`, or None if it is not one of this version."""
+    """An exported measurement as a row of `columns`, or None if it is not one
+    of this version or its digests do not match its problem."""
     if not isinstance(entry, dict) or set(entry) != set(columns):
         return None
     if entry["version"] != VERSION:
         return None
+    problem = ProblemKey(str(entry["tc"]), str(entry["shapes"]), str(entry["target"]))
+    if entry["problem"] != problem.digest or entry["family"] != problem.tc_digest:
+        return None
     return tuple(entry[c] for c in columns)
 
 
-def _importable_kernel(entry: dict[str, Any]) -> bool:
-    """Whether an exported kernel's key matches its contents and its code parses."""
-    problem = ProblemKey(str(entry["tc"]), str(entry["shapes"]), str(entry["target"]))
-    if (
-        entry["key"] != problem.kernel_digest(str(entry["options"]))
-        or entry["problem"] != problem.digest
-    ):
-        return False
-    try:
-        artifact_from_json(json.loads(entry["code"]))
-    except (ValueError, KeyError, TypeError):
-        return False
-    return True
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)
