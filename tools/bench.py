@@ -1,6 +1,7 @@
 """The paper's kernels on the GPU: tcir vs PyTorch eager vs torch.compile.
 
-    python tools/bench.py [--json results.json] [--only tmm,MLP3] [--no-compile]
+    python tools/bench.py [--json results.json] [--only tmm,MLP3] [--no-compile] [--plot roofline.svg]
+    python tools/bench.py --from-json results.json --plot roofline.svg    # redraw, no GPU
 
 For each configuration (section 7 sizes), every implementation is checked
 against PyTorch eager (float32, TF32 off) before it is timed. Reported per
@@ -234,6 +235,7 @@ def run(
     flop_rate, bandwidth = peaks
     moved = config.moved or tensor_bytes(tensors) + tensor_bytes(reference)
     row["roofline_ms"] = max(config.flops / flop_rate, moved / bandwidth) * 1e3
+    row["flops"], row["bytes"] = config.flops, moved
     row["ok"] = max(error, row["nopromo_error"], row.get("tuned_error", 0.0)) <= 1e-3
     return row
 
@@ -252,7 +254,17 @@ def main() -> None:
         help="time the selected kernels with these MappingOptions fields instead of the "
         "default (repeatable: one table row per options)",
     )
+    parser.add_argument("--plot", metavar="FILE", help="draw a roofline of the results (SVG, PNG...)")
+    parser.add_argument("--from-json", metavar="FILE", help="plot the results of an earlier run, measure nothing")
     args = parser.parse_args()
+    if args.from_json:
+        if not args.plot:
+            parser.error("--from-json needs --plot")
+        results = json.loads(Path(args.from_json).read_text())
+        from tcir.plotting import roofline
+
+        roofline(results["rows"], tuple(results["peaks"]), args.plot)
+        return
     import logging
 
     import cupy
@@ -304,6 +316,10 @@ def main() -> None:
     Path(args.json).write_text(
         json.dumps({"peaks": peaks, "overhead": overhead, "rows": rows}, indent=1)
     )
+    if args.plot:
+        from tcir.plotting import roofline
+
+        roofline(rows, peaks, args.plot)
     print(
         "times in ms; dev = p50 device time per call, wall = p50 per call incl. sync; "
         "no promo = tcir with shared/private promotion off"

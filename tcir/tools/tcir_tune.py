@@ -91,6 +91,7 @@ def main(args: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, help="compile processes (default: one per core)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the inputs and of the search")
     parser.add_argument("--cache-dir", help="compilation cache directory")
+    parser.add_argument("--plot", metavar="FILE", help="draw the best time against candidates (SVG...)")
     options = parser.parse_args(args)
     with report_errors("tcir-tune"):
         return run(options)
@@ -117,7 +118,11 @@ def run(options: argparse.Namespace) -> int:
         inputs = [cupy_module().asarray(a) if hasattr(a, "shape") else a for a in inputs]
     display = _display()
 
+    curve: list[tuple[int, float]] = []
+
     def show(p: Progress) -> None:
+        if p.best is not None and p.best.seconds is not None:
+            curve.append((p.measured, p.best.seconds))
         best = _milliseconds(p.best.seconds if p.best else None)
         display.status(
             f"generation {p.generation}/{p.generations}: {p.done}/{p.pending} candidates, "
@@ -163,6 +168,12 @@ def run(options: argparse.Namespace) -> int:
     if result.speedup is not None:
         print(f"  speedup over the default options: {result.speedup:.2f}x")
     print(f"  stored in {tuner.cache.path}")
+    if options.plot:
+        from tcir.plotting import tuning_curve
+
+        title = f"tuning {definition.name}({shown}) on {options.backend}"
+        tuning_curve(curve, options.plot, title, result.default_seconds)
+        print(f"  plot: {options.plot}")
     return 0
 
 
