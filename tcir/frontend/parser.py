@@ -165,8 +165,10 @@ class Parser:
     # -- statements ----------------------------------------------------------------
     def statement(self) -> S.Statement:
         lhs = self.name("a statement (tensor name) or '}'")
-        self.expect("(", "'(' after the assigned tensor")
-        args = self.comma_list(")", self.expr)
+        args: tuple[S.Node, ...] = ()
+        if self.tok.kind not in _ASSIGN_OPS:  # `O +=! A(i)`: a 0-d tensor needs no `()`
+            self.expect("(", "'(' or an assignment operator after the assigned tensor")
+            args = self.comma_list(")", self.expr)
         op = self.tok
         if op.kind not in _ASSIGN_OPS:
             raise self.error("expected an assignment operator (=, +=, +=!, ...)")

@@ -408,6 +408,8 @@ class DefChecker:
             return A.ScalarParam(name=n.name, type=sym.dtype, loc=loc)
         if sym.kind == "size":
             return A.SizeRef(expr=AffineSymExpr(self.sizes.index(n.name)), text=n.name, loc=loc)
+        if sym.rank == 0:  # a 0-d tensor read without `()`, as TC allows
+            return self.access(S.Apply(n.pos, n.length, n.name, ()), sym, ctx, loc)
         raise self.error(f"tensor '{n.name}' needs subscripts: write {n.name}(...)", n.pos, n.length)
 
     def apply(self, n: S.Apply, ctx: _Stmt, sub: bool, loc: SourceLocation) -> A.Expr:

@@ -152,3 +152,19 @@ def test_compiled_once_per_shape():
     mod.c(X[1])
     mod.c(X[:, 0].copy())
     assert len(mod.c._compiled) == 2
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda-sim"])
+def test_zero_dim_tensors_without_parentheses(backend):
+    mod = tcir.define("""
+    def normalize(float(N) A) -> (B, S) {
+      S +=! A(i)
+      B(i) = A(i) / S
+    }
+    def smallest(float(N) A) -> (v) { v min=! A(r_n) }
+    """)
+    a = np.array([3.0, 1.0, 4.0, 1.5], np.float32)
+    b, s = mod.normalize(a, backend=backend)
+    np.testing.assert_allclose(b, a / a.sum(), rtol=1e-6)
+    assert s.shape == () and float(s) == a.sum()
+    assert float(mod.smallest(a, backend=backend)) == 1.0

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tcir.frontend import Binary, Call, Cast, Const, IndexVar, ScalarParam, SizeRef, Ternary, Unary
+from tcir.frontend import Access, Binary, Call, Cast, Const, IndexVar, ScalarParam, SizeRef, Ternary, Unary
+from tcir.frontend.subscripts import walk
 from tcir.frontend.lexer import tokenize
 from tcir.frontend.source import Source
 
@@ -138,3 +139,12 @@ def test_index_vars_and_scalar_params() -> None:
 def _nodes(e):  # type: ignore[no-untyped-def]
     from tcir.frontend.subscripts import walk
     return walk(e)
+
+
+def test_zero_dim_tensors_without_parentheses() -> None:
+    """TC writes 0-d tensors bare: `O +=! A(r_i)`, `v min=! S(r_n)`, and reads them so."""
+    d = one("def f(float(N) A) -> (S, B) {\n  S +=! A(i)\n  B(i) = A(i) / S\n}")
+    assert [s.lhs_indices for s in d.stmts] == [[], ["i"]]
+    reads = [e for e in walk(d.stmts[1].rhs) if isinstance(e, Access)]
+    assert [(r.tensor, len(r.subscripts)) for r in reads] == [("A", 1), ("S", 0)]
+    assert one("def f(float(N) S) -> (v) { v min=! S(r_n) }").stmts[0].op == "min=!"
