@@ -25,7 +25,7 @@ from tcir.errors import (
 
 if TYPE_CHECKING:
     from tcir.api import Function, Module, define
-    from tcir.tuner.options import MappingOptions
+    from tcir.compiler.options import MappingOptions
     from tcir.passmanager import PassManager, parse_ir, print_ir
 
 __all__ = [
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "MappingOptions": "tcir.tuner.options",
+    "MappingOptions": "tcir.compiler.options",
     "define": "tcir.api",
     "Module": "tcir.api",
     "Function": "tcir.api",

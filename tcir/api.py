@@ -22,66 +22,20 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from tcir.dialects.tc import DefOp
+from tcir.compiler.lowering import DefIR, pipeline
+from tcir.compiler.options import MappingOptions
+from tcir.compiler.targets import on_gpu, resolve_backend
 from tcir.errors import ShapeError, TCError
-from tcir.frontend import CheckedDef
 from tcir.frontend import ast as A
 from tcir.frontend import parse as parse_tc
-from tcir.frontend.emit import emit_def, libm_declarations
 from tcir.frontend.subscripts import walk
 from tcir.passmanager import PassManager, print_ir
 from tcir.runtime.index_check import IndexChecker
-from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, evaluate, scalar_value
-from tcir.tuner.options import MappingOptions
-
-BACKENDS = ("cpu", "cuda", "cuda-sim")
-
+from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, scalar_value
 
 def uninitialized(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     """Allocates outputs that the def fully writes (tests poison them instead)."""
     return xp.empty(shape, dtype)
-
-
-def default_options(definition: CheckedDef, binding: Binding) -> MappingOptions:
-    """The GPU mapping used without options (the paper's "reasonable guesses").
-
-    Max fusion, one block per tile of the parallel loops, 32x8 or 256 threads;
-    a def that is one large contraction (a 2-D or 3-D output and a reduction
-    over at least 512 elements, i.e. matmul-like) is tiled 32x32x32 with 32x8
-    threads, so each block stages operand tiles in shared memory and each
-    thread keeps four accumulators in registers. (Measured on an H100: C3's
-    1000-long reduction runs 6.5x faster tiled; tiling the smaller
-    contractions of the paper's kernels made them slower.)
-    """
-    if len(definition.stmts) == 1:
-        (stmt,) = definition.stmts
-        sizes = [binding.sizes[n] for n in definition.size_params]
-        if stmt.reduces and 2 <= len(stmt.lhs_indices) <= 3:
-            lo, hi = stmt.ranges[stmt.reduction_indices[0]]
-            if evaluate(hi, sizes) - evaluate(lo, sizes) >= 512:
-                tile = [1] * (len(stmt.lhs_indices) - 2) + [32, 32, 32]
-                return MappingOptions(tile=tile, threads=[32, 8])
-    return MappingOptions()
-
-
-def pipeline(binding: Binding, options: MappingOptions | None, backend: str, definition: CheckedDef | None = None) -> str:
-    """The pass pipeline from `tc` to loops (CPU) or kernels (CUDA).
-
-    Without options the CPU runs the canonical reference lowering and CUDA the
-    default mapping of `default_options`.
-    """
-    sizes = ",".join(f"{name}={value}" for name, value in binding.sizes.items())
-    specialize = f'tc-specialize{{sizes="{sizes}"}}'
-    if options is None and backend == "cpu":
-        return f"{specialize},convert-tc-to-loops"
-    if options is None:
-        options = default_options(definition, binding) if definition else MappingOptions()
-    passes = [specialize, *options.schedule_passes()]
-    if backend == "cpu":
-        passes.append("convert-poly-to-loops")
-    else:
-        passes += options.gpu_passes()
-    return ",".join(passes)
 
 
 @dataclass(frozen=True)
@@ -105,19 +59,12 @@ def _value_range(array: Any) -> tuple[int, int] | None:
     return int(array.min()), int(array.max())
 
 
-def _on_gpu(value: Any) -> bool:
-    if hasattr(value, "__cuda_array_interface__") or getattr(value, "is_cuda", False):
-        return True
-    device = getattr(value, "__dlpack_device__", None)
-    return device is not None and device()[0] == 2  # kDLCUDA
-
-
 class Function:
     """One TC def: call it on arrays, inspect its IR at any stage."""
 
-    def __init__(self, definition: CheckedDef, module: ModuleOp):
-        self.definition = definition
-        self._module = module
+    def __init__(self, ir: DefIR):
+        self.definition = definition = ir.definition
+        self._ir = ir
         self._compiled: dict[tuple[Any, ...], _Entry] = {}
         self._size_scalars = {
             k for k, p in enumerate(definition.inputs) if p.name in definition.scalar_size_params
@@ -141,15 +88,15 @@ class Function:
         outputs = ", ".join(p.name for p in self.definition.outputs)
         return f"<tcir def {self.name}({params}) -> ({outputs})>"
 
-    def resolve_backend(self, backend: str | None, args: tuple[Any, ...]) -> str:
+    @property
+    def def_ir(self) -> DefIR:
+        """The checked def and its `tc` module, as the compile layer takes them."""
+        return self._ir
+
+    @staticmethod
+    def resolve_backend(backend: str | None, args: tuple[Any, ...]) -> str:
         """`backend`, or the default for these arguments: cuda when they live on a GPU."""
-        if backend is None:
-            backend = "cuda" if any(_on_gpu(a) for a in args) else "cpu"
-        if backend not in BACKENDS:
-            raise TCError(f"unknown backend '{backend}' (available: {', '.join(BACKENDS)})")
-        if backend == "cuda-sim" and any(_on_gpu(a) for a in args):
-            raise TCError("backend 'cuda-sim' runs on numpy arrays; pass host arrays")
-        return backend
+        return resolve_backend(backend, args)
 
     @staticmethod
     def _check_options(options: Any) -> MappingOptions | None:
@@ -159,16 +106,14 @@ class Function:
 
     def lowered(self, binding: Binding, options: MappingOptions | None, backend: str) -> ModuleOp:
         """This def lowered for `binding`: loops (CPU) or kernels (CUDA)."""
-        module = self._module.clone()
-        PassManager.parse(pipeline(binding, options, backend, self.definition)).run(module)
-        return module
+        return self._ir.lowered(binding, options, backend)
 
     def _compile(self, binding: Binding, options: MappingOptions | None, backend: str) -> Callable[..., None]:
         """Compiled code for `binding`: from the persistent compilation cache,
         or compiled and stored there."""
-        from tcir.tuner.compiled import compile_cached
+        from tcir.compiler.compiled import compile_cached
 
-        return compile_cached(self, binding, options, backend)
+        return compile_cached(self._ir, binding, options, backend)
 
     def tune(self, *args: Any, **knobs: Any) -> MappingOptions:
         """Autotune for these arguments' shapes (genetic search, see
@@ -177,7 +122,7 @@ class Function:
         calls with these shapes use them."""
         from tcir.tuner.tune import tune
 
-        best = tune(self, *args, **knobs)
+        best = tune(self._ir, *args, **knobs)
         self._compiled.clear()
         return best
 
@@ -206,7 +151,7 @@ class Function:
         if entry is None:  # first call with these shapes: check everything, compile
             binding = bind(self.definition, args)
             if options is None:  # tuned options for these shapes, if any
-                from tcir.tuner.compiled import best_options
+                from tcir.compiler.compiled import best_options
 
                 options = best_options(self.definition, binding, backend)
             kernel = self._compile(binding, options, backend)
@@ -253,7 +198,7 @@ class Function:
                 raise ShapeError(f"{what} must have shape {shape}, got {tuple(array.shape)}")
             if np.dtype(str(array.dtype).removeprefix("torch.")) != np.dtype(dtype):
                 raise ShapeError(f"{what} must have dtype {np.dtype(dtype)}, got {array.dtype}")
-            if _on_gpu(array) != (backend == "cuda"):
+            if on_gpu(array) != (backend == "cuda"):
                 where = "a GPU array" if backend == "cuda" else "a numpy array"
                 raise ShapeError(f"{what} must be {where} for backend '{backend}'")
             if backend == "cuda":
@@ -307,8 +252,8 @@ class Function:
         backend = self.resolve_backend(backend, args)
         options = self._check_options(options)
         binding = bind(self.definition, args)
-        module = self._module.clone()
-        passes = pipeline(binding, options, backend, self.definition)
+        module = self._ir.module.clone()
+        passes = pipeline(self.definition, binding, options, backend)
         if backend == "cpu":
             from tcir.backends.cpu.pipeline import CPU_LOWERING_PIPELINE
 
@@ -337,12 +282,7 @@ class Module:
 
     def __init__(self, source: str, filename: str = "<string>"):
         self.definitions = parse_tc(source, filename)
-        self._functions: dict[str, Function] = {}
-        for definition in self.definitions:
-            libm: set[Any] = set()
-            tc_def: DefOp = emit_def(definition, libm)
-            module = ModuleOp([*libm_declarations(libm), tc_def])
-            self._functions[definition.name] = Function(definition, module)
+        self._functions = {d.name: Function(DefIR.of(d)) for d in self.definitions}
 
     def __getattr__(self, name: str) -> Function:
         functions = self.__dict__.get("_functions", {})

@@ -23,7 +23,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.exceptions import ParseError as IRParseError
 
 from tcir.errors import IRError, SourceLocation, TCError
-from tcir.tools.diagnostics import one_line, verify_naming_op
+from tcir.diagnostics import one_line, verify_naming_op
 from tcir.transforms import get_all_passes
 from tcir.universe import get_all_dialects
 

@@ -200,7 +200,7 @@ def run(
     row: dict[str, Any] = {"config": config.label, "tcir_compile_s": time.perf_counter() - started}
     error = check(result, reference, torch)
     row["tcir_error"] = error
-    from tcir.api import default_options
+    from tcir.compiler.lowering import default_options
     from tcir.runtime.signature import bind
 
     plain = dataclasses.replace(

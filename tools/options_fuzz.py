@@ -5,7 +5,7 @@
     python tools/options_fuzz.py --problem tmm --options '{"fusion": "min", ...}'
     python tools/options_fuzz.py --count 400 --minimize            # shrink each failure
 
-Every def of `examples/*.tc` at small odd sizes (`tcir.tuner.fuzz.PROBLEMS`)
+Every def of `examples/*.tc` at small odd sizes (`tcir.options_fuzz.PROBLEMS`)
 gets candidates from `SearchSpace.random`, compiled for the GPU and run on
 each backend against the canonical CPU lowering; the candidates are split
 into chunks of `--per-seed`, each drawn from its own seed (`--seed`, +1, ...).
@@ -23,7 +23,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from tcir.tuner.fuzz import PROBLEMS, Candidate, Verdict, draw, minimize, run_candidates
+from tcir.options_fuzz import PROBLEMS, Candidate, Verdict, draw, minimize, run_candidates
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -19,7 +19,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from tcir.tools.diagnostics import report_errors, verify_naming_op
+from tcir.diagnostics import report_errors, verify_naming_op
 
 
 class TcirOptMain(xDSLOptMain):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tcir.errors import TCError
 from tcir.runtime.inputs import random_inputs, within_tolerance
-from tcir.tools.diagnostics import report_errors
+from tcir.diagnostics import report_errors
 from tcir.transforms.tc_specialize import parse_sizes
 
 

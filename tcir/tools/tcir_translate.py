@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from tcir.tools.diagnostics import report_errors
+from tcir.diagnostics import report_errors
 from tcir.tools.tcir_opt import TcirOptMain
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tcir.errors import TCError
-from tcir.tools.diagnostics import report_errors
+from tcir.diagnostics import report_errors
 
 
 def _milliseconds(seconds: float | None) -> str:

@@ -1,8 +1,7 @@
-"""Mapping options, the autotuner and the persistent compilation cache.
+"""The autotuner: search spaces, searches, parallel checked evaluation.
 
-`options` (MappingOptions), `space` (admissible values per problem), `genetic`
-(search strategies), `evaluate` and `worker` (parallel compile, checked
-profiling), `artifacts` (generated code as data), `canonical` and `cache`
-(keys and the SQLite cache), `tune` (the tuner, `best_options`,
-`compile_cached`).
+`space` (admissible values per problem), `genetic` (search strategies),
+`evaluate` and `worker` (parallel compile, checked profiling), `tune` (the
+tuner). It sits above the compile layer (`tcir.compiler`) and never imports
+the user API (`tcir.api`).
 """

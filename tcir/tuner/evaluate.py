@@ -30,19 +30,15 @@ from typing import Any
 
 import numpy as np
 
+from tcir.compiler.artifacts import Artifact, artifact_from_json, artifact_of
+from tcir.compiler.cache import CompilationCache
+from tcir.compiler.canonical import ProblemKey
+from tcir.compiler.lowering import DefIR, StagedLowering
+from tcir.compiler.options import MappingOptions
 from tcir.errors import TCError
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.inputs import within_tolerance
 from tcir.runtime.signature import NUMPY_DTYPES, Binding
-from tcir.tuner.artifacts import (
-    Artifact,
-    artifact_from_json,
-    build_artifact,
-    function_for,
-)
-from tcir.tuner.cache import CompilationCache
-from tcir.tuner.canonical import ProblemKey
-from tcir.tuner.options import MappingOptions
 from tcir.tuner.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -109,13 +105,16 @@ class CandidateError(Exception):
 
 
 def _compiler(problem: Problem) -> Callable[[str], dict[str, Any]]:
-    """The compile job handler: options JSON -> artifact JSON."""
-    function = function_for(problem.definition)
-    binding = Binding(problem.sizes, ())
+    """The compile job handler: options JSON -> artifact JSON. The worker
+    gets the problem once and keeps its staged lowering: each candidate
+    only runs the passes that depend on its options."""
+    ir = DefIR.of(problem.definition)
+    staged = StagedLowering(ir, Binding(problem.sizes, ()))
 
     def compile_job(options_json: str) -> dict[str, Any]:
         options = MappingOptions.from_json(options_json)
-        return build_artifact(function, binding, options, problem.backend).to_json()
+        module = staged.lowered(options, problem.backend)
+        return artifact_of(module, ir.name, problem.backend).to_json()
 
     return compile_job
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from tcir.errors import TCError
-from tcir.tuner.options import MappingOptions
+from tcir.compiler.options import MappingOptions
 from tcir.tuner.space import Genes, SearchSpace
 
 Scored = Sequence[tuple[MappingOptions, float]]

@@ -22,7 +22,7 @@ from typing import Any
 
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.signature import evaluate
-from tcir.tuner.options import (
+from tcir.compiler.options import (
     FUSION_STRATEGIES,
     GPU_BACKENDS,
     MAX_THREADS_PER_BLOCK,

@@ -1,13 +1,13 @@
 """The autotuner, and what calls of a def use from the cache.
 
-    best = tune(mod.mm, A, B, generations=5, population=16)
+    best = tune(mod.mm, A, B, generations=5, population=16)   # or mod.mm.tune(A, B)
 
 `tune` searches mapping options for one def on concrete inputs (their shapes
 and dtypes; the values are the test data each candidate is checked on), with
 the paper's genetic search seeded by the default options and the best known
 options of the same TC at other shapes. Every measurement and, as the search
 goes, the code of the best version land in the compilation cache, so a tuner
-killed midway leaves the best found so far. (`tcir.tuner.compiled` is how
+killed midway leaves the best found so far. (`tcir.compiler.compiled` is how
 `Function.__call__` uses the cache.)
 """
 
@@ -19,26 +19,24 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from tcir.compiler.artifacts import target_architecture
+from tcir.compiler.cache import CompilationCache
+from tcir.compiler.canonical import ProblemKey
+from tcir.compiler.compiled import open_cache
+from tcir.compiler.lowering import DefIR, default_options
+from tcir.compiler.options import MappingOptions
+from tcir.compiler.targets import resolve_backend
 from tcir.errors import TCError
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.numpy_reference import reference_outputs
 from tcir.runtime.signature import bind
-from tcir.tuner.artifacts import target_architecture
-from tcir.tuner.cache import CompilationCache
-from tcir.tuner.compiled import open_cache
-from tcir.tuner.canonical import ProblemKey
 from tcir.tuner.evaluate import Evaluator, Outcome, Problem
 from tcir.tuner.genetic import GeneticSearch, RandomSearch, Search, distinct
-from tcir.tuner.options import MappingOptions
-from tcir.api import default_options
 from tcir.tuner.space import SearchSpace
-
-if TYPE_CHECKING:
-    from tcir.api import Function
 
 log = logging.getLogger(__name__)
 
@@ -100,11 +98,11 @@ def _to_numpy(value: Any) -> Any:
 
 
 class Tuner:
-    """One tuning session of `function` on `inputs` (see `tune` for the knobs)."""
+    """One tuning session of a def on `inputs` (see `tune` for the knobs)."""
 
     def __init__(
         self,
-        function: Function,
+        function: DefIR | Any,
         inputs: Sequence[Any],
         *,
         backend: str | None = None,
@@ -125,8 +123,8 @@ class Tuner:
             raise TCError(f"tuner: generations must be at least 1, got {generations}")
         if search not in SEARCHES:
             raise TCError(f"tuner: search must be one of {', '.join(SEARCHES)}, got '{search}'")
-        self.backend = function.resolve_backend(backend, tuple(inputs))
-        self.definition: CheckedDef = function.definition
+        self.backend = resolve_backend(backend, tuple(inputs))
+        self.definition: CheckedDef = _def_ir(function).definition
         self.inputs = [_to_numpy(a) for a in inputs]
         self.binding = bind(self.definition, self.inputs)
         self.generations = generations
@@ -250,8 +248,16 @@ class _Session:
         )
 
 
+def _def_ir(function: DefIR | Any) -> DefIR:
+    """A `DefIR`, or what an object exposing one as `def_ir` (a `tcir.Function`) holds."""
+    ir = getattr(function, "def_ir", function)
+    if not isinstance(ir, DefIR):
+        raise TCError(f"tuner: expected a def (mod.name), got {type(function).__name__}")
+    return ir
+
+
 def tune(
-    function: Function,
+    function: DefIR | Any,
     *inputs: Any,
     generations: int = 5,
     population: int = 16,
@@ -259,7 +265,7 @@ def tune(
     backend: str | None = None,
     **knobs: Any,
 ) -> MappingOptions:
-    """Autotune `function` for the shapes and dtypes of `inputs`; returns the
+    """Autotune a def (`mod.name`) for the shapes and dtypes of `inputs`; returns the
     best options found, which are also stored in the compilation cache (later
     calls with these shapes use them).
 

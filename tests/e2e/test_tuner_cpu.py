@@ -16,11 +16,11 @@ import pytest
 import tcir
 from tcir.runtime.signature import Binding
 from tcir.tools.tcir_tune import main as tcir_tune
-from tcir.tuner.artifacts import target_architecture
-from tcir.tuner.cache import FILE_NAME, CompilationCache
-from tcir.tuner.canonical import ProblemKey
-from tcir.tuner.compiled import best_options, compile_cached
-from tcir.tuner.options import MappingOptions
+from tcir.compiler.artifacts import target_architecture
+from tcir.compiler.cache import FILE_NAME, CompilationCache
+from tcir.compiler.canonical import ProblemKey
+from tcir.compiler.compiled import best_options, compile_cached
+from tcir.compiler.options import MappingOptions
 from tcir.tuner.space import SearchSpace
 from tcir.tuner.tune import Tuner, tune
 
@@ -75,7 +75,7 @@ def test_short_tuning_run_stores_the_best(tmm, cache_dir):
         assert cache.get_code(key, result.best) is not None, "the best version's code is kept"
     a, b = inputs(1)
     c = np.zeros((64, 64), np.float32)
-    compile_cached(tmm, Binding(dict(SIZES), ()), result.best, "cpu")(a, b, c)
+    compile_cached(tmm.def_ir, Binding(dict(SIZES), ()), result.best, "cpu")(a, b, c)
     np.testing.assert_allclose(c, a @ b.T, rtol=1e-4, atol=1e-4)
 
 
@@ -135,7 +135,7 @@ import sys
 import numpy as np
 import tcir
 from tcir.api import Function
-from tcir.tuner.cache import CompilationCache
+from tcir.compiler.cache import CompilationCache
 
 source, cache_dir = sys.argv[1], sys.argv[2]
 with CompilationCache(cache_dir) as cache:

@@ -54,7 +54,7 @@ def test_bad_json_is_a_tc_error(text, message):
 
 
 def test_default_options_tile_only_long_contractions():
-    from tcir.api import default_options
+    from tcir.compiler.lowering import default_options
     from tcir.runtime.signature import bind
 
     source = "def c3(float(B,WX) I, float(WY,WX) W) -> (O) {\n  O(b,wy) +=! I(b,wx) * W(wy,wx)\n}"

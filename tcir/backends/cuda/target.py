@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """`python -m tcir.backends.cuda.target [FILE]`: print CUDA C of textual IR."""
     from tcir.backends.cuda.printer import print_cuda
     from tcir.passmanager import parse_ir
-    from tcir.tools.diagnostics import report_errors
+    from tcir.diagnostics import report_errors
 
     args = list(sys.argv[1:] if argv is None else argv)
     with report_errors("tcir-cuda"):

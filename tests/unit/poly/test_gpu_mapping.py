@@ -90,7 +90,7 @@ def test_every_instance_runs_on_exactly_one_thread(
     name: str, sizes: dict[str, int], options: tcir.MappingOptions
 ) -> None:
     function = tcir.define((EXAMPLES / f"{name}.tc").read_text())[name]
-    module = function._module.clone()
+    module = function.def_ir.module.clone()
     pipeline = options.pipeline(sizes, "cuda").split(",poly-promote")[0].removesuffix(",convert-poly-to-gpu")
     PassManager.parse(pipeline).run(module)
     scop = next(o for o in module.walk() if isinstance(o, ScopOp))

@@ -62,7 +62,7 @@ def test_quasi_affine_functions_become_affine_expressions():
 
 def _mapped_tmm(promote: str = "poly-promote") -> ScopOp:
     """tmm (64x64x64) mapped to 32x8 threads, then `promote` if given."""
-    module = tcir.define(TMM).tmm._module.clone()
+    module = tcir.define(TMM).tmm.def_ir.module.clone()
     pipeline = (
         'tc-specialize{sizes="M=64,K=64,N=64"},convert-tc-to-poly,poly-schedule{fusion=max},'
         "poly-tile{sizes=32,32,32},poly-sink,poly-map-to-gpu{blocks=0,0 threads=32,8}"
@@ -124,7 +124,7 @@ def test_promoted_accesses_name_their_buffers():
 
 
 def _promoted(source: str, name: str, sizes: str, tile: str, threads: str) -> ScopOp:
-    module = tcir.define(source)[name]._module.clone()
+    module = tcir.define(source)[name].def_ir.module.clone()
     pipeline = (
         f'tc-specialize{{sizes="{sizes}"}},convert-tc-to-poly,poly-schedule{{fusion=max}},'
         f"poly-tile{{sizes={tile}}},poly-sink,poly-map-to-gpu{{blocks=0,0 threads={threads}}},"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tcir.tuner.cache import CompilationCache
+from tcir.compiler.cache import CompilationCache
 
 
 @pytest.fixture(autouse=True)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import tcir
-from tcir.tuner.artifacts import build_artifact
-from tcir.tuner.cache import EXPORT_FORMAT, VERSION, CompilationCache
-from tcir.tuner.compiled import compile_cached
+from tcir.compiler.artifacts import build_artifact
+from tcir.compiler.cache import EXPORT_FORMAT, VERSION, CompilationCache
+from tcir.compiler.compiled import compile_cached
 
 from tuner_helpers import SIZES, tmm, tmm_binding, tmm_key
 
@@ -59,7 +59,7 @@ def test_a_malicious_export_does_not_load_its_code(tmp_path, monkeypatch):
     monkeypatch.setenv("TCIR_PWNED", str(marker))
 
     key = tmm_key()
-    artifact = build_artifact(tmm(), tmm_binding(), OPTIONS, "cpu").to_json()
+    artifact = build_artifact(tmm().def_ir, tmm_binding(), OPTIONS, "cpu").to_json()
     artifact["shared_library"] = base64.b64encode(library.read_bytes()).decode()
     options = OPTIONS.to_json()
     kernel = {
@@ -77,7 +77,7 @@ def test_a_malicious_export_does_not_load_its_code(tmp_path, monkeypatch):
         assert cache.import_json(json.dumps(document)) == 1, "the measurement only"
         assert cache.best(key) == (OPTIONS, 1e-9), "options and times are data: they come in"
         assert cache.get_code(key, OPTIONS) is None, "code never does"
-        _run(compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache))
+        _run(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache))
     assert not marker.exists(), "the library's constructor ran"
 
 
@@ -92,13 +92,13 @@ def test_the_cache_is_private(tmp_path):
 def test_code_in_a_cache_others_can_write_is_rebuilt(tmp_path, caplog):
     with CompilationCache(tmp_path / "shared") as cache:
         key = tmm_key()
-        cache.put_code(key, OPTIONS, build_artifact(tmm(), tmm_binding(), OPTIONS, "cpu"))
+        cache.put_code(key, OPTIONS, build_artifact(tmm().def_ir, tmm_binding(), OPTIONS, "cpu"))
         assert cache.get_code(key, OPTIONS) is not None
         cache.path.parent.chmod(0o777)
         with caplog.at_level(logging.WARNING):
             assert cache.get_code(key, OPTIONS) is None
         assert "is writable by others (mode 777); rebuilding" in caplog.text
-        _run(compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache))
+        _run(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache))
         cache.path.parent.chmod(0o700)
         cache.path.chmod(0o666)
         assert cache.untrusted() == f"{cache.path} is writable by others (mode 666)"

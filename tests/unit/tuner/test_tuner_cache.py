@@ -23,16 +23,16 @@ from tcir.backends.cuda.runtime import (
     current_device,
     device_architecture,
 )
-from tcir.tuner import cache as cache_module
-from tcir.tuner.artifacts import (
+from tcir.compiler import cache as cache_module
+from tcir.compiler.artifacts import (
     CpuArtifact,
     CudaArtifact,
     build_artifact,
     target_architecture,
 )
-from tcir.tuner.cache import FILE_NAME, CompilationCache, default_cache_dir
-from tcir.tuner.canonical import ProblemKey
-from tcir.tuner.compiled import best_options, compile_cached
+from tcir.compiler.cache import FILE_NAME, CompilationCache, default_cache_dir
+from tcir.compiler.canonical import ProblemKey
+from tcir.compiler.compiled import best_options, compile_cached
 
 OPTIONS = tcir.MappingOptions(tile=[4, 4, 4])
 
@@ -42,7 +42,7 @@ CUDA_OPTIONS = tcir.MappingOptions(tile=[4, 4, 4], use_shared_memory=False, use_
 
 @pytest.fixture(scope="module")
 def artifact() -> CpuArtifact:
-    built = build_artifact(tmm(), tmm_binding(), OPTIONS, "cpu")
+    built = build_artifact(tmm().def_ir, tmm_binding(), OPTIONS, "cpu")
     assert isinstance(built, CpuArtifact)
     return built
 
@@ -87,7 +87,7 @@ def test_measurements_and_best(cache):
 
 
 def test_new_process_loads_code_without_the_pipeline(cache, cache_dir, artifact):
-    compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache)
+    compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache)
     # With a shared library a hit needs no compiler at all: no LLVM, no passes.
     compilers = (
         ["llvmlite.binding", "tcir.backends.cpu.jit", "tcir.transforms.tc_specialize"]
@@ -99,7 +99,7 @@ def test_new_process_loads_code_without_the_pipeline(cache, cache_dir, artifact)
         import sys
         import numpy as np, tcir, tcir.api
         from tcir.runtime.signature import Binding
-        from tcir.tuner.compiled import compile_cached
+        from tcir.compiler.compiled import compile_cached
 
         def no_pipeline(*args, **kwargs):
             raise AssertionError("the tcir pipeline ran")
@@ -107,7 +107,7 @@ def test_new_process_loads_code_without_the_pipeline(cache, cache_dir, artifact)
         tcir.api.Function.lowered = no_pipeline
         f = tcir.define({TMM!r}).tmm
         loaded_before = set(sys.modules)
-        kernel = compile_cached(f, Binding({SIZES!r}, ()), tcir.MappingOptions.from_json({OPTIONS.to_json()!r}), "cpu")
+        kernel = compile_cached(f.def_ir, Binding({SIZES!r}, ()), tcir.MappingOptions.from_json({OPTIONS.to_json()!r}), "cpu")
         a = np.ones((8, 4), np.float32); b = np.ones((6, 4), np.float32); c = np.zeros((8, 6), np.float32)
         kernel(a, b, c)
         assert (c == 4).all(), c
@@ -128,7 +128,7 @@ def test_cpu_artifacts_link_a_shared_library_where_a_c_compiler_is(artifact):
 
 def test_without_a_c_compiler_code_loads_with_mcjit(monkeypatch):
     monkeypatch.setenv("CC", "/nonexistent/cc")
-    built = build_artifact(tmm(), tmm_binding(), OPTIONS, "cpu")
+    built = build_artifact(tmm().def_ir, tmm_binding(), OPTIONS, "cpu")
     assert isinstance(built, CpuArtifact) and built.shared_library is None
     _run_tmm(built.load())
 
@@ -166,7 +166,7 @@ def test_foreign_version_entries_are_ignored_and_rebuilt(cache, artifact):
     cache.connection.execute("UPDATE measurements SET version = '0/ancient'")
     assert cache.get_code(key, OPTIONS) is None
     assert cache.best(key) is None
-    kernel = compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache)
+    kernel = compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache)
     _run_tmm(kernel)
     assert cache.get_code(key, OPTIONS) == artifact, "rebuilt and replaced"
 
@@ -189,7 +189,7 @@ def test_uncompilable_cached_code_is_rebuilt(cache, artifact):
     key = tmm_key()
     broken = CpuArtifact("this is not LLVM IR", b"not an object file", artifact.signature)
     cache.put_code(key, OPTIONS, broken)
-    _run_tmm(compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", cache))
+    _run_tmm(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache))
     assert cache.get_code(key, OPTIONS) == artifact
 
 
@@ -199,7 +199,7 @@ def _cuda_key() -> ProblemKey:
 
 @needs_gpu
 def test_cuda_hit_in_a_new_process_loads_the_cubin(cache):
-    compile_cached(tmm(), tmm_binding(), CUDA_OPTIONS, "cuda", cache)
+    compile_cached(tmm().def_ir, tmm_binding(), CUDA_OPTIONS, "cuda", cache)
     stored = cache.get_code(_cuda_key(), CUDA_OPTIONS)
     assert isinstance(stored, CudaArtifact) and stored.cubin is not None
     assert stored.arch == device_architecture(current_device())
@@ -208,7 +208,7 @@ def test_cuda_hit_in_a_new_process_loads_the_cubin(cache):
         import cupy, numpy as np, tcir, tcir.api
         from tcir.backends.cuda import runtime
         from tcir.runtime.signature import Binding
-        from tcir.tuner.compiled import compile_cached
+        from tcir.compiler.compiled import compile_cached
 
         def no_compiler(*args, **kwargs):
             raise AssertionError("a compiler ran")
@@ -217,7 +217,7 @@ def test_cuda_hit_in_a_new_process_loads_the_cubin(cache):
         runtime.compile_cubin = runtime._functions = no_compiler
         f = tcir.define({TMM!r}).tmm
         options = tcir.MappingOptions.from_json({CUDA_OPTIONS.to_json()!r})
-        kernel = compile_cached(f, Binding({SIZES!r}, ()), options, "cuda")
+        kernel = compile_cached(f.def_ir, Binding({SIZES!r}, ()), options, "cuda")
         a = cupy.ones((8, 4), cupy.float32); b = cupy.ones((6, 4), cupy.float32)
         c = cupy.zeros((8, 6), cupy.float32)
         kernel(a, b, c)
@@ -229,10 +229,10 @@ def test_cuda_hit_in_a_new_process_loads_the_cubin(cache):
 
 @needs_gpu
 def test_cuda_code_cached_without_a_cubin_gains_one_when_loaded(cache):
-    built = build_artifact(tmm(), tmm_binding(), CUDA_OPTIONS, "cuda")
+    built = build_artifact(tmm().def_ir, tmm_binding(), CUDA_OPTIONS, "cuda")
     assert isinstance(built, CudaArtifact) and built.cubin is None, "built without a GPU"
     cache.put_code(_cuda_key(), CUDA_OPTIONS, built)
-    compile_cached(tmm(), tmm_binding(), CUDA_OPTIONS, "cuda", cache)
+    compile_cached(tmm().def_ir, tmm_binding(), CUDA_OPTIONS, "cuda", cache)
     stored = cache.get_code(_cuda_key(), CUDA_OPTIONS)
     assert isinstance(stored, CudaArtifact) and stored.cubin is not None
     assert CudaArtifact.from_json(json.loads(json.dumps(stored.to_json()))) == stored
@@ -242,7 +242,7 @@ WRITER = """
 import sys
 from tuner_helpers import tmm_key
 import tcir
-from tcir.tuner.cache import CompilationCache
+from tcir.compiler.cache import CompilationCache
 
 cache = CompilationCache(sys.argv[1])
 key = tmm_key()
@@ -286,7 +286,7 @@ def test_unusable_cache_does_not_break_calls(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache directory should be")
     assert best_options(tmm().definition, SIZES, "cpu", blocker / "cache") is None
-    _run_tmm(compile_cached(tmm(), tmm_binding(), OPTIONS, "cpu", blocker / "cache"))
+    _run_tmm(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", blocker / "cache"))
 
 
 def test_version_string():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tuner_helpers import TMM, TMM_RENAMED, tmm
 
 import tcir
-from tcir.tuner.canonical import ProblemKey, canonical_tc
+from tcir.compiler.canonical import ProblemKey, canonical_tc
 
 
 def test_alpha_renamed_defs_share_the_canonical_text():

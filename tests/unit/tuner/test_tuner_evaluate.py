@@ -7,14 +7,14 @@ import pytest
 from tuner_helpers import SIZES, tmm, tmm_binding
 
 import tcir
-from tcir.tuner.artifacts import build_artifact
+from tcir.compiler.artifacts import build_artifact
 from tcir.tuner.evaluate import CandidateError, Problem, _Profiler, output_specs
 
 
 @pytest.fixture(scope="module")
 def artifact_json():
     return build_artifact(
-        tmm(), tmm_binding(), tcir.MappingOptions(tile=[2, 2, 2]), "cpu"
+        tmm().def_ir, tmm_binding(), tcir.MappingOptions(tile=[2, 2, 2]), "cpu"
     ).to_json()
 
 

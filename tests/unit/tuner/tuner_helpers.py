@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tcir
 from tcir.runtime.signature import Binding
-from tcir.tuner.artifacts import target_architecture
-from tcir.tuner.canonical import ProblemKey
+from tcir.compiler.artifacts import target_architecture
+from tcir.compiler.canonical import ProblemKey
 
 TMM = """
 def tmm(float(M,K) A, float(N,K) B) -> (C) {

@@ -34,13 +34,14 @@ from tcir.backends.cpu.runtime import (
     ScalarParameter,
     load_shared_library,
 )
+from tcir.compiler.options import MappingOptions
 from tcir.errors import TCError
-from tcir.frontend.ast import CheckedDef
 from tcir.runtime.signature import Binding
-from tcir.tuner.options import MappingOptions
 
 if TYPE_CHECKING:
-    from tcir.api import Function
+    from xdsl.dialects.builtin import ModuleOp
+
+    from tcir.compiler.lowering import DefIR
     from tcir.runtime.host_program import HostProgram
 
 log = logging.getLogger(__name__)
@@ -260,50 +261,37 @@ def artifact_from_json(data: Any) -> Artifact:
     raise ValueError(f"artifact: unknown backend {data.get('backend')!r}")
 
 
-def function_for(definition: CheckedDef) -> Function:
-    """A callable `Function` for a checked def (as `tcir.define` builds it)."""
-    from xdsl.dialects.builtin import ModuleOp
-
-    from tcir.api import Function
-    from tcir.frontend.emit import emit_def, libm_declarations
-
-    libm: set[Any] = set()
-    tc_def = emit_def(definition, libm)
-    return Function(definition, ModuleOp([*libm_declarations(libm), tc_def]))
-
-
-def build_artifact(
-    function: Function, binding: Binding, options: MappingOptions | None, backend: str
-) -> Artifact:
+def build_artifact(ir: DefIR, binding: Binding, options: MappingOptions | None, backend: str) -> Artifact:
     """Run the tcir pipeline for `binding` and `options` (None: the backend's
     default lowering) and the backend's code generation up to the artifact."""
-    module = function.lowered(binding, options, backend)
+    return artifact_of(ir.lowered(binding, options, backend), ir.name, backend)
+
+
+def artifact_of(module: ModuleOp, name: str, backend: str) -> Artifact:
+    """The artifact of a module lowered for `backend`, whose entry (host
+    function) is `name`: the backend's code generation."""
     if backend == "cpu":
         from xdsl.dialects import func
 
         from tcir.backends.cpu.jit import function_signature, translate_to_llvm_ir
 
         entry = next(
-            (
-                op
-                for op in module.ops
-                if isinstance(op, func.FuncOp) and op.sym_name.data == function.name
-            ),
+            (op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name),
             None,
         )
         if entry is None:
-            raise TCError(f"cpu backend: no function @{function.name} after lowering")
+            raise TCError(f"cpu backend: no function @{name} after lowering")
         return CpuArtifact.of(translate_to_llvm_ir(module), function_signature(entry))
     if backend == "cuda":
         from tcir.backends.cuda.launch import extract_host_program
         from tcir.backends.cuda.printer import print_cuda
 
-        return CudaArtifact(print_cuda(module), extract_host_program(module, function.name))
+        return CudaArtifact(print_cuda(module), extract_host_program(module, name))
     if backend == "cuda-sim":
         from tcir.backends.cuda.launch import extract_host_program
         from tcir.passmanager import print_ir
 
-        return CudaSimArtifact(print_ir(module), extract_host_program(module, function.name))
+        return CudaSimArtifact(print_ir(module), extract_host_program(module, name))
     raise TCError(f"unknown backend '{backend}'")
 
 

@@ -97,34 +97,47 @@ class MappingOptions:
         except TypeError as e:
             raise TCError(f"MappingOptions: {e}") from None
 
-    def schedule_passes(self) -> list[str]:
-        """The polyhedral passes these options imply, up to scheduling and tiling."""
-        schedule = (
+    @property
+    def scheduler_key(self) -> tuple[str, bool, bool]:
+        """The options `poly-schedule` depends on: candidates that share them
+        share the schedule."""
+        return (self.fusion, self.allow_skewing, self.positive_coefficients)
+
+    def schedule_pass(self) -> str:
+        """The `poly-schedule` pass of these options."""
+        return (
             f"poly-schedule{{fusion={self.fusion} "
             f"allow-skewing={str(self.allow_skewing).lower()} "
             f"positive-coefficients={str(self.positive_coefficients).lower()}}}"
         )
-        passes = ["convert-tc-to-poly", schedule]
+
+    def schedule_passes(self) -> list[str]:
+        """The polyhedral passes these options imply, up to scheduling and tiling."""
+        return ["convert-tc-to-poly", self.schedule_pass(), *self.tiling_passes()]
+
+    def tiling_passes(self) -> list[str]:
+        """Tiling, sinking and unrolling: what follows the schedule on every backend."""
+        passes = []
         if self.tile:
             passes += [f"poly-tile{{sizes={','.join(map(str, self.tile))}}}", "poly-sink"]
         if self.unroll > 1:
             passes.append(f"poly-unroll{{factor={self.unroll}}}")
         return passes
 
+    def backend_passes(self, backend: str) -> list[str]:
+        """What lowers the tiled scop for `backend`: loops, or GPU kernels."""
+        if backend == "cpu":
+            return ["convert-poly-to-loops"]
+        if backend in GPU_BACKENDS:
+            return self.gpu_passes()
+        raise TCError(f"MappingOptions: no pipeline for backend '{backend}'")
+
     def pipeline(self, sizes: dict[str, int] | None = None, backend: str = "cpu") -> str:
         """The `tcir-opt -p` pipeline for these options (sizes specialized if given)."""
         passes: list[str] = []
         if self.specialize and sizes:
-            text = ",".join(f"{k}={v}" for k, v in sizes.items())
-            passes.append(f'tc-specialize{{sizes="{text}"}}')
-        passes += self.schedule_passes()
-        if backend == "cpu":
-            passes.append("convert-poly-to-loops")
-        elif backend in GPU_BACKENDS:
-            passes += self.gpu_passes()
-        else:
-            raise TCError(f"MappingOptions: no pipeline for backend '{backend}'")
-        return ",".join(passes)
+            passes.append(specialize_pass(sizes))
+        return ",".join([*passes, *self.schedule_passes(), *self.backend_passes(backend)])
 
     def gpu_passes(self) -> list[str]:
         """Mapping to blocks and threads (empty sizes let the pass choose: one
@@ -150,3 +163,9 @@ class MappingOptions:
 
 
 DEFAULT = MappingOptions()
+
+
+def specialize_pass(sizes: dict[str, int]) -> str:
+    """`tc-specialize` to these sizes."""
+    text = ",".join(f"{name}={value}" for name, value in sizes.items())
+    return f'tc-specialize{{sizes="{text}"}}'

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from tcir.errors import KernelFault, TCError
-from tcir.tuner.options import DEFAULT, MappingOptions
+from tcir.compiler.options import DEFAULT, MappingOptions
 
 PROBLEMS: dict[str, dict[str, int]] = {
     "1LUT": {"E1": 23, "D": 13, "B": 7, "L1": 5},

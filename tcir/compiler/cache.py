@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcir.errors import TCError
-from tcir.tuner.artifacts import Artifact, artifact_from_json
-from tcir.tuner.canonical import ProblemKey
-from tcir.tuner.options import MappingOptions
+from tcir.compiler.artifacts import Artifact, artifact_from_json
+from tcir.compiler.canonical import ProblemKey
+from tcir.compiler.options import MappingOptions
 
 if TYPE_CHECKING:
     from typing_extensions import Self

@@ -13,18 +13,18 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from tcir.compiler.artifacts import Artifact, build_artifact, loaded, target_architecture
+from tcir.compiler.cache import CompilationCache, default_cache_dir
+from tcir.compiler.canonical import ProblemKey
+from tcir.compiler.options import MappingOptions
 from tcir.errors import TCError
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.signature import Binding
-from tcir.tuner.artifacts import Artifact, build_artifact, loaded, target_architecture
-from tcir.tuner.cache import CompilationCache, default_cache_dir
-from tcir.tuner.canonical import ProblemKey
-from tcir.tuner.options import MappingOptions
 
 if TYPE_CHECKING:
-    from tcir.api import Function
+    from tcir.compiler.lowering import DefIR
 
-log = logging.getLogger("tcir.tuner.tune")
+log = logging.getLogger(__name__)
 
 
 @functools.cache
@@ -63,19 +63,19 @@ def best_options(
 
 
 def compile_cached(
-    function: Function,
+    ir: DefIR,
     binding: Binding,
     options: MappingOptions | None,
     backend: str,
     cache: CompilationCache | str | os.PathLike[str] | None = None,
 ) -> Callable[..., None]:
-    """`function` compiled for `binding` and `options` (None: the backend's
+    """The def of `ir` compiled for `binding` and `options` (None: the backend's
     default lowering), loaded from the cache when it holds the code, else
     compiled and stored. An unusable cache only costs the compilation."""
     key: ProblemKey | None = None
     store: CompilationCache | None = None
     try:
-        key = ProblemKey.of(function.definition, binding.sizes, target_architecture(backend))
+        key = ProblemKey.of(ir.definition, binding.sizes, target_architecture(backend))
         store = open_cache(cache)
         artifact = store.get_code(key, options)
     except (sqlite3.Error, OSError, TCError) as e:
@@ -92,7 +92,7 @@ def compile_cached(
             if completed is not artifact:  # e.g. NVRTC compiled the cubin it lacked
                 _store(store, key, options, completed)
             return kernel
-    artifact = build_artifact(function, binding, options, backend)
+    artifact = build_artifact(ir, binding, options, backend)
     kernel = artifact.load()
     if store is not None and key is not None:
         _store(store, key, options, loaded(artifact, kernel))
