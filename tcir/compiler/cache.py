@@ -68,8 +68,20 @@ def _package_version() -> str:
         return "dev"
 
 
-VERSION = f"{SCHEMA_VERSION}/{_package_version()}"
-"""Rows written by another schema or tcir version are not trusted."""
+def _source_stamp() -> str:
+    """A digest of the compiler's own files (names, sizes, modification
+    times): code built by an edited tcir of the same version is not reused.
+    (Reading the files would cost more than a whole cache hit may.)"""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        status = path.stat()
+        digest.update(f"{path.relative_to(root)}:{status.st_size}:{status.st_mtime_ns};".encode())
+    return digest.hexdigest()[:12]
+
+
+VERSION = f"{SCHEMA_VERSION}/{_package_version()}/{_source_stamp()}"
+"""Rows written by another schema, tcir version or tcir build are not trusted."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -175,6 +175,18 @@ class Stmt:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SizeCheck:
+    """A bounds condition that holds for some sizes only, checked when they are
+    bound: the sizes are wrong where they lie in `bad` (isl set text over the
+    placeholders of `names`, which maps each to its size)."""
+
+    bad: str
+    names: dict[str, str]
+    message: str
+    loc: SourceLocation
+
+
+@dataclass(frozen=True, kw_only=True)
 class CheckedDef:
     """A parsed, checked TC function with inferred ranges and shapes.
 
@@ -191,6 +203,8 @@ class CheckedDef:
     outputs: list[Param]
     temporaries: list[Param]
     stmts: list[Stmt]
+    size_checks: list[SizeCheck] = field(default_factory=list)
+    """Subscripts in bounds only for some sizes (see `SizeCheck`)."""
 
     def tensor(self, name: str) -> Param:
         """The input, output or temporary called `name` (KeyError if none)."""

@@ -293,6 +293,41 @@ def _nonnegative(e: Lin) -> bool:
     return bool(isl.Set(f"[{', '.join(params)}] -> {{ : {cond} }}").is_empty())
 
 
+def out_of_bounds_sizes(
+    sub: Lin, extent: Lin, ranges: dict[str, tuple[Lin, Lin]]
+) -> tuple[str, dict[str, str], bool] | None:
+    """The sizes for which `sub` leaves `[0, extent)` for some values of the
+    indices of `ranges` (`lo <= i < hi`): isl set text whose parameters are
+    placeholders, the size name of each placeholder, and whether that is
+    every size >= 1; None when `sub` stays within bounds for all sizes >= 1.
+    ValueError when a part is not affine (a product of sizes)."""
+    import islpy as isl
+
+    names: dict[str, str] = {}
+    opaque: dict[Mono, str] = {}
+    conditions = []
+    for index, (lo, hi) in ranges.items():
+        if index in set(sub.names()):
+            i = _isl_text(Lin.atom(index), names, opaque)
+            conditions.append(f"{_isl_text(lo, names, opaque)} <= {i} < {_isl_text(hi, names, opaque)}")
+    text = _isl_text(sub, names, opaque)
+    conditions.append(f"({text} < 0 or {text} >= {_isl_text(extent, names, opaque)})")
+    if opaque:
+        raise ValueError(f"'{sub}' is not affine in the sizes")
+    sizes = [n for n in names if n not in ranges]
+    positive = [f"{names[n]} >= 1" for n in sizes]
+    params = ", ".join(names.values())
+    bad = isl.Set(f"[{params}] -> {{ : {' and '.join([*conditions, *positive])} }}")
+    for index in ranges:
+        if index in names:
+            bad = bad.project_out(isl.dim_type.param, bad.find_dim_by_name(isl.dim_type.param, names[index]), 1)
+    if bad.is_empty():
+        return None
+    valid = isl.Set(f"[{', '.join(names[n] for n in sizes)}] -> {{ : {' and '.join(positive) or 'true'} }}")
+    always = valid.align_params(bad.get_space()).subtract(bad).is_empty()
+    return str(bad), {names[n]: n for n in sizes}, always
+
+
 def _isl_text(e: Lin, names: dict[str, str], opaque: dict[Mono, str]) -> str:
     parts = []
     for mono, c in e.terms:

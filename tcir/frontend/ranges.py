@@ -11,9 +11,14 @@ tensor written, once known.
 
 A statement whose LHS indices stay unconstrained (`C(i) = 0` before
 `C(i) += A(i,k) * x(k)`) is inferred again after the whole def, from the shape
-the later statements give to its tensor. A tensor's dimension takes the upper
-bound of the LHS index that first defines it; that index must start at 0
-(otherwise it is a RangeError: the tensor would have undefined elements).
+the later statements give to its tensor. A tensor's dimension is the range of
+the LHS index that first defines it, as in TC (which infers Halide buffers'
+mins and extents): its extent is `hi - lo`, and its elements are the index's
+values from `lo` on, its origin. `O(i) = I(i - 1)` gives `O` of `I_0`
+elements, `O[k]` being the element written at `i = k + 1`. The checked def
+is then rewritten so that every tensor starts at 0: a statement writing a
+tensor of origin `o` runs its LHS index over `[lo - o, hi - o)` (its uses
+become `i + o`), and every access subtracts the origin from its subscript.
 
 Bounds are closed-form: the minimum (maximum) of several candidate bounds must be
 one of them for all sizes >= 1 (decided with isl); otherwise the range is ambiguous
@@ -22,12 +27,14 @@ and a `where` clause is required.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from xdsl.ir.affine import AffineExpr
 
 from tcir.errors import RangeError, SourceLocation
 
 from . import ast as A
-from .linear import Div, Lin, provably_le
+from .linear import Div, Lin, out_of_bounds_sizes, provably_le
 from .sema import DefFacts, StmtFacts
 from .source import Source
 
@@ -42,9 +49,19 @@ class RangeInference:
         self.src = src
         self.facts = facts
         self.shapes: dict[str, list[Lin | None]] = {}
+        self.size_checks: list[A.SizeCheck] = []
+        self.origins: dict[str, list[Lin]] = {}
+        """Where each tensor's dimensions start (0 but for outputs and temporaries
+        whose defining index does not start at 0)."""
         for name, sym in facts.symbols.items():
             if sym.kind in ("input", "output", "temp"):
                 self.shapes[name] = list(sym.dims) if sym.dims is not None else [None] * (sym.rank or 0)
+                self.origins[name] = [Lin.const(0)] * len(self.shapes[name])
+
+    @property
+    def shifted(self) -> bool:
+        """Whether some tensor does not start at 0."""
+        return any(o.const_value != 0 for origins in self.origins.values() for o in origins)
 
     def error(self, message: str, loc: SourceLocation, length: int) -> RangeError:
         return RangeError(message, loc, self.src.text, length)
@@ -84,11 +101,8 @@ class RangeInference:
             if shape[d] is not None or idx not in ranges:
                 continue
             lo, hi = ranges[idx]
-            if lo.const_value != 0:
-                loc, length = sf.first_use[idx]
-                raise self.error(f"range of index '{idx}' starts at {lo}, not 0; it defines dimension "
-                                 f"{d} of '{sf.lhs}', which must start at 0", loc, length)
-            shape[d] = hi
+            shape[d] = hi - lo
+            self.origins[sf.lhs][d] = lo
 
     # -- one statement -----------------------------------------------------------
     def constraints(self, sf: StmtFacts) -> list[Constraint]:
@@ -98,11 +112,12 @@ class RangeInference:
             ext = self.shapes[sf.lhs][d]
             if ext is not None:
                 loc, length = sf.first_use[idx]
-                out.append((Lin.atom(idx), ext, loc, length, sf.lhs))
+                out.append((Lin.atom(idx) - self.origins[sf.lhs][d], ext, loc, length, sf.lhs))
         for acc in sf.accesses:
-            for sub, ext in zip(acc.subscripts, self.shapes[acc.tensor]):
+            origins = self.origins[acc.tensor]
+            for sub, ext, origin in zip(acc.subscripts, self.shapes[acc.tensor], origins):
                 if sub is not None and ext is not None:
-                    out.append((sub, ext, acc.loc, acc.length, acc.tensor))
+                    out.append((sub - origin, ext, acc.loc, acc.length, acc.tensor))
         return out
 
     def statement(self, sf: StmtFacts) -> tuple[dict[str, Range], list[str]]:
@@ -142,18 +157,30 @@ class RangeInference:
         return resolved, order
 
     def check_in_bounds(self, sf: StmtFacts, constraints: list[Constraint], resolved: dict[str, Range], indices: set[str]) -> None:
-        """Accesses that inferred nothing must still stay within bounds."""
+        """Accesses that inferred nothing must still stay within bounds: an
+        error now if they leave them for every size, a `SizeCheck` for the
+        call to make if for some sizes only (`output(l) = input(index(l))
+        where l in 0:2` needs `index` of 2 elements or more)."""
         for sub, ext, loc, length, tensor in constraints:
             bounds = _rest_bounds(sub, resolved, indices)
             if bounds is None:
                 continue
             low, high = bounds
-            if not (provably_le(Lin.const(0), low) and provably_le(high, ext - 1)):
-                used = ", ".join(f"{n} in [{resolved[n][0]}, {resolved[n][1]})"
-                                 for n in sorted(set(sub.names()) & indices))
-                raise self.error(
-                    f"subscript '{sub}' of '{tensor}' may be out of bounds [0, {ext}) for the "
-                    f"inferred ranges {used}; add a where clause", loc, length)
+            if provably_le(Lin.const(0), low) and provably_le(high, ext - 1):
+                continue
+            used = ", ".join(f"{n} in [{resolved[n][0]}, {resolved[n][1]})"
+                             for n in sorted(set(sub.names()) & indices))
+            message = f"subscript '{sub}' of '{tensor}' is out of bounds [0, {ext}) for the inferred ranges {used}"
+            try:
+                found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in set(sub.names()) & indices})
+            except ValueError:
+                found = ("", {}, True)
+            if found is None:
+                continue
+            bad, names, always = found
+            if always:
+                raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where clause", loc, length)
+            self.size_checks.append(A.SizeCheck(bad=bad, names=names, message=message, loc=loc))
 
     def check_nonempty(self, sf: StmtFacts, v: str, lo: Lin, hi: Lin) -> None:
         if provably_le(hi, lo):
@@ -230,6 +257,44 @@ def _rest_bounds(rest: Lin, resolved: dict[str, Range],
     return lo_terms, hi_terms
 
 
+def _value(lin: Lin, sizes: list[str], loc: SourceLocation) -> A.Expr:
+    """An int32 expression of sizes with the value of `lin`."""
+    const = lin.const_value
+    if const is not None:
+        return A.Const(value=const, type="int32", loc=loc)
+    expr = lin.to_affine((), sizes)
+    assert expr is not None, lin
+    return A.SizeRef(expr=expr, text=str(lin), loc=loc)
+
+
+def _at_origin(e: A.Expr, shifts: dict[str, Lin], origins: dict[str, list[Lin]], sizes: list[str]) -> A.Expr:
+    """`e` with index `i` of `shifts` read as `i + shifts[i]` (the statement's
+    LHS index now starts at 0) and every subscript of a tensor of non-zero
+    origin less that origin (see the module)."""
+
+    def rebuild(node: A.Expr) -> A.Expr:
+        if isinstance(node, A.IndexVar) and node.name in shifts:
+            offset = _value(shifts[node.name], sizes, node.loc)
+            return A.Binary(op="+", a=node, b=offset, type="int32", loc=node.loc)
+        if isinstance(node, A.Access):
+            subscripts = [rebuild(sub) for sub in node.subscripts]
+            for d, origin in enumerate(origins.get(node.tensor, [])):
+                if origin.const_value != 0:
+                    offset = _value(origin, sizes, node.loc)
+                    subscripts[d] = A.Binary(op="-", a=subscripts[d], b=offset, type="int32", loc=node.loc)
+            return replace(node, subscripts=subscripts)
+        kids = {
+            name: rebuild(getattr(node, name))
+            for name in ("x", "a", "b", "c")
+            if isinstance(getattr(node, name, None), A.Expr)
+        }
+        if isinstance(node, A.Call):
+            return replace(node, args=[rebuild(arg) for arg in node.args])
+        return replace(node, **kids) if kids else node
+
+    return rebuild(e)
+
+
 def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
     """Run range inference on a checked def and build the `CheckedDef`."""
     inference = RangeInference(src, facts)
@@ -251,14 +316,22 @@ def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
     stmts = []
     for sf, ranges in zip(facts.stmts, all_ranges):
         st = sf.syntax
+        shifts = {
+            idx: origin
+            for idx, origin in zip(sf.lhs_indices, inference.origins[sf.lhs])
+            if origin.const_value != 0
+        }
+        ranges = {n: (lo - shifts[n], hi - shifts[n]) if n in shifts else (lo, hi) for n, (lo, hi) in ranges.items()}
+        rhs = _at_origin(sf.rhs, shifts, inference.origins, sizes) if shifts or inference.shifted else sf.rhs
         stmts.append(A.Stmt(
             loc=sf.loc, lhs=sf.lhs, lhs_indices=sf.lhs_indices, op=st.op,
             reduction_indices=sf.reduction_indices,
             ranges={n: (affine(ranges[n][0]), affine(ranges[n][1])) for n in sf.first_use},
-            rhs=sf.rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent))
+            rhs=rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent))
     inputs = [param(p.name, p.pos, facts.symbols[p.name].kind == "scalar") for p in facts.inputs]
     outputs = [param(p.name, p.pos) for p in facts.outputs]
     temps = [param(t, facts.symbols[t].pos) for t in facts.temporaries]
     return A.CheckedDef(name=facts.name, loc=facts.loc, size_params=list(sizes),
                         scalar_size_params=set(facts.scalar_size_params), inputs=inputs,
-                        outputs=outputs, temporaries=temps, stmts=stmts)
+                        outputs=outputs, temporaries=temps, stmts=stmts,
+                        size_checks=inference.size_checks)

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineSymExpr
 
-from tcir.errors import ShapeError
-from tcir.frontend.ast import CheckedDef, Param
+from tcir.errors import RangeError, ShapeError
+from tcir.frontend.ast import CheckedDef, Param, SizeCheck
 from tcir.ir.affine import substitute
 
 NUMPY_DTYPES: dict[str, Any] = {
@@ -115,6 +115,8 @@ def bind(definition: CheckedDef, args: Sequence[Any]) -> Binding:
                 f"{_describe(definition, index)} must have shape {expected_shape}, "
                 f"got {tuple(arg.shape)}"
             )
+    for check in definition.size_checks:
+        _check_sizes(check, sizes)
     for param in (*definition.outputs, *definition.temporaries):
         shape = binding.shape(definition, param)
         if any(extent < 0 for extent in shape):
@@ -123,6 +125,19 @@ def bind(definition: CheckedDef, args: Sequence[Any]) -> Binding:
                 f"for sizes {dict(sizes)}"
             )
     return binding
+
+
+def _check_sizes(check: SizeCheck, sizes: dict[str, int]) -> None:
+    """A bounds condition that the def's text leaves to the sizes (RangeError if broken)."""
+    import islpy as isl
+
+    bad = isl.Set(check.bad)
+    for placeholder, name in check.names.items():
+        position = bad.find_dim_by_name(isl.dim_type.param, placeholder)
+        bad = bad.fix_val(isl.dim_type.param, position, isl.Val.int_from_si(bad.get_ctx(), sizes[name]))
+    if not bad.is_empty():
+        shown = ", ".join(f"{name}={sizes[name]}" for name in check.names.values())
+        raise RangeError(f"{check.message}, with {shown}", check.loc)
 
 
 def scalar_value(arg: Any) -> Any:

@@ -168,3 +168,30 @@ def test_zero_dim_tensors_without_parentheses(backend):
     np.testing.assert_allclose(b, a / a.sum(), rtol=1e-6)
     assert s.shape == () and float(s) == a.sum()
     assert float(mod.smallest(a, backend=backend)) == 1.0
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda-sim"])
+def test_tensors_with_an_origin_as_in_tc(backend):
+    """TC's mins and extents: the shifted copy is a copy; the padded
+    convolution of TC's inference tests reads `pad` at logical indices."""
+    mod = tcir.define("""
+    def shift(float(N) I) -> (O) { O(i) = I(i - 1) }
+    def convolution(float(N,C,H,W) I, float(M,C,KH,KW) W1) -> (pad, tmp) {
+      pad(n, c, h, w)  = I(n, c, h - 2 - 3, w - 3 - 4)
+      tmp(n, m, h, w) +=! pad(n, c, 2 * h + kh, 3 * w + kw) * W1(m, c, kh, kw)
+    }
+    """)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(7).astype(np.float32)
+    np.testing.assert_array_equal(mod.shift(x, backend=backend), x)
+    i = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 2)).astype(np.float32)
+    pad, tmp = mod.convolution(i, w, backend=backend)
+    np.testing.assert_array_equal(pad, i)
+    # tmp(n, m, h, w) for h >= 3, w >= 3 (its origin), reading pad(..) = I(.. - 5, .. - 7)
+    expected = np.zeros(tmp.shape)
+    for h in range(tmp.shape[2]):
+        for v in range(tmp.shape[3]):
+            patch = i[:, :, 2 * (h + 3) - 5 : 2 * (h + 3) - 5 + 3, 3 * (v + 3) - 7 : 3 * (v + 3) - 7 + 2]
+            expected[:, :, h, v] = np.einsum("nckl,mckl->nm", patch, w)
+    np.testing.assert_allclose(tmp, expected, rtol=1e-4, atol=1e-4)

@@ -285,7 +285,8 @@ class Promoter:
 
     def promote_private(self, site: Site) -> list[Decision]:
         decisions: list[Decision] = []
-        for group in self._groups(site, True, set()):
+        groups = self._groups(site, True, set())
+        for group in groups:
             tile = group.tile
             if (
                 not group.writes
@@ -293,6 +294,7 @@ class Promoter:
                 or tile is None
                 or tile.elements > MAX_PRIVATE_ELEMENTS
                 or not _thread_exclusive(group.footprint)
+                or self._shared_with_other_threads(site, group, groups)
             ):
                 continue
             indices = self._indices(site, group, tile)
@@ -300,6 +302,23 @@ class Promoter:
                 buffer = self._buffer("private", group, tile.sizes, PRIVATE_SPACE)
                 decisions.append(Decision(site, group, buffer, indices))
         return decisions
+
+    def _shared_with_other_threads(self, site: Site, group: Group, groups: list[Group]) -> bool:
+        """Whether another group of the same tensor touches elements of
+        `group`'s in the tile, on any thread: per-thread footprints of
+        different groups can be disjoint although one thread reads what
+        another wrote (a private copy would hide the write until the end)."""
+        mine = _accesses(group)
+        for other in groups:
+            if other is group or other.refs[0].array != group.refs[0].array:
+                continue
+            theirs = _accesses(other)
+            if mine is None or theirs is None:  # indirect: may touch anything
+                return True
+            ours, others = self._elements(site, mine, False), self._elements(site, theirs, False)
+            if ours is not None and others is not None and not ours.intersect(others).is_empty():
+                return True
+        return False
 
     def promote_shared(self, site: Site, skip: set[Reference]) -> list[Decision]:
         decisions: list[Decision] = []
@@ -555,6 +574,17 @@ class Promoter:
             node = node.graft_after(self._subtree(site, after, shared))
         self.schedule = node.get_schedule()
         self.copies += before + after
+
+
+def _accesses(group: Group) -> isl.UnionMap | None:
+    """`{ S[i] -> T[a] }` of every reference of `group`; None if one is indirect."""
+    result = None
+    for ref in group.refs:
+        if ref.access is None:
+            return None
+        access = isl.UnionMap.from_map(ref.access)
+        result = access if result is None else result.union(access)
+    return result
 
 
 def _without_extensions(node: isl.ScheduleNode) -> isl.ScheduleNode:

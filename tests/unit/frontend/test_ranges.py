@@ -27,10 +27,13 @@ def test_order_of_accesses_does_not_matter() -> None:
 def test_round_solutions_not_substituted_within_the_round(rhs: str) -> None:
     # i and j are both found in round 1, so C(i + j) infers nothing (substituting i
     # within the round would have bounded j by C instead); it is then checked, and
-    # may read out of bounds, whatever the order of the factors.
-    err = expect_error(RangeError, f"def f(float(M) A, float(N) B, float(P) C) -> (O) {{ O(i) +=! {rhs} }}",
-                       1, 61 + rhs.index("C"), "'C'", "out of bounds")
-    assert "i in [0, M), j in [0, N)" in str(err)
+    # reads in bounds only when P >= M + N - 1, whatever the order of the factors:
+    # a check for the call.
+    d = one(f"def f(float(M) A, float(N) B, float(P) C) -> (O) {{ O(i) +=! {rhs} }}")
+    assert ranges(d) == {"i": ("0", "M"), "j": ("0", "N")}
+    (check,) = d.size_checks
+    assert check.message == "subscript 'i + j' of 'C' is out of bounds [0, P) for the inferred ranges i in [0, M), j in [0, N)"
+    assert sorted(check.names.values()) == ["M", "N", "P"]
 
 
 def test_unused_access_checked_when_provably_in_bounds() -> None:
@@ -125,3 +128,38 @@ def test_chained_defs_are_independent() -> None:
                  "def b(float(M) A) -> (O) { O(i) = A(i + 1) }")
     assert a.size_params == ["N"] and b.size_params == ["M"]
     assert [b.format(e) for e in b.outputs[0].dims] == ["M - 1"]
+
+
+def test_tensors_start_where_their_defining_index_starts() -> None:
+    """As in TC (mins and extents of Halide buffers): `O(i) = I(i - 1)` makes
+    `O` of N elements, `O[k]` written at `i = k + 1`; the def is rewritten so
+    that `O` starts at 0 and later reads subtract its origin."""
+    from tcir.frontend import parse
+
+    (d,) = parse("def f(float(N) I) -> (O, P) {\n O(i) = I(i - 1)\n P(j) = O(j) where j in 2:N }")
+    assert d.shape_str("O") == "(N)" and d.shape_str("P") == "(N - 2)"
+    assert ranges(d, 0) == {"i": ("0", "N")}
+    assert ranges(d, 1) == {"j": ("0", "N - 2")}
+    (d,) = parse("def f(float(N, M) I) -> (O) { O(i, j) = I(i, j) where i in 3:N-1 }")
+    assert d.shape_str("O") == "(N - 4, M)"
+
+
+def test_bounds_that_depend_on_the_sizes_are_checked_at_the_call() -> None:
+    """Valid for some sizes only: no error at definition; a RangeError with
+    the actual sizes at a call where the subscript would leave its tensor."""
+    import numpy as np
+    import pytest
+
+    import tcir
+
+    source = "def indexing(float(H, W) input, int32(L) index) -> (output) {\n  output(l, w) = input(index(l), w) where l in 0:2\n}"
+    mod = tcir.define(source, "indexing.tc")
+    (check,) = mod.indexing.definition.size_checks
+    assert set(check.names.values()) == {"L"}
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(mod.indexing(table, np.array([3, 1, 0], np.int32)), table[[3, 1]])
+    with pytest.raises(tcir.RangeError, match=r"^error: indexing.tc:2:\d+: .*|indexing.tc:2:\d+: error: subscript 'l' of 'index' is out of bounds \[0, L\) for the inferred ranges l in \[0, 2\), with L=1"):
+        mod.indexing(table, np.array([3], np.int32))
+    certain = "def f(float(N) A) -> (O) { O(i) = A(i + N) where i in 0:N }"
+    with pytest.raises(tcir.RangeError, match="may be out of bounds"):
+        tcir.define(certain)
