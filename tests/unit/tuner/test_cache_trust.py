@@ -11,7 +11,6 @@ import shutil
 import stat
 import subprocess
 
-import numpy as np
 import pytest
 
 import tcir
@@ -19,7 +18,7 @@ from tcir.compiler.artifacts import build_artifact
 from tcir.compiler.cache import EXPORT_FORMAT, VERSION, CompilationCache
 from tcir.compiler.compiled import compile_cached
 
-from tuner_helpers import SIZES, tmm, tmm_binding, tmm_key
+from tuner_helpers import run_tmm, tmm, tmm_binding, tmm_key
 
 OPTIONS = tcir.MappingOptions(tile=[4, 4, 4])
 
@@ -35,15 +34,6 @@ __attribute__((constructor)) static void pwn(void) {
 }
 void tmm(void *a, void *b, void *c) {}
 """
-
-
-def _run(kernel) -> None:
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((SIZES["M"], SIZES["K"])).astype(np.float32)
-    b = rng.standard_normal((SIZES["N"], SIZES["K"])).astype(np.float32)
-    c = np.full((SIZES["M"], SIZES["N"]), np.nan, np.float32)
-    kernel(a, b, c)
-    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler to build the library")
@@ -77,7 +67,7 @@ def test_a_malicious_export_does_not_load_its_code(tmp_path, monkeypatch):
         assert cache.import_json(json.dumps(document)) == 1, "the measurement only"
         assert cache.best(key) == (OPTIONS, 1e-9), "options and times are data: they come in"
         assert cache.get_code(key, OPTIONS) is None, "code never does"
-        _run(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache))
+        run_tmm(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache))
     assert not marker.exists(), "the library's constructor ran"
 
 
@@ -98,7 +88,7 @@ def test_code_in_a_cache_others_can_write_is_rebuilt(tmp_path, caplog):
         with caplog.at_level(logging.WARNING):
             assert cache.get_code(key, OPTIONS) is None
         assert "is writable by others (mode 777); rebuilding" in caplog.text
-        _run(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache))
+        run_tmm(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache))
         cache.path.parent.chmod(0o700)
         cache.path.chmod(0o666)
         assert cache.untrusted() == f"{cache.path} is writable by others (mode 666)"

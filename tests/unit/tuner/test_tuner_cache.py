@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tuner_helpers import SIZES, TMM, tmm, tmm_binding, tmm_key
+from tuner_helpers import SIZES, TMM, run_tmm, tmm, tmm_binding, tmm_key
 
 import tcir
 from tcir.backends.cuda.runtime import (
@@ -47,15 +47,6 @@ def artifact() -> CpuArtifact:
     return built
 
 
-def _run_tmm(kernel) -> None:
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((SIZES["M"], SIZES["K"])).astype(np.float32)
-    b = rng.standard_normal((SIZES["N"], SIZES["K"])).astype(np.float32)
-    c = np.full((SIZES["M"], SIZES["N"]), np.nan, np.float32)
-    kernel(a, b, c)
-    np.testing.assert_allclose(c, a @ b.T, rtol=1e-5, atol=1e-5)
-
-
 def test_default_location_follows_environment(cache_dir):
     assert default_cache_dir() == cache_dir
     assert CompilationCache().path == cache_dir / FILE_NAME
@@ -67,7 +58,7 @@ def test_code_round_trip(cache, artifact):
     cache.put_code(key, OPTIONS, artifact)
     assert cache.get_code(key, OPTIONS) == artifact
     assert cache.get_code(key, tcir.MappingOptions()) is None
-    _run_tmm(cache.get_code(key, OPTIONS).load())
+    run_tmm(cache.get_code(key, OPTIONS).load())
 
 
 def test_measurements_and_best(cache):
@@ -130,12 +121,12 @@ def test_without_a_c_compiler_code_loads_with_mcjit(monkeypatch):
     monkeypatch.setenv("CC", "/nonexistent/cc")
     built = build_artifact(tmm().def_ir, tmm_binding(), OPTIONS, "cpu")
     assert isinstance(built, CpuArtifact) and built.shared_library is None
-    _run_tmm(built.load())
+    run_tmm(built.load())
 
 
 def test_a_shared_library_that_does_not_load_falls_back_to_mcjit(artifact, caplog):
     broken = dataclasses.replace(artifact, shared_library=b"not a shared library")
-    _run_tmm(broken.load())
+    run_tmm(broken.load())
     assert "cannot load a shared library" in caplog.text
 
 
@@ -167,7 +158,7 @@ def test_foreign_version_entries_are_ignored_and_rebuilt(cache, artifact):
     assert cache.get_code(key, OPTIONS) is None
     assert cache.best(key) is None
     kernel = compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache)
-    _run_tmm(kernel)
+    run_tmm(kernel)
     assert cache.get_code(key, OPTIONS) == artifact, "rebuilt and replaced"
 
 
@@ -189,7 +180,7 @@ def test_uncompilable_cached_code_is_rebuilt(cache, artifact):
     key = tmm_key()
     broken = CpuArtifact("this is not LLVM IR", b"not an object file", artifact.signature)
     cache.put_code(key, OPTIONS, broken)
-    _run_tmm(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache))
+    run_tmm(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", cache))
     assert cache.get_code(key, OPTIONS) == artifact
 
 
@@ -286,7 +277,7 @@ def test_unusable_cache_does_not_break_calls(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache directory should be")
     assert best_options(tmm().definition, SIZES, "cpu", blocker / "cache") is None
-    _run_tmm(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", blocker / "cache"))
+    run_tmm(compile_cached(tmm().def_ir, tmm_binding(), OPTIONS, "cpu", blocker / "cache"))
 
 
 def test_version_string():
