@@ -20,8 +20,7 @@ block `l // T` (`T` threads per block, blocks in the launch's random order).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -41,8 +40,7 @@ class Launch(Protocol):
     def fault(self, kind: str, message: str) -> None: ...
 
 
-@dataclass(frozen=True)
-class Access:
+class Access(NamedTuple):
     """One logged load or store: the lanes doing it, the flat offset each
     touches (one number for all), their barrier epochs and the op (`site`)."""
 
@@ -93,12 +91,12 @@ class Buffer:
     def offset(self, lanes: np.ndarray, index: tuple[Any, ...], site: int) -> Any:
         """The flat offset of `index` for each lane; out of bounds raises."""
         offset: Any = 0
-        for dim, (i, extent, stride) in enumerate(zip(index, self.shape, self.strides)):
+        for i, extent, stride in zip(index, self.shape, self.strides):
             if type(i) is np.ndarray:
                 if i.min() < 0 or i.max() >= extent:
-                    self.out_of_bounds(lanes, index, dim, site)
+                    self.out_of_bounds(lanes, index, site)
             elif not 0 <= i < extent:
-                self.out_of_bounds(lanes, index, dim, site)
+                self.out_of_bounds(lanes, index, site)
             offset = offset + (i if stride == 1 else i * stride)
         if self.kind == GLOBAL:
             return offset
@@ -132,9 +130,11 @@ class Buffer:
         index = np.unravel_index(int(offset) % max(self.size, 1), self.shape) if self.shape else ()
         return "[" + ", ".join(str(int(i)) for i in index) + "]"
 
-    def out_of_bounds(self, lanes: np.ndarray, index: tuple[Any, ...], dim: int, site: int) -> None:
-        values = np.broadcast_to(index[dim], lanes.shape)
-        lane = int(np.flatnonzero((values < 0) | (values >= self.shape[dim]))[0])
+    def out_of_bounds(self, lanes: np.ndarray, index: tuple[Any, ...], site: int) -> None:
+        bad = np.zeros(lanes.shape, bool)
+        for i, extent in zip(index, self.shape):
+            bad |= (np.asarray(i) < 0) | (np.asarray(i) >= extent)
+        lane = int(np.flatnonzero(bad)[0])
         shown = ", ".join(str(int(np.broadcast_to(i, lanes.shape)[lane])) for i in index)
         self.launch.fault(
             "bounds",
@@ -158,12 +158,20 @@ class Buffer:
         blocks) in the log, then clear it."""
         if not self.log:
             return
-        log, self.log = self.log, []
+        # Accesses at one offset for all their lanes (uniform indices) first,
+        # then the others: each group in a few numpy calls however long the log.
+        log = sorted(self.log, key=lambda a: type(a.offsets) is np.ndarray)
+        self.log = []
+        sizes = np.array([a.lanes.size for a in log])
+        uniform = sum(type(a.offsets) is not np.ndarray for a in log)
         lanes = np.concatenate([a.lanes for a in log])
-        offsets = np.concatenate([np.broadcast_to(a.offsets, a.lanes.shape) for a in log])
+        offsets = np.concatenate(
+            [np.repeat(np.array([a.offsets for a in log[:uniform]], np.int64), sizes[:uniform])]
+            + [a.offsets for a in log[uniform:]]
+        )
         epochs = np.concatenate([a.epochs for a in log])
-        writes = np.concatenate([np.full(a.lanes.shape, a.write) for a in log])
-        entries = np.repeat(np.arange(len(log)), [a.lanes.size for a in log])
+        writes = np.repeat(np.array([a.write for a in log]), sizes)
+        entries = np.repeat(np.arange(len(log)), sizes)
         blocks = lanes // self.launch.threads
         if self.kind == GLOBAL:
             pair = find_conflict((offsets,), blocks, writes)
