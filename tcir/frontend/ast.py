@@ -89,11 +89,14 @@ class Binary(Expr):
 
 @dataclass(frozen=True, kw_only=True)
 class Ternary(Expr):
-    """`c ? a : b` with a bool condition; `a` and `b` have the result type."""
+    """`c ? a : b` with a bool condition; `a` and `b` have the result type.
+    `guarded`: a branch reads a tensor in bounds only where it is taken
+    (`rf - D >= 0 ? Data(rf - D) : 0`), so only the branch taken may run."""
 
     c: Expr
     a: Expr
     b: Expr
+    guarded: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

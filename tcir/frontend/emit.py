@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -220,8 +220,19 @@ class ExprEmitter:
         return self.insert(ops[e.op](a, b))
 
     def _ternary(self, e: A.Ternary) -> SSAValue:
-        c, a, b = self.emit(e.c), self.emit(e.a), self.emit(e.b)
-        return self.insert(arith.SelectOp(c, a, b))
+        if not e.guarded:
+            c, a, b = self.emit(e.c), self.emit(e.a), self.emit(e.b)
+            return self.insert(arith.SelectOp(c, a, b))
+        # A read in a branch is in bounds only when the branch is taken:
+        # only the branch taken runs.
+        c = self.emit(e.c)
+        regions = []
+        for branch in (e.a, e.b):
+            block = Block()
+            inner = ExprEmitter(Builder(InsertPoint.at_end(block)), self.definition, self.tensors, self.indices, self.libm)
+            block.add_op(scf.YieldOp(inner.emit(branch)))
+            regions.append(Region(block))
+        return self.insert(scf.IfOp(c, [scalar_type(e.type)], regions[0], regions[1]))
 
     def _cast(self, e: A.Cast) -> SSAValue:
         x = self.emit(e.x)

@@ -294,10 +294,11 @@ def _nonnegative(e: Lin) -> bool:
 
 
 def out_of_bounds_sizes(
-    sub: Lin, extent: Lin, ranges: dict[str, tuple[Lin, Lin]]
+    sub: Lin, extent: Lin, ranges: dict[str, tuple[Lin, Lin]], guards: Sequence[Lin] = ()
 ) -> tuple[str, dict[str, str], bool] | None:
     """The sizes for which `sub` leaves `[0, extent)` for some values of the
-    indices of `ranges` (`lo <= i < hi`): isl set text whose parameters are
+    indices of `ranges` (`lo <= i < hi`) where every one of `guards` is >= 0
+    (the conditions a read is made under): isl set text whose parameters are
     placeholders, the size name of each placeholder, and whether that is
     every size >= 1; None when `sub` stays within bounds for all sizes >= 1.
     ValueError when a part is not affine (a product of sizes)."""
@@ -305,11 +306,10 @@ def out_of_bounds_sizes(
 
     names: dict[str, str] = {}
     opaque: dict[Mono, str] = {}
-    conditions = []
+    conditions = [f"{_isl_text(guard, names, opaque)} >= 0" for guard in guards]
     for index, (lo, hi) in ranges.items():
-        if index in set(sub.names()):
-            i = _isl_text(Lin.atom(index), names, opaque)
-            conditions.append(f"{_isl_text(lo, names, opaque)} <= {i} < {_isl_text(hi, names, opaque)}")
+        i = _isl_text(Lin.atom(index), names, opaque)
+        conditions.append(f"{_isl_text(lo, names, opaque)} <= {i} < {_isl_text(hi, names, opaque)}")
     text = _isl_text(sub, names, opaque)
     conditions.append(f"({text} < 0 or {text} >= {_isl_text(extent, names, opaque)})")
     if opaque:
@@ -319,8 +319,7 @@ def out_of_bounds_sizes(
     params = ", ".join(names.values())
     bad = isl.Set(f"[{params}] -> {{ : {' and '.join([*conditions, *positive])} }}")
     for index in ranges:
-        if index in names:
-            bad = bad.project_out(isl.dim_type.param, bad.find_dim_by_name(isl.dim_type.param, names[index]), 1)
+        bad = bad.project_out(isl.dim_type.param, bad.find_dim_by_name(isl.dim_type.param, names[index]), 1)
     if bad.is_empty():
         return None
     valid = isl.Set(f"[{', '.join(names[n] for n in sizes)}] -> {{ : {' and '.join(positive) or 'true'} }}")

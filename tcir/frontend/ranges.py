@@ -35,11 +35,15 @@ from tcir.errors import RangeError, SourceLocation
 
 from . import ast as A
 from .linear import Div, Lin, out_of_bounds_sizes, provably_le
+from .subscripts import condition_constraints
 from .sema import DefFacts, StmtFacts
 from .source import Source
 
 Range = tuple[Lin, Lin]
-Constraint = tuple[Lin, Lin, SourceLocation, int, str]
+Guards = tuple[tuple[A.Ternary, bool], ...]
+Constraint = tuple[Lin, Lin, SourceLocation, int, str, Guards]
+"""0 <= subscript < extent for an access at loc (length) of a tensor, under
+the ternary branches `Guards` it sits in."""
 
 
 class RangeInference:
@@ -50,6 +54,8 @@ class RangeInference:
         self.facts = facts
         self.shapes: dict[str, list[Lin | None]] = {}
         self.size_checks: list[A.SizeCheck] = []
+        self.guarded: set[int] = set()
+        """Ternaries (by id) that a read needs to be evaluated lazily."""
         self.origins: dict[str, list[Lin]] = {}
         """Where each tensor's dimensions start (0 but for outputs and temporaries
         whose defining index does not start at 0)."""
@@ -112,12 +118,12 @@ class RangeInference:
             ext = self.shapes[sf.lhs][d]
             if ext is not None:
                 loc, length = sf.first_use[idx]
-                out.append((Lin.atom(idx) - self.origins[sf.lhs][d], ext, loc, length, sf.lhs))
+                out.append((Lin.atom(idx) - self.origins[sf.lhs][d], ext, loc, length, sf.lhs, ()))
         for acc in sf.accesses:
             origins = self.origins[acc.tensor]
             for sub, ext, origin in zip(acc.subscripts, self.shapes[acc.tensor], origins):
                 if sub is not None and ext is not None:
-                    out.append((sub - origin, ext, acc.loc, acc.length, acc.tensor))
+                    out.append((sub - origin, ext, acc.loc, acc.length, acc.tensor, acc.guards))
         return out
 
     def statement(self, sf: StmtFacts) -> tuple[dict[str, Range], list[str]]:
@@ -161,7 +167,7 @@ class RangeInference:
         error now if they leave them for every size, a `SizeCheck` for the
         call to make if for some sizes only (`output(l) = input(index(l))
         where l in 0:2` needs `index` of 2 elements or more)."""
-        for sub, ext, loc, length, tensor in constraints:
+        for sub, ext, loc, length, tensor, guards in constraints:
             bounds = _rest_bounds(sub, resolved, indices)
             if bounds is None:
                 continue
@@ -171,11 +177,19 @@ class RangeInference:
             used = ", ".join(f"{n} in [{resolved[n][0]}, {resolved[n][1]})"
                              for n in sorted(set(sub.names()) & indices))
             message = f"subscript '{sub}' of '{tensor}' is out of bounds [0, {ext}) for the inferred ranges {used}"
+            conditions = [
+                lin
+                for ternary, taken in guards
+                for lin in condition_constraints(ternary.c, taken, self.facts.size_params) or []
+            ]
+            names = set(sub.names()).union(*(c.names() for c in conditions)) & indices
             try:
-                found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in set(sub.names()) & indices})
+                found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions)
             except ValueError:
                 found = ("", {}, True)
             if found is None:
+                if conditions:  # in bounds thanks to the conditions: they must be evaluated first
+                    self.guarded.update(id(ternary) for ternary, _ in guards)
                 continue
             bad, names, always = found
             if always:
@@ -267,12 +281,17 @@ def _value(lin: Lin, sizes: list[str], loc: SourceLocation) -> A.Expr:
     return A.SizeRef(expr=expr, text=str(lin), loc=loc)
 
 
-def _at_origin(e: A.Expr, shifts: dict[str, Lin], origins: dict[str, list[Lin]], sizes: list[str]) -> A.Expr:
+def _at_origin(
+    e: A.Expr, shifts: dict[str, Lin], origins: dict[str, list[Lin]], sizes: list[str], guarded: set[int]
+) -> A.Expr:
     """`e` with index `i` of `shifts` read as `i + shifts[i]` (the statement's
-    LHS index now starts at 0) and every subscript of a tensor of non-zero
-    origin less that origin (see the module)."""
+    LHS index now starts at 0), every subscript of a tensor of non-zero
+    origin less that origin (see the module), and the ternaries of `guarded`
+    (ids) marked so."""
 
     def rebuild(node: A.Expr) -> A.Expr:
+        if isinstance(node, A.Ternary) and id(node) in guarded:
+            return replace(node, c=rebuild(node.c), a=rebuild(node.a), b=rebuild(node.b), guarded=True)
         if isinstance(node, A.IndexVar) and node.name in shifts:
             offset = _value(shifts[node.name], sizes, node.loc)
             return A.Binary(op="+", a=node, b=offset, type="int32", loc=node.loc)
@@ -322,7 +341,8 @@ def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
             if origin.const_value != 0
         }
         ranges = {n: (lo - shifts[n], hi - shifts[n]) if n in shifts else (lo, hi) for n, (lo, hi) in ranges.items()}
-        rhs = _at_origin(sf.rhs, shifts, inference.origins, sizes) if shifts or inference.shifted else sf.rhs
+        rewrite = shifts or inference.shifted or inference.guarded
+        rhs = _at_origin(sf.rhs, shifts, inference.origins, sizes, inference.guarded) if rewrite else sf.rhs
         stmts.append(A.Stmt(
             loc=sf.loc, lhs=sf.lhs, lhs_indices=sf.lhs_indices, op=st.op,
             reduction_indices=sf.reduction_indices,

@@ -15,7 +15,7 @@ from .dtypes import INTEGER_PRESERVING, SCALAR_TYPES, BUILTINS, builtin_name, is
     is_integral, is_narrowing, promote
 from .linear import Lin
 from .source import Source
-from .subscripts import expr_to_lin, measure, walk
+from .subscripts import expr_to_lin, guarded_walk, measure, walk
 
 NUMPY_FLOATS = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 
@@ -40,12 +40,14 @@ class Symbol:
 
 @dataclass(frozen=True)
 class AccessFact:
-    """A tensor access for range inference: one `Lin` per subscript (None: not affine)."""
+    """A tensor access for range inference: one `Lin` per subscript (None: not
+    affine), and the ternaries it sits in, with the branch (`guards`)."""
 
     tensor: str
     subscripts: list[Lin | None]
     loc: SourceLocation
     length: int
+    guards: tuple[tuple[A.Ternary, bool], ...] = ()
 
 
 @dataclass
@@ -232,8 +234,8 @@ class DefChecker:
         for e in (rhs, *exists):
             self.check_literals(e)
         self.written.add(st.lhs)
-        accesses = [self.access_fact(e) for x in (rhs, *exists) for e in walk(x)
-                    if isinstance(e, A.Access)]
+        accesses = [self.access_fact(e, guards) for x in (rhs, *exists)
+                    for e, guards in guarded_walk(x) if isinstance(e, A.Access)]
         return StmtFacts(st, self.src.loc(st.pos), st.lhs, lhs_indices, reduction, rhs, accesses,
                          where_ranges, first_use)
 
@@ -296,9 +298,9 @@ class DefChecker:
             self.dtypes[st.lhs] = target
         return self.conv(rhs, target)
 
-    def access_fact(self, e: A.Access) -> AccessFact:
+    def access_fact(self, e: A.Access, guards: tuple[tuple[A.Ternary, bool], ...] = ()) -> AccessFact:
         return AccessFact(e.tensor, [expr_to_lin(s, self.sizes) for s in e.subscripts], e.loc,
-                          len(e.tensor))
+                          len(e.tensor), guards)
 
     # -- range bounds ------------------------------------------------------------
     def bound(self, n: S.Node) -> Lin:

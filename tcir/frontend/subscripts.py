@@ -59,6 +59,43 @@ def walk(e: A.Expr) -> Iterator[A.Expr]:
         stack.extend(reversed(children(node)))
 
 
+def guarded_walk(e: A.Expr) -> Iterator[tuple[A.Expr, tuple[tuple[A.Ternary, bool], ...]]]:
+    """As `walk`, each node with the ternaries whose branch it sits in
+    (outermost first; True for the `a` branch, False for `b`)."""
+    stack: list[tuple[A.Expr, tuple[tuple[A.Ternary, bool], ...]]] = [(e, ())]
+    while stack:
+        node, guards = stack.pop()
+        yield node, guards
+        if isinstance(node, A.Ternary):
+            stack.extend([(node.b, (*guards, (node, False))), (node.a, (*guards, (node, True))), (node.c, guards)])
+        else:
+            stack.extend((child, guards) for child in reversed(children(node)))
+
+
+def condition_constraints(c: A.Expr, taken: bool, size_params: Sequence[str]) -> list[Lin] | None:
+    """`c` (or its negation when not `taken`) as `lin >= 0` constraints when it
+    is a conjunction of affine comparisons of integers; None otherwise."""
+    if isinstance(c, A.Binary) and c.op == "&&" and taken:
+        a = condition_constraints(c.a, True, size_params)
+        b = condition_constraints(c.b, True, size_params)
+        return None if a is None or b is None else a + b
+    if isinstance(c, A.Binary) and c.op == "||" and not taken:
+        a = condition_constraints(c.a, False, size_params)
+        b = condition_constraints(c.b, False, size_params)
+        return None if a is None or b is None else a + b
+    if isinstance(c, A.Unary) and c.op == "!":
+        return condition_constraints(c.x, not taken, size_params)
+    if not (isinstance(c, A.Binary) and c.op in ("<", "<=", ">", ">=", "==", "!=")):
+        return None
+    a, b = expr_to_lin(c.a, size_params), expr_to_lin(c.b, size_params)
+    if a is None or b is None:
+        return None
+    op = c.op if taken else {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}[c.op]
+    return {
+        ">=": [a - b], ">": [a - b - 1], "<=": [b - a], "<": [b - a - 1], "==": [a - b, b - a],
+    }.get(op)
+
+
 def children(e: A.Expr) -> list[A.Expr]:
     """The operand expressions of `e`, in source order."""
     if isinstance(e, A.Access):

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     AnyFloat,
@@ -29,7 +29,8 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 from xdsl.ir.affine import AffineExpr
 
 from tcir.dialects.tc import ReadOp, SizeOp, UpdateOp, YieldOp
@@ -179,9 +180,22 @@ class PointLowering:
                     self.lookup(op.value),
                     subscripts,
                 )
+            elif isinstance(op, scf.IfOp):
+                self._conditional(builder, op)
             else:
                 self._clone(builder, op)
         return None
+
+    def _conditional(self, builder: Builder, op: scf.IfOp) -> None:
+        """An `scf.if` of the body (a guarded ternary), its branches lowered
+        like the body: reads in a branch run only when it is taken."""
+        regions = []
+        for region in (op.true_region, op.false_region):
+            block = Block()
+            self.clone_point(Builder(InsertPoint.at_end(block)), region.block, [])
+            regions.append(Region(block))
+        lowered = builder.insert(scf.IfOp(self.lookup(op.cond), op.result_types, regions[0], regions[1]))
+        self.values.update(zip(op.results, lowered.results))
 
     def _clone(self, builder: Builder, op: Operation) -> None:
         clone = op.clone(value_mapper=dict(self.values))

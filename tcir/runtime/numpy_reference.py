@@ -59,6 +59,8 @@ class _Statement:
 
     def __init__(self, reference: NumpyReference, stmt: A.Stmt):
         self.reference = reference
+        self.guarded = False
+        """Inside a guarded ternary (`A.Ternary.guarded`): reads are clipped."""
         order = stmt.loop_order
         self.grid: dict[str, np.ndarray] = {}
         for axis, name in enumerate(order):
@@ -80,6 +82,8 @@ class _Statement:
             case A.Access(tensor=tensor, subscripts=subs):
                 data = self.reference.tensors[tensor]
                 index = tuple(np.asarray(self.eval(s)).astype(np.int64) for s in subs)
+                if self.guarded:  # a branch not taken may point anywhere: its value is dropped
+                    index = tuple(np.clip(i, 0, n - 1) for i, n in zip(index, data.shape))
                 return _cast(data[index] if index else data[()], e.type)
             case A.Cast(x=x):
                 return _cast(self.eval(x), e.type)
@@ -87,8 +91,12 @@ class _Statement:
                 return np.logical_not(self.eval(x))
             case A.Unary(x=x):
                 return -self.eval(x)
-            case A.Ternary(c=c, a=a, b=b):
-                return np.where(self.eval(c), self.eval(a), self.eval(b))
+            case A.Ternary(c=c, a=a, b=b, guarded=guarded):
+                outer, self.guarded = self.guarded, self.guarded or guarded
+                try:
+                    return np.where(self.eval(c), self.eval(a), self.eval(b))
+                finally:
+                    self.guarded = outer
             case A.Binary(op=op, a=a, b=b):
                 return self._binary(op, self.eval(a), self.eval(b), e.type)
             case A.Call(name=name, args=args):

@@ -160,10 +160,12 @@ class ScopExtraction:
         tensor: SSAValue,
         subscripts: Sequence[AffineExpr],
         builder: IslAffineBuilder,
+        guarded: bool = False,
     ) -> isl.Map:
         """Instances of `domain` -> the elements of `tensor` they access; an
         indirect subscript ranges over the whole dimension. Out-of-bounds
-        footprints raise a `TCError`."""
+        footprints raise a `TCError`, but for a `guarded` read (in a branch of
+        the body, made only where it is in bounds), which is clipped to them."""
         outputs: list[isl.PwAff | None] = []
         for subscript in subscripts:
             try:
@@ -176,6 +178,8 @@ class ScopExtraction:
         extent = box(space, bounds)
         whole = [None if out is not None else b for out, b in zip(outputs, bounds)]
         access = relation(domain.get_space(), name, outputs).intersect_range(box(space, whole))
+        if guarded:
+            return access.intersect_range(extent)
         outside = access.intersect_domain(domain).range().subtract(extent)
         if not outside.intersect_params(self.context).is_empty():
             raise self._error(
@@ -281,7 +285,8 @@ class ScopExtraction:
                     op.operands[0] = snapshot
                 dims = self._dims(op.subscript_operands, block.args)
                 builder = IslAffineBuilder(space, dims, op.symbol_names)
-                reads.append(self.access(domain, op.tensor, op.subscripts, builder))
+                guarded = op.parent_block() is not block
+                reads.append(self.access(domain, op.tensor, op.subscripts, builder, guarded))
         lhs = [AffineExpr.dimension(k) for k in range(rank)]
         write = self.access(domain, comp.lhs, lhs, IslAffineBuilder(space, list(range(rank))))
         if reduction is not None:

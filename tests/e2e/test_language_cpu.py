@@ -195,3 +195,27 @@ def test_tensors_with_an_origin_as_in_tc(backend):
             patch = i[:, :, 2 * (h + 3) - 5 : 2 * (h + 3) - 5 + 3, 3 * (v + 3) - 7 : 3 * (v + 3) - 7 + 2]
             expected[:, :, h, v] = np.einsum("nckl,mckl->nm", patch, w)
     np.testing.assert_allclose(tmp, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("path", ["canonical", "tiled", "cuda-sim"])
+def test_reads_guarded_by_a_ternary(path):
+    """TC's wavenet: `Data(b, c, rf - D)` is in bounds only where `rf - D >= 0`,
+    the condition it is read under; only the branch taken reads (no
+    out-of-bounds access on any path, the simulator checks it)."""
+    mod = tcir.define("""
+    def dilated(float(B, C, RF) Data, float(F, C, 2) W, float(D) Dilation) -> (Out) {
+      Out(b, f, rf) +=! Data(b, r_c, rf) * W(f, r_c, 1) +
+          ((rf - D >= 0) ? Data(b, r_c, rf - D) * W(f, r_c, 0) : float(0))
+          where rf in 0:RF
+    }
+    """)
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((2, 3, 9)).astype(np.float32)
+    weight = rng.standard_normal((4, 3, 2)).astype(np.float32)
+    dilation = np.zeros(2, np.float32)
+    expected = np.einsum("bcr,fc->bfr", data, weight[:, :, 1])
+    expected[:, :, 2:] += np.einsum("bcr,fc->bfr", data[:, :, :-2], weight[:, :, 0])
+    backend = "cuda-sim" if path == "cuda-sim" else "cpu"
+    options = tcir.MappingOptions(tile=[1, 2, 4]) if path == "tiled" else None
+    got = mod.dilated(data, weight, dilation, backend=backend, options=options)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

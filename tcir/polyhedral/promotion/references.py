@@ -186,12 +186,14 @@ def _maps(relations: isl.UnionMap) -> list[isl.Map]:
 
 
 def references(statements: Sequence[StmtOp]) -> list[Reference]:
-    """The references of `statements` to tensors of rank 1 or more, in order;
+    """The references of `statements` to tensors of rank 1 or more, in order
+    (those the statement makes unconditionally);
     access relations name each tensor as the scop's relations do (a virtual
     array `T_X` after its tensor and index tensor)."""
     found: list[tuple[StmtOp, Access, isl.Map | None]] = []
     for stmt in statements:
-        for op in stmt.body.block.walk():
+        # Reads in a branch (a guarded ternary) run conditionally: not promoted.
+        for op in stmt.body.block.ops:
             if isinstance(op, ReadOp | UpdateOp):
                 assert isinstance(op.tensor.type, TensorType)
                 if op.tensor.type.rank > 0:
