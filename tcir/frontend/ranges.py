@@ -56,6 +56,10 @@ class RangeInference:
         self.size_checks: list[A.SizeCheck] = []
         self.guarded: set[int] = set()
         """Ternaries (by id) that a read needs to be evaluated lazily."""
+        self.bounded: dict[int, list[Lin]] = {}
+        """Per statement (by id), `lin >= 0` conditions on its reduction indices
+        that their ranges cannot say (the other candidates of a min or max
+        bound): the statement's value counts only where they hold."""
         self.origins: dict[str, list[Lin]] = {}
         """Where each tensor's dimensions start (0 but for outputs and temporaries
         whose defining index does not start at 0)."""
@@ -128,6 +132,7 @@ class RangeInference:
 
     def statement(self, sf: StmtFacts) -> tuple[dict[str, Range], list[str]]:
         indices = set(sf.first_use)
+        self.bounded[id(sf)] = []
         resolved: dict[str, Range] = {}
         for name, (lo, hi) in sf.where_ranges.items():
             self.check_nonempty(sf, name, lo, hi)
@@ -181,7 +186,7 @@ class RangeInference:
                 lin
                 for ternary, taken in guards
                 for lin in condition_constraints(ternary.c, taken, self.facts.size_params) or []
-            ]
+            ] + self.bounded[id(sf)]
             names = set(sub.names()).union(*(c.names() for c in conditions)) & indices
             try:
                 found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions)
@@ -202,16 +207,24 @@ class RangeInference:
             raise self.error(f"the range of index '{v}' is empty: [{lo}, {hi})", loc, length)
 
     def extreme(self, sf: StmtFacts, v: str, cands: list[Lin], upper: bool) -> Lin:
-        """The least (upper) or greatest (lower) candidate, if one is for all sizes."""
+        """The least (upper) or greatest (lower) candidate, if one is for all
+        sizes. Otherwise, for a reduction index, TC's `min`/`max` bound: the
+        range takes the first candidate and the others become conditions
+        under which the statement's value counts (`bounded`)."""
         unique = list(dict.fromkeys(cands))
         for c in unique:
             if all(provably_le(c, o) if upper else provably_le(o, c) for o in unique):
                 return c
+        if v in sf.reduction_indices and not any(isinstance(a, Div) for c in unique for m, _ in c.terms for a in m):
+            atom = Lin.atom(v)
+            self.bounded[id(sf)] += [o - atom - 1 if upper else atom - o for o in unique[1:]]
+            return unique[0]
         loc, length = sf.first_use[v]
         which = "min" if upper else "max"
+        why = f", and '{v}' indexes the left-hand side" if v in sf.lhs_indices else ""
         raise self.error(
             f"the range of index '{v}' is not affine: its {'upper' if upper else 'lower'} bound is "
-            f"{which}({', '.join(map(str, unique))}), which depends on the sizes; add a where clause "
+            f"{which}({', '.join(map(str, unique))}), which depends on the sizes{why}; add a where clause "
             f"or make the sizes agree", loc, length)
 
     @staticmethod
@@ -314,6 +327,52 @@ def _at_origin(
     return rebuild(e)
 
 
+def _lin_expr(lin: Lin, sizes: list[str], loc: SourceLocation) -> A.Expr:
+    """An int32 expression of indices and sizes with the value of `lin` (no divisions)."""
+    total: A.Expr | None = None
+    for mono, coefficient in lin.terms:
+        term: A.Expr = A.Const(value=coefficient, type="int32", loc=loc)
+        for atom in mono:
+            assert isinstance(atom, str)
+            factor = (
+                _value(Lin.atom(atom), sizes, loc) if atom in sizes else A.IndexVar(name=atom, loc=loc)
+            )
+            term = A.Binary(op="*", a=term, b=factor, type="int32", loc=loc)
+        total = term if total is None else A.Binary(op="+", a=total, b=term, type="int32", loc=loc)
+    return total if total is not None else A.Const(value=0, type="int32", loc=loc)
+
+
+def _counted_where(rhs: A.Expr, conditions: list[Lin], op: str, sizes: list[str], guarded: set[int]) -> A.Expr:
+    """`rhs` where every condition is >= 0, the reduction's identity elsewhere
+    (TC's min/max bounds of a reduction index), read only where it counts."""
+    loc = rhs.loc
+    test: A.Expr | None = None
+    for condition in conditions:
+        zero = A.Const(value=0, type="int32", loc=loc)
+        check = A.Binary(op=">=", a=_lin_expr(condition, sizes, loc), b=zero, type="bool", loc=loc)
+        test = check if test is None else A.Binary(op="&&", a=test, b=check, type="bool", loc=loc)
+    assert test is not None
+    kind = op.rstrip("!").rstrip("=")
+    identity = _IDENTITY[kind] if rhs.type.startswith("float") else _int_identity(kind, rhs.type)
+    ternary = A.Ternary(c=test, a=rhs, b=A.Const(value=identity, type=rhs.type, loc=loc), type=rhs.type, loc=loc)
+    guarded.add(id(ternary))
+    return ternary
+
+
+_IDENTITY = {"+": 0.0, "*": 1.0, "min": float("inf"), "max": float("-inf")}
+
+
+def _int_identity(kind: str, dtype: str) -> int | bool:
+    import numpy as np
+
+    from tcir.runtime.signature import NUMPY_DTYPES
+
+    if dtype == "bool":
+        return kind in ("*", "min")
+    info = np.iinfo(NUMPY_DTYPES[dtype])
+    return {"+": 0, "*": 1, "min": int(info.max), "max": int(info.min)}[kind]
+
+
 def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
     """Run range inference on a checked def and build the `CheckedDef`."""
     inference = RangeInference(src, facts)
@@ -341,8 +400,11 @@ def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
             if origin.const_value != 0
         }
         ranges = {n: (lo - shifts[n], hi - shifts[n]) if n in shifts else (lo, hi) for n, (lo, hi) in ranges.items()}
-        rewrite = shifts or inference.shifted or inference.guarded
-        rhs = _at_origin(sf.rhs, shifts, inference.origins, sizes, inference.guarded) if rewrite else sf.rhs
+        rhs = sf.rhs
+        if inference.bounded.get(id(sf)):
+            rhs = _counted_where(rhs, inference.bounded[id(sf)], st.op, sizes, inference.guarded)
+        if shifts or inference.shifted or inference.guarded:
+            rhs = _at_origin(rhs, shifts, inference.origins, sizes, inference.guarded)
         stmts.append(A.Stmt(
             loc=sf.loc, lhs=sf.lhs, lhs_indices=sf.lhs_indices, op=st.op,
             reduction_indices=sf.reduction_indices,

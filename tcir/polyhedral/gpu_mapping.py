@@ -276,9 +276,12 @@ def _insert_syncs(
     sequences = _block_level_sequences(node_at(schedule, kernel), kernel, False)
     count = 0
     for path, in_loop in sorted(sequences, key=lambda item: -len(item[0])):
+        # At every iteration of the loops around the sequence: a part may run
+        # in fewer iterations than the parts it separates (an init at n = 0).
+        sequence = node_at(schedule, path)
+        prefix = sequence.get_prefix_schedule_union_map().intersect_domain(sequence.get_domain())
         for k in reversed(_needed_syncs(schedule, path, in_loop, conflicts)):
             node = node_at(schedule, (*path, k, 0))
-            prefix = node.get_prefix_schedule_union_map().intersect_domain(node.get_domain())
             sync = isl.UnionSet(f"{{ {SYNC_PREFIX}{count}[] }}")
             graft = isl.ScheduleNode.from_extension(
                 isl.UnionMap.from_domain_and_range(prefix.range(), sync)

@@ -219,3 +219,31 @@ def test_reads_guarded_by_a_ternary(path):
     options = tcir.MappingOptions(tile=[1, 2, 4]) if path == "tiled" else None
     got = mod.dilated(data, weight, dilation, backend=backend, options=options)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+GRAPH2 = """
+def graph2(float(N, C, H, W) I, float(N, C, R, T) J, float(KH, KW) W1) -> (O, Out) {
+    O(n, c, h, w) +=! J(n,  c, h + r_kh, w + r_kw) * W1(r_kh, r_kw)
+  Out(c0, c1)     +=! I(n, c0,        h,        w) *  O(   n,   c1, h, w)
+}
+"""
+
+
+@pytest.mark.parametrize("path", ["canonical", "tiled", "cuda-sim"])
+@pytest.mark.parametrize("h", [5, 9], ids=["I-smaller", "O-smaller"])
+def test_reduction_bound_that_is_a_min_of_sizes(path, h):
+    """TC's graph2: Out's reduction over h runs to min(H, R - KH + 1), which
+    either size may bound. (On the simulated GPU this once raced: the barrier
+    between O's update and Out's reads ran only in the first n iteration.)"""
+    rng = np.random.default_rng(1)
+    i = rng.standard_normal((2, 3, h, 6)).astype(np.float32)
+    j = rng.standard_normal((2, 3, 8, 9)).astype(np.float32)
+    w1 = rng.standard_normal((2, 3)).astype(np.float32)
+    o = sum(j[:, :, a : a + 7, b : b + 7] * w1[a, b] for a in range(2) for b in range(3))
+    rows, cols = min(h, 7), min(6, 7)
+    out = np.einsum("nahw,nbhw->ab", i[:, :, :rows, :cols], o[:, :, :rows, :cols])
+    backend = "cuda-sim" if path == "cuda-sim" else "cpu"
+    options = tcir.MappingOptions(tile=[2, 2, 2]) if path == "tiled" else None
+    got_o, got_out = tcir.define(GRAPH2).graph2(i, j, w1, backend=backend, options=options)
+    np.testing.assert_allclose(got_o, o, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got_out, out, rtol=1e-4, atol=1e-3)

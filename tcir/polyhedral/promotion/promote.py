@@ -290,6 +290,7 @@ class Promoter:
             tile = group.tile
             if (
                 not group.writes
+                or any(r.conditional for r in group.refs)
                 or group.footprint is None
                 or tile is None
                 or tile.elements > MAX_PRIVATE_ELEMENTS
@@ -329,7 +330,7 @@ class Promoter:
         consumed: set[ReadOp] = set()
         for group in groups:
             tile = group.tile
-            if group.footprint is None or tile is None:
+            if group.footprint is None or tile is None or any(r.conditional for r in group.refs):
                 continue
             indirect = group.refs[0].indirection is not None
             if not indirect and all(r.op in consumed for r in group.refs):

@@ -60,6 +60,9 @@ class Reference:
     tensor: SSAValue
     access: isl.Map | None
     indirection: Indirection | None = None
+    conditional: bool = False
+    """Made in a branch of the body (a guarded ternary): it may not run, so
+    its group is never promoted (nor those it overlaps, being grouped with it)."""
 
     @property
     def array(self) -> object:
@@ -186,14 +189,12 @@ def _maps(relations: isl.UnionMap) -> list[isl.Map]:
 
 
 def references(statements: Sequence[StmtOp]) -> list[Reference]:
-    """The references of `statements` to tensors of rank 1 or more, in order
-    (those the statement makes unconditionally);
+    """The references of `statements` to tensors of rank 1 or more, in order;
     access relations name each tensor as the scop's relations do (a virtual
     array `T_X` after its tensor and index tensor)."""
     found: list[tuple[StmtOp, Access, isl.Map | None]] = []
     for stmt in statements:
-        # Reads in a branch (a guarded ternary) run conditionally: not promoted.
-        for op in stmt.body.block.ops:
+        for op in stmt.body.block.walk():
             if isinstance(op, ReadOp | UpdateOp):
                 assert isinstance(op.tensor.type, TensorType)
                 if op.tensor.type.rank > 0:
@@ -212,9 +213,13 @@ def references(statements: Sequence[StmtOp]) -> list[Reference]:
 
     result: list[Reference] = []
     for stmt, op, access in found:
+        conditional = op.parent_block() is not stmt.body.block
         if access is not None:
             access = access.set_tuple_name(isl.dim_type.out, name(op.tensor))
-            result.append(Reference(stmt, op, op.tensor, access))
+            result.append(Reference(stmt, op, op.tensor, access, conditional=conditional))
+            continue
+        if conditional:
+            result.append(Reference(stmt, op, op.tensor, None, conditional=True))
             continue
         indirect = (
             _indirect_access(stmt, op, name)

@@ -163,3 +163,17 @@ def test_bounds_that_depend_on_the_sizes_are_checked_at_the_call() -> None:
     certain = "def f(float(N) A) -> (O) { O(i) = A(i + N) where i in 0:N }"
     with pytest.raises(tcir.RangeError, match="may be out of bounds"):
         tcir.define(certain)
+
+
+def test_a_reduction_bound_may_be_a_min_of_sizes() -> None:
+    """As TC infers `m < min(M, N)`: the range takes the first candidate, and
+    the statement's value counts only below the others (a guarded ternary
+    giving the reduction's identity elsewhere). An LHS index still needs
+    one bound: it defines a tensor's shape."""
+    from tcir.frontend import Ternary
+
+    d = one("def f(float(B,M) I, float(O,N) W1) -> (O1) { O1(b,n) +=! I(b,m) * W1(n,m) }")
+    assert ranges(d)["m"] == ("0", "M")
+    rhs = d.stmts[0].rhs
+    assert isinstance(rhs, Ternary) and rhs.guarded
+    assert rhs.b.value == 0.0 and str(rhs.c.op) == ">="
