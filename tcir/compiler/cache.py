@@ -165,22 +165,24 @@ class CompilationCache:
                 os.close(os.open(self.path, os.O_CREAT | os.O_RDWR, 0o600))
             except OSError as e:
                 raise TCError(f"compilation cache: cannot create {self.path}: {e}") from None
-            try:
-                self._local.connection = self._open()
-            except sqlite3.OperationalError:  # locked, unreadable: not corrupt
-                raise
-            except sqlite3.DatabaseError:
-                self._local.connection = self._repair()
+            self._local.connection = self._open_or_repair()
         return self._local.connection
 
-    def _repair(self) -> sqlite3.Connection:
-        """Under a lock file (so that concurrent processes repair once), set an
-        unusable database aside and open a fresh one."""
-        with os.fdopen(os.open(f"{self.path}.lock", os.O_CREAT | os.O_WRONLY, 0o600), "w") as lock:
+    def _open_or_repair(self) -> sqlite3.Connection:
+        """Open the database under a lock file, setting an unusable one aside
+        and opening a fresh one. The lock serializes first opens, threads
+        included: SQLite's switch to WAL mode on a new file does not wait on
+        its busy handler, so two concurrent first opens could fail with
+        'database is locked'; and concurrent processes repair once."""
+        try:
+            lock_fd = os.open(f"{self.path}.lock", os.O_CREAT | os.O_WRONLY, 0o600)
+        except OSError as e:
+            raise TCError(f"compilation cache: cannot create {self.path}.lock: {e}") from None
+        with os.fdopen(lock_fd, "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 return self._open()  # another process may have repaired it
-            except sqlite3.OperationalError:
+            except sqlite3.OperationalError:  # locked, unreadable: not corrupt
                 raise
             except sqlite3.DatabaseError as e:
                 self._set_aside(str(e))
