@@ -360,14 +360,16 @@ class CompilationCache:
             error,
             VERSION,
         )
-        self._insert_measurement(values)
+        self._insert_measurements([values])
 
-    def _insert_measurement(self, values: tuple[Any, ...]) -> None:
+    def _insert_measurements(self, rows: list[tuple[Any, ...]]) -> None:
+        """Insert `rows` of `_MEASUREMENT_COLUMNS` in one transaction: all or none."""
+        now = time.time()
         with self._write(self.connection):
-            self.connection.execute(
+            self.connection.executemany(
                 f"INSERT INTO measurements ({', '.join(_MEASUREMENT_COLUMNS)}, checksum, created) "
                 f"VALUES ({', '.join('?' * len(_MEASUREMENT_COLUMNS))}, ?, ?)",
-                (*values, _checksum(values), time.time()),
+                [(*values, _checksum(values), now) for values in rows],
             )
 
     def _sound_measurements(self, where: str, args: tuple[Any, ...]) -> list[dict[str, Any]]:
@@ -424,6 +426,42 @@ class CompilationCache:
         ranked = sorted(best.values(), key=lambda b: abs(math.log(_volume(b[2]) / size)))
         return [options for options, _, _ in ranked[:limit]]
 
+    # --- inspection (tcir-cache) ------------------------------------------
+
+    def problems(self) -> dict[ProblemKey, int]:
+        """Every problem with sound measurements or stored code of this
+        version, with how many compiled versions of it are stored."""
+        found: dict[ProblemKey, int] = {}
+        for row in self._sound_measurements("1", ()):
+            found.setdefault(ProblemKey(row["tc"], row["shapes"], row["target"]), 0)
+        rows = self.connection.execute(
+            "SELECT tc, shapes, target, COUNT(*) FROM kernels WHERE version = ? "
+            "GROUP BY problem, tc, shapes, target",
+            (VERSION,),
+        )
+        for tc, shapes, target, count in rows:
+            found[ProblemKey(tc, shapes, target)] = count
+        return found
+
+    def foreign_rows(self) -> int:
+        """How many rows another tcir version or build wrote (ignored; `clear` deletes them)."""
+        return sum(
+            self.connection.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE version != ?", (VERSION,)
+            ).fetchone()[0]
+            for table in ("kernels", "measurements")
+        )
+
+    def clear(self, tc: str | None = None) -> int:
+        """Delete every row, of any version (only those of canonical TC `tc`,
+        if given); returns how many were deleted."""
+        where, args = ("tc = ?", (tc,)) if tc is not None else ("1", ())
+        with self._write(self.connection):
+            return sum(
+                self.connection.execute(f"DELETE FROM {table} WHERE {where}", args).rowcount
+                for table in ("kernels", "measurements")
+            )
+
     # --- export / import --------------------------------------------------
 
     def export_json(self) -> str:
@@ -439,27 +477,32 @@ class CompilationCache:
     def import_json(self, text: str) -> int:
         """Add the measurements of an `export_json` document; returns how many
         were added. Code in the document is ignored (it is rebuilt locally from
-        the TC when used); entries of another version or with unusable options
-        are skipped; a document that is not an export raises TCError."""
+        the TC when used); entries of another version, whose digests do not
+        match their problem, or with unusable options are skipped. A document
+        that is not an export, or an entry of this version that is malformed,
+        raises TCError naming it, and nothing is added."""
         try:
             document = json.loads(text)
-        except json.JSONDecodeError as e:
+        except (ValueError, RecursionError) as e:  # ValueError: e.g. a 5000-digit number
             raise TCError(f"compilation cache: invalid export JSON: {e}") from None
         if not isinstance(document, dict) or document.get("format") != EXPORT_FORMAT:
             raise TCError("compilation cache: not a tcir cache export")
         if document.get("kernels"):
             log.warning("compilation cache: ignoring the code in an export (it is rebuilt locally)")
-        measurements = document.get("measurements", [])
+        measurements = document.get("measurements")
         if not isinstance(measurements, list):
             raise TCError("compilation cache: 'measurements' of an export must be a list")
-        added = 0
-        for entry in measurements:
-            values = _row(entry, _MEASUREMENT_COLUMNS)
-            if values is None or _parse_options(str(entry["options"])) is None:
-                continue
-            self._insert_measurement(values)
-            added += 1
-        return added
+        rows = []
+        for number, entry in enumerate(measurements, 1):
+            try:
+                values = _measurement_row(entry)
+            except TCError as e:
+                raise TCError(f"compilation cache: measurement {number} of the export: {e.message}") from None
+            if values is not None and _parse_options(entry["options"]) is not None:
+                rows.append(values)
+        if rows:
+            self._insert_measurements(rows)
+        return len(rows)
 
 
 def _options_json(options: MappingOptions | None) -> str:
@@ -482,17 +525,73 @@ def _volume(shapes: str) -> float:
     return total
 
 
-def _row(entry: Any, columns: tuple[str, ...]) -> tuple[Any, ...] | None:
-    """An exported measurement as a row of `columns`, or None if it is not one
-    of this version or its digests do not match its problem."""
-    if not isinstance(entry, dict) or set(entry) != set(columns):
-        return None
+def _measurement_row(entry: Any) -> tuple[Any, ...] | None:
+    """An exported measurement as a row of `_MEASUREMENT_COLUMNS`; None if it
+    is of another version (whose schema may differ) or its digests do not
+    match its problem. Raises TCError saying what is wrong with a malformed one."""
+    if not isinstance(entry, dict):
+        raise TCError(f"not an object but {_shown(entry)}")
+    if not isinstance(entry.get("version"), str):
+        raise TCError(f"'version' must be a string, not {_shown(entry.get('version'))}")
     if entry["version"] != VERSION:
         return None
-    problem = ProblemKey(str(entry["tc"]), str(entry["shapes"]), str(entry["target"]))
+    missing = [c for c in _MEASUREMENT_COLUMNS if c not in entry]
+    unknown = sorted(set(entry) - set(_MEASUREMENT_COLUMNS))
+    if missing or unknown:
+        raise TCError(f"missing keys {missing}" if missing else f"unknown keys {unknown}")
+    for name in ("problem", "family", "tc", "shapes", "target", "options"):
+        if not isinstance(entry[name], str):
+            raise TCError(f"'{name}' must be a string, not {_shown(entry[name])}")
+    seconds, error = entry["seconds"], entry["error"]
+    if seconds is not None:
+        try:
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+                raise ValueError
+            seconds = float(seconds)  # as SQLite stores it, and the checksum must see it
+            if not (math.isfinite(seconds) and seconds >= 0):
+                raise ValueError
+        except (ValueError, OverflowError):
+            raise TCError(
+                f"'seconds' must be a non-negative number or null, not {_shown(entry['seconds'])}"
+            ) from None
+    if error is not None and not isinstance(error, str):
+        raise TCError(f"'error' must be a string or null, not {_shown(error)}")
+    if not _sound_shapes(entry["shapes"]):
+        raise TCError(f"'shapes' is not a problem's shapes: {_shown(entry['shapes'])}")
+    problem = ProblemKey(entry["tc"], entry["shapes"], entry["target"])
     if entry["problem"] != problem.digest or entry["family"] != problem.tc_digest:
+        log.warning("compilation cache: skipping an imported measurement of mismatched digests")
         return None
-    return tuple(entry[c] for c in columns)
+    return tuple(seconds if c == "seconds" else entry[c] for c in _MEASUREMENT_COLUMNS)
+
+
+def _sound_shapes(text: str) -> bool:
+    """Whether `text` is a `ProblemKey.shapes` JSON: sizes and (shape, dtype) inputs."""
+    try:
+        shapes = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+
+    def naturals(values: Any) -> bool:
+        return isinstance(values, list) and all(
+            type(v) is int and v >= 0 for v in values  # not bool
+        )
+
+    return (
+        isinstance(shapes, dict)
+        and set(shapes) == {"sizes", "inputs"}
+        and naturals(shapes["sizes"])
+        and isinstance(shapes["inputs"], list)
+        and all(
+            isinstance(i, list) and len(i) == 2 and naturals(i[0]) and isinstance(i[1], str)
+            for i in shapes["inputs"]
+        )
+    )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 _warned: set[str] = set()
