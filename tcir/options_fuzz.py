@@ -138,7 +138,7 @@ def _reference(examples: str, problem: str) -> _Reference:
     """Inputs and the canonical CPU lowering's outputs of `problem`."""
     from tcir.runtime.inputs import random_inputs
     from tcir.runtime.signature import bind
-    from tcir.tuner.evaluate import Problem, output_specs
+    from tcir.tuner.jobs import Problem, output_specs
 
     function = _function(examples, problem)
     inputs = random_inputs(function.definition, PROBLEMS[problem], 0)

@@ -1,11 +1,13 @@
 """`tcir-tune FILE --entry NAME --sizes M=128,K=32`: autotune a def, store the best.
 
 Makes random inputs for the sizes (as `tcir-run` does), runs the genetic
-search with live progress (generation, best time, candidates per second),
-and ends with the best options and their speedup over the default options.
+search (or TPE, or random search) with live progress (candidates measured,
+failed and pruned, best time, speedup over the default, candidates per
+second), and ends with a table of the best candidates and their options.
 Every measurement and the best version go to the compilation cache
 (`--cache-dir`, else `$TCIR_CACHE_DIR` or `~/.cache/tcir`), where later
-calls with the same shapes find them.
+calls with the same shapes find them; `--resume` continues a run from them.
+`--cluster tcp://HOST:PORT` (or `local`) runs the jobs on Dask workers.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tcir.errors import TCError
 from tcir.diagnostics import report_errors
+from tcir.errors import TCError
+from tcir.tuner.tune import SEARCHES, TuningResult
 
 
 def _milliseconds(seconds: float | None) -> str:
@@ -68,29 +71,56 @@ def _display() -> PlainProgress | RichProgress:
     return RichProgress() if importlib.util.find_spec("rich") else PlainProgress()
 
 
+def print_ranking(result: TuningResult, count: int = 5) -> None:
+    """The best `count` candidates: time, speedup over the default, options."""
+    rows = []
+    for k, outcome in enumerate(result.ranking(count), 1):
+        speedup = (
+            "" if result.default_seconds is None else f"{result.default_seconds / outcome.time:.2f}x"
+        )
+        rows.append((str(k), _milliseconds(outcome.seconds), speedup, outcome.options.to_json()))
+    header = ("#", "time", "vs default", "options")
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(3)]
+    print(f"best {len(rows)} of {len(result.outcomes)} measured ({result.pruned} pruned):")
+    for row in (header, *rows):
+        print("  " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) + "  " + row[3])
+
+
 def main(args: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tcir-tune", description=__doc__.splitlines()[0])
     parser.add_argument("input_file", help="TC source file")
     parser.add_argument("--entry", required=True, help="name of the def to tune")
     parser.add_argument("--sizes", default="", help="size values, e.g. M=128,K=32")
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda", "cuda-sim"))
-    parser.add_argument("--generations", type=int, default=5)
+    parser.add_argument(
+        "--generations", type=int, help="default 5, or as many as --max-time allows"
+    )
     parser.add_argument("--population", type=int, default=16, help="candidates per generation")
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds per compilation or profiling run"
     )
     parser.add_argument(
-        "--max-time", type=float, help="stop after this many seconds (between generations)"
+        "--max-time", type=float, help="stop after this many seconds (running jobs are cancelled)"
     )
-    parser.add_argument("--search", default="genetic", choices=("genetic", "random"))
+    parser.add_argument("--search", default="genetic", choices=SEARCHES)
     parser.add_argument(
-        "--max-unroll", type=int, default=4096, help="largest unroll factor tried (a power of 2)"
+        "--max-unroll",
+        type=int,
+        help="largest unroll factor tried (a power of 2; default 4096 on GPUs, 64 on the CPU)",
     )
     parser.add_argument("--mutation-rate", type=float, default=0.1)
     parser.add_argument("--elites", type=int, default=1)
     parser.add_argument("--workers", type=int, help="compile processes (default: one per core)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the inputs and of the search")
     parser.add_argument("--cache-dir", help="compilation cache directory")
+    parser.add_argument(
+        "--resume", action="store_true", help="count the cached measurements of this problem as done"
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run jobs on a Dask cluster: tcp://HOST:PORT, or local for one on this host",
+    )
     parser.add_argument("--plot", metavar="FILE", help="draw the best time against candidates (SVG...)")
     options = parser.parse_args(args)
     with report_errors("tcir-tune"):
@@ -124,16 +154,20 @@ def run(options: argparse.Namespace) -> int:
         if p.best is not None and p.best.seconds is not None:
             curve.append((p.measured, p.best.seconds))
         best = _milliseconds(p.best.seconds if p.best else None)
+        speedup = "" if p.speedup is None else f" ({p.speedup:.2f}x the default)"
+        generation = f"generation {p.generation}" + (f"/{p.generations}" if p.generations else "")
         display.status(
-            f"generation {p.generation}/{p.generations}: {p.done}/{p.pending} candidates, "
-            f"best {best}, {p.rate:.2f} candidates/s"
+            f"{generation}: {p.done}/{p.pending} candidates, "
+            f"{p.measured} measured, {p.failed} failed, {p.pruned} pruned, "
+            f"best {best}{speedup}, {p.rate:.2f} candidates/s"
         )
         if p.last.error is not None:
             display.line(f"  discarded {p.last.options}: {p.last.error}")
         if p.done == p.pending:
             display.line(
-                f"generation {p.generation}/{p.generations}: best {best}, "
-                f"{p.measured} measured ({p.failed} failed), {p.rate:.2f} candidates/s, "
+                f"{generation}: best {best}, "
+                f"{p.measured} measured ({p.failed} failed, {p.pruned} pruned), "
+                f"{p.rate:.2f} candidates/s, "
                 f"{p.elapsed:.1f} s"
             )
 
@@ -143,7 +177,7 @@ def run(options: argparse.Namespace) -> int:
         function,
         inputs,
         backend=options.backend,
-        generations=options.generations,
+        generations=options.generations or (None if options.max_time else 5),
         population=options.population,
         timeout=options.timeout,
         max_time=options.max_time,
@@ -155,11 +189,14 @@ def run(options: argparse.Namespace) -> int:
         cache=options.cache_dir,
         space=SearchSpace.build(definition, sizes, options.backend, max_unroll=options.max_unroll),
         on_progress=show,
+        resume=options.resume,
+        cluster=options.cluster,
     )
     try:
         result = tuner.run()
     finally:
         display.close()
+    print_ranking(result)
     print(f"best options: {result.best}")
     print(f"  json: {result.best.to_json()}")
     print(

@@ -32,8 +32,15 @@ from tcir.compiler.options import (
 Genes = dict[str, Any]
 
 MAX_UNROLL = 4096
+CPU_MAX_UNROLL = 64
+"""The CPU space unrolls less: LLVM's O3 unrolls the loops it keeps, and every
+unrolled statement instance costs milliseconds in xDSL's lowering (4096
+instances of tmm take seconds to compile and gain nothing)."""
 MAX_GRID_DIM = 65535
 """Largest grid size in y and z (and the one used for every dimension)."""
+MAX_BLOCK_DIMS = (1024, 1024, 64)
+"""Largest block size in x, y and z."""
+MAX_GRID_DIMS = (2**31 - 1, MAX_GRID_DIM, MAX_GRID_DIM)
 SHARED_MEMORY_CHOICES = (12288, 24576, 49152)
 """Per-block shared memory budgets: a smaller one trades reuse for occupancy."""
 LIST_GENES = ("tile", "blocks", "threads")
@@ -94,9 +101,12 @@ class SearchSpace:
         sizes: Mapping[str, int],
         backend: str,
         *,
-        max_unroll: int = MAX_UNROLL,
+        max_unroll: int | None = None,
     ) -> SearchSpace:
-        """The space of `definition` specialized to `sizes` for `backend`."""
+        """The space of `definition` specialized to `sizes` for `backend`
+        (`max_unroll`: 4096 on GPUs, `CPU_MAX_UNROLL` on the CPU)."""
+        if max_unroll is None:
+            max_unroll = MAX_UNROLL if backend in GPU_BACKENDS else CPU_MAX_UNROLL
         extents, depth = loop_extents(definition, sizes)
         tiles = (None, *size_candidates(extents, max(extents, default=1)))
         genes = [
@@ -142,6 +152,23 @@ class SearchSpace:
             else:
                 genes[gene.name] = getattr(options, gene.name)
         return genes
+
+    def prune(self, options: MappingOptions) -> str | None:
+        """Why `options` cannot run on this space's backend, or would only
+        waste compile time (None if it can run): a block or grid dimension over
+        the hardware's limit, an unroll factor over the space's largest."""
+        if self.backend in GPU_BACKENDS:
+            for what, sizes, limits in (
+                ("threads", options.threads, MAX_BLOCK_DIMS),
+                ("blocks", options.blocks, MAX_GRID_DIMS),
+            ):
+                for axis, size, limit in zip("xyz", sizes, limits):
+                    if size > limit:
+                        return f"{what} in {axis} {size} over the limit {limit}"
+        largest = max(next(g for g in self.genes if g.name == "unroll").values)
+        if options.unroll > largest:
+            return f"unroll {options.unroll} over the space's largest {largest}"
+        return None
 
     def decode(self, genes: Mapping[str, Any]) -> MappingOptions:
         """The options of a candidate: list genes up to the first `None`, the

@@ -13,7 +13,9 @@ killed midway leaves the best found so far. (`tcir.compiler.compiled` is how
 
 from __future__ import annotations
 
+import itertools
 import logging
+import math
 import os
 import random
 import time
@@ -34,13 +36,17 @@ from tcir.errors import TCError
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.numpy_reference import reference_outputs
 from tcir.runtime.signature import bind
-from tcir.tuner.evaluate import Evaluator, Outcome, Problem
+from tcir.tuner.evaluate import Evaluator, Outcome
+from tcir.tuner.executors import DaskExecutors, Executors, LocalExecutors, dask_client
+from tcir.tuner.jobs import Benchmark, Problem
 from tcir.tuner.genetic import GeneticSearch, RandomSearch, Search, distinct
 from tcir.tuner.space import SearchSpace
 
 log = logging.getLogger(__name__)
 
-SEARCHES = ("genetic", "random")
+CONVERGED_AFTER = 3
+"""The search stops after this many generations without a new candidate."""
+SEARCHES = ("genetic", "random", "tpe")
 
 
 @dataclass(frozen=True)
@@ -49,16 +55,28 @@ class Progress:
 
     generation: int
     """1-based."""
-    generations: int
+    generations: int | None
+    """None: as many as `max_time` allows."""
     done: int
     """Candidates measured in this generation so far."""
     pending: int
     """Candidates this generation measures in all."""
     measured: int
     failed: int
+    pruned: int
+    """Candidates not compiled because they cannot run (see `SearchSpace.prune`)."""
     best: Outcome | None
     last: Outcome
     elapsed: float
+    default_seconds: float | None
+    """The default options' time, once measured."""
+
+    @property
+    def speedup(self) -> float | None:
+        """Default time over best time so far."""
+        if self.default_seconds is None or self.best is None or self.best.seconds is None:
+            return None
+        return self.default_seconds / self.best.seconds
 
     @property
     def rate(self) -> float:
@@ -76,7 +94,15 @@ class TuningResult:
     generations: int
     """Generations completed."""
     outcomes: list[Outcome] = field(repr=False)
-    """Every candidate measured, in order."""
+    """Every candidate measured, in order (those of resumed runs first)."""
+    pruned: int = 0
+    """Candidates not compiled because they cannot run."""
+
+    def ranking(self, count: int = 5) -> list[Outcome]:
+        """The `count` fastest candidates that ran correctly, fastest first."""
+        return sorted((o for o in self.outcomes if o.seconds is not None), key=lambda o: o.time)[
+            :count
+        ]
 
     @property
     def speedup(self) -> float | None:
@@ -106,7 +132,7 @@ class Tuner:
         inputs: Sequence[Any],
         *,
         backend: str | None = None,
-        generations: int = 5,
+        generations: int | None = 5,
         population: int = 16,
         timeout: float = 60.0,
         max_time: float | None = None,
@@ -118,8 +144,12 @@ class Tuner:
         cache: CompilationCache | str | os.PathLike[str] | None = None,
         space: SearchSpace | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        resume: bool = False,
+        cluster: Any = None,
     ):
-        if generations < 1:
+        if generations is None and max_time is None:
+            raise TCError("tuner: give generations, max_time or both")
+        if generations is not None and generations < 1:
             raise TCError(f"tuner: generations must be at least 1, got {generations}")
         if search not in SEARCHES:
             raise TCError(f"tuner: search must be one of {', '.join(SEARCHES)}, got '{search}'")
@@ -132,6 +162,8 @@ class Tuner:
         self.timeout = timeout
         self.workers = workers
         self.on_progress = on_progress
+        self.resume = resume
+        self.cluster = cluster
         self.cache = open_cache(cache)
         self.key = ProblemKey.of(
             self.definition, self.binding.sizes, target_architecture(self.backend)
@@ -140,11 +172,15 @@ class Tuner:
         self.default = default_options(self.definition, self.binding)
         """What a call without options uses on the GPU (the seed to beat)."""
         rng = random.Random(seed)
-        self.search: Search = (
-            GeneticSearch(self.space, population, rng, mutation_rate, elites)
-            if search == "genetic"
-            else RandomSearch(self.space, population, rng)
-        )
+        self.search: Search
+        if search == "tpe":
+            from tcir.tuner.tpe import TPESearch  # imports optuna: only when asked for
+
+            self.search = TPESearch(self.space, population, seed)
+        elif search == "genetic":
+            self.search = GeneticSearch(self.space, population, rng, mutation_rate, elites)
+        else:
+            self.search = RandomSearch(self.space, population, rng)
 
     def seeds(self) -> list[MappingOptions]:
         """The default mapping, the best known for this problem, and the best
@@ -161,32 +197,52 @@ class Tuner:
 
         return max(1, int(cupy_module().cuda.runtime.getDeviceCount()))
 
+    def _executors(self, benchmark: Benchmark) -> tuple[Executors, Any]:
+        """Local pools, or Dask executors on `cluster` (an address, `local`, or a
+        `distributed.Client`); and the client to close, if this tuner opened it."""
+        if self.cluster is None:
+            return LocalExecutors(benchmark, workers=self.workers, devices=self._devices()), None
+        if isinstance(self.cluster, str):
+            gpus = self._devices() if self.backend == "cuda" else 0
+            client = dask_client(self.cluster, gpus)
+            return DaskExecutors(client, benchmark), client
+        return DaskExecutors(self.cluster, benchmark), None
+
     def run(self) -> TuningResult:
-        """Tune; the best options are in the cache as soon as they are measured."""
+        """Tune; the best options are in the cache as soon as they are measured.
+        Past `max_time`, the jobs still running are cancelled and the tuner stops."""
+        start = time.monotonic()
+        deadline = None if self.max_time is None else start + self.max_time
         expected = reference_outputs(self.definition, self.binding)
         problem = Problem(self.definition, dict(self.binding.sizes), self.backend)
-        session = _Session(self, time.monotonic())
+        session = _Session(self, start)
+        if self.resume:
+            session.restore()
         population = self.search.initial(self.seeds())
-        with Evaluator(
-            problem,
-            self.inputs,
-            expected,
-            workers=self.workers,
-            timeout=self.timeout,
-            devices=self._devices(),
-            cache=self.cache,
-            key=self.key,
-        ) as evaluator:
-            for generation in range(1, self.generations + 1):
-                if self.max_time is not None and session.elapsed > self.max_time:
-                    break
-                fresh = distinct([c for c in population if c.to_json() not in session.measured])
-                session.begin(generation, len(fresh))
-                evaluator.evaluate(fresh, session.record)
-                session.completed = generation
-                if generation < self.generations:
-                    scored = [(c, session.measured[c.to_json()].time) for c in population]
-                    population = self.search.next(scored)
+        executors, client = self._executors(Benchmark(problem, self.inputs, expected))
+        try:
+            with Evaluator(
+                executors, self.backend, timeout=self.timeout, cache=self.cache, key=self.key
+            ) as evaluator:
+                if session.best is not None:
+                    evaluator.best = session.best.time
+                idle = 0  # generations in a row that proposed nothing new
+                for generation in itertools.count(1):
+                    if deadline is not None and time.monotonic() >= deadline:
+                        break
+                    fresh = session.runnable(population)
+                    session.begin(generation, len(fresh))
+                    evaluator.evaluate(fresh, session.record, deadline)
+                    if session.done < len(fresh):
+                        break  # out of time
+                    session.completed = generation
+                    idle = 0 if fresh else idle + 1
+                    if generation == self.generations or idle == CONVERGED_AFTER:
+                        break
+                    population = self.search.next([(c, session.time(c)) for c in population])
+        finally:
+            if client is not None:
+                client.close()
         return session.result()
 
 
@@ -197,6 +253,8 @@ class _Session:
         self.tuner = tuner
         self.start = start
         self.measured: dict[str, Outcome] = {}
+        self.pruned: dict[str, str] = {}
+        """Why each pruned candidate cannot run."""
         self.best: Outcome | None = None
         self.failed = 0
         self.generation = self.done = self.pending = self.completed = 0
@@ -204,6 +262,36 @@ class _Session:
     @property
     def elapsed(self) -> float:
         return time.monotonic() - self.start
+
+    def restore(self) -> None:
+        """Take the measurements of earlier runs from the cache (`resume`)."""
+        for options, seconds, error in self.tuner.cache.measurements(self.tuner.key):
+            outcome = Outcome(options, seconds, error, from_cache=True)
+            self.measured[options.to_json()] = outcome
+            self.failed += error is not None
+            if outcome.seconds is not None and (self.best is None or outcome.time < self.best.time):
+                self.best = outcome
+
+    def runnable(self, population: list[MappingOptions]) -> list[MappingOptions]:
+        """The candidates of `population` not measured yet, less those that
+        cannot run (counted as pruned)."""
+        fresh = []
+        for options in distinct(population):
+            key = options.to_json()
+            if key in self.measured or key in self.pruned:
+                continue
+            reason = self.tuner.space.prune(options)
+            if reason is None:
+                fresh.append(options)
+            else:
+                log.info("candidate %s pruned: %s", options, reason)
+                self.pruned[key] = reason
+        return fresh
+
+    def time(self, options: MappingOptions) -> float:
+        """The measured time of `options`; `inf` if it failed or was pruned."""
+        outcome = self.measured.get(options.to_json())
+        return math.inf if outcome is None else outcome.time
 
     def begin(self, generation: int, pending: int) -> None:
         self.generation, self.done, self.pending = generation, 0, pending
@@ -228,9 +316,11 @@ class _Session:
                     self.pending,
                     len(self.measured),
                     self.failed,
+                    len(self.pruned),
                     self.best,
                     outcome,
                     self.elapsed,
+                    self.default_seconds,
                 )
             )
 
@@ -238,14 +328,19 @@ class _Session:
         if self.best is None:
             reasons = "; ".join(sorted({o.error or "" for o in self.measured.values()})[:3])
             raise TCError(f"tuner: no candidate compiled and ran correctly ({reasons})")
-        default = self.measured.get(self.tuner.default.to_json())
         return TuningResult(
             self.best.options,
             self.best.time,
-            None if default is None else default.seconds,
+            self.default_seconds,
             self.completed,
             list(self.measured.values()),
+            len(self.pruned),
         )
+
+    @property
+    def default_seconds(self) -> float | None:
+        default = self.measured.get(self.tuner.default.to_json())
+        return None if default is None else default.seconds
 
 
 def _def_ir(function: DefIR | Any) -> DefIR:
@@ -259,7 +354,7 @@ def _def_ir(function: DefIR | Any) -> DefIR:
 def tune(
     function: DefIR | Any,
     *inputs: Any,
-    generations: int = 5,
+    generations: int | None = 5,
     population: int = 16,
     timeout: float = 60.0,
     backend: str | None = None,
@@ -270,9 +365,13 @@ def tune(
     calls with these shapes use them).
 
     `timeout` bounds each candidate's compilation and each profiling run, in
-    seconds. Further knobs (see `Tuner`): `max_time` (seconds, checked between
-    generations), `search` ("genetic" or "random"), `mutation_rate`, `elites`,
-    `seed`, `workers` (compile processes), `cache`, `space`, `on_progress`.
+    seconds; `generations=None` runs until `max_time`. Further knobs (see
+    `Tuner`): `max_time` (seconds; past it, the jobs still running are
+    cancelled), `search` ("genetic", "random" or "tpe": Optuna's TPE sampler),
+    `mutation_rate` and `elites` (genetic), `seed`, `workers` (compile
+    processes), `cache`, `space`, `on_progress`, `resume` (count the cached
+    measurements of this problem as done), `cluster` (a Dask address, "local"
+    or a `distributed.Client`).
     """
     tuner = Tuner(
         function,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -211,3 +212,65 @@ def test_killed_tuner_leaves_a_usable_cache(tmm, cache_dir):
     assert not list(cache_dir.glob(f"{FILE_NAME}.corrupt-*")), "the cache was set aside"
     again = tune(tmm, *inputs(), generations=1, population=2, workers=1, space=small_space(tmm))
     assert again is not None
+
+
+def test_resume_after_sigkill_loses_no_measured_candidate(tmm, cache_dir):
+    """`tcir-tune --resume` after SIGKILL: every measurement the killed run
+    recorded is in the resumed run's results, none of them measured again."""
+    command = [sys.executable, "-m", "tcir.tools.tcir_tune", str(EXAMPLES / "tmm.tc")]
+    command += ["--entry", "tmm", "--sizes", "M=64,N=64,K=64", "--generations", "100"]
+    command += ["--population", "4", "--workers", "1", "--max-unroll", "16"]
+    command += ["--cache-dir", str(cache_dir)]
+    tuner = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while _measurements(cache_dir / FILE_NAME) < 6 and time.monotonic() < deadline:
+            assert tuner.poll() is None, "the tuner stopped early"
+            time.sleep(0.05)
+    finally:
+        os.killpg(tuner.pid, signal.SIGKILL)
+        tuner.wait()
+    key = ProblemKey.of(tmm.definition, SIZES, target_architecture("cpu"))
+    with CompilationCache(cache_dir) as cache:
+        before = [(o.to_json(), t) for o, t, _ in cache.measurements(key)]
+    assert len(before) >= 6
+    result = Tuner(
+        tmm, inputs(), backend="cpu", generations=2, population=4, workers=1,
+        space=small_space(tmm), cache=cache_dir, resume=True,
+    ).run()  # fmt: skip
+    restored = [(o.options.to_json(), o.seconds) for o in result.outcomes if o.from_cache]
+    assert sorted(restored) == sorted(before)
+    fresh = [o.options.to_json() for o in result.outcomes if not o.from_cache]
+    assert not set(fresh) & {options for options, _ in before}, "measured again"
+    with CompilationCache(cache_dir) as cache:
+        assert len(cache.measurements(key)) == len(before) + len(fresh)
+
+
+def test_max_time_stops_within_one_candidate(tmm):
+    """Without a generation limit the tuner runs until `max_time`, then
+    cancels what still runs: it never overruns by more than one candidate."""
+    progress = []
+    begin = time.monotonic()
+    result = Tuner(
+        tmm, inputs(), backend="cpu", generations=None, max_time=6.0, population=4, workers=2,
+        space=small_space(tmm), on_progress=progress.append,
+    ).run()  # fmt: skip
+    elapsed = time.monotonic() - begin
+    slowest = max(p.elapsed - q.elapsed for p, q in zip(progress[1:], progress))
+    assert elapsed < 6.0 + max(slowest, 1.0) + 2.0  # + start-up of the reference
+    assert progress[-1].generations is None and progress[-1].generation >= 2
+    assert len(result.outcomes) == progress[-1].measured >= 8
+
+
+def test_tcir_tune_ends_with_a_table_of_the_best(tmm, capsys, cache_dir):
+    argv = [str(EXAMPLES / "tmm.tc"), "--entry", "tmm", "--sizes", "M=64,K=64,N=64"]
+    argv += ["--generations", "1", "--population", "4", "--workers", "2", "--max-unroll", "4"]
+    assert tcir_tune(argv + ["--search", "tpe"]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("best 4 of 4 measured (0 pruned):") :].splitlines()[1:6]
+    assert table[0].split() == ["#", "time", "vs", "default", "options"]
+    times = [float(row.split()[1]) for row in table[1:]]
+    assert times == sorted(times) and [row.split()[0] for row in table[1:]] == ["1", "2", "3", "4"]
+    assert tcir_tune(argv + ["--resume"]) == 0  # the 4 measured count as done
+    measured = re.search(r"best 5 of (\d+) measured", capsys.readouterr().out)
+    assert measured is not None and int(measured[1]) > 4

@@ -44,8 +44,21 @@ def test_cpu_space_for_tmm():
         "unroll",
     }
     assert genes["fusion"] == ("min", "max", "preserve3")
-    assert genes["unroll"] == tuple(2**k for k in range(13))
+    assert genes["unroll"] == tuple(2**k for k in range(7)), "LLVM unrolls beyond 64"
     assert genes["tile_0"][0] is None and {65, 64, 32, 130} <= set(genes["tile_0"])
+    gpu = SearchSpace.build(tmm().definition, {"M": 64, "N": 130, "K": 32}, "cuda")
+    assert dict((g.name, g.values) for g in gpu.genes)["unroll"] == tuple(2**k for k in range(13))
+
+
+def test_prune_names_what_cannot_run():
+    cuda = SearchSpace.build(tmm().definition, {"M": 512, "N": 512, "K": 512}, "cuda")
+    assert cuda.prune(tcir.MappingOptions(threads=[32, 32], blocks=[16, 16])) is None
+    assert cuda.prune(tcir.MappingOptions(threads=[2, 2, 65])) == "threads in z 65 over the limit 64"
+    assert cuda.prune(tcir.MappingOptions(blocks=[1, 70000])) == "blocks in y 70000 over the limit 65535"
+    cpu = SearchSpace.build(tmm().definition, {"M": 64, "N": 64, "K": 64}, "cpu")
+    assert cpu.prune(tcir.MappingOptions(unroll=64)) is None
+    assert cpu.prune(tcir.MappingOptions(unroll=128)) == "unroll 128 over the space's largest 64"
+    assert cpu.prune(tcir.MappingOptions(threads=[2, 2, 65])) is None, "the CPU ignores threads"
 
 
 def test_cuda_space_keeps_blocks_within_limits():

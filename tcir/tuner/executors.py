@@ -1,0 +1,163 @@
+"""Where the tuner's jobs run: local process pools, or a Dask cluster.
+
+Both give `concurrent.futures` futures, so one scheduling loop
+(`tcir.tuner.evaluate.Evaluator`) drives either:
+
+- `LocalExecutors`: a pebble process pool compiles on every core; one
+  single-process pool per GPU (or one for the CPU) profiles, so a crashing
+  kernel takes down a worker, never the tuner. Workers are spawned, never
+  forked (a parent that touched CUDA cannot fork workers that use it; spawn
+  re-imports the caller's main module, so a tuning script guards its entry
+  point with `if __name__ == "__main__":`, as for any process pool).
+- `DaskExecutors`: compile jobs go to any worker of a `distributed.Client`;
+  profile jobs for CUDA go to workers with a `GPU` resource (dask-cuda's
+  `LocalCUDACluster` gives one worker per GPU: `--resources GPU=1`). The
+  problem and the benchmark are scattered to the workers once.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import Future
+from typing import Any, Protocol
+
+from tcir.errors import TCError
+from tcir.tuner.jobs import Benchmark, Problem, compile_candidate, install, profile_candidate
+
+CONNECT_TIMEOUT_S = 10.0
+"""How long to try to reach a Dask scheduler."""
+
+
+class Executors(Protocol):
+    """Runs compile and profile jobs of one problem; futures of their results."""
+
+    compile_slots: int
+    """Compile jobs to keep running at once."""
+    devices: int
+    """Profile jobs to keep running at once (one per device)."""
+
+    def compile(self, options_json: str) -> Future[dict[str, Any]]: ...
+
+    def profile(self, device: int, artifact_json: dict[str, Any], cutoff: float) -> Future[float]: ...
+
+    def close(self) -> None: ...
+
+
+class LocalExecutors:
+    """Pebble pools on this host (see the module docstring)."""
+
+    def __init__(self, benchmark: Benchmark, *, workers: int | None = None, devices: int = 1):
+        from pebble import ProcessPool
+
+        context = multiprocessing.get_context("spawn")
+        self.problem = benchmark.problem
+        self.benchmark = benchmark
+        self.compile_slots = max(1, workers or os.cpu_count() or 1)
+        self.devices = devices
+        self._compilers = ProcessPool(
+            self.compile_slots, initializer=install, initargs=(self.problem,), context=context
+        )
+        self._profilers = [
+            ProcessPool(1, initializer=install, initargs=(benchmark,), context=context)
+            for _ in range(devices)
+        ]
+
+    def compile(self, options_json: str) -> Future[dict[str, Any]]:
+        return self._compilers.schedule(compile_candidate, (self.problem.token, options_json))
+
+    def profile(self, device: int, artifact_json: dict[str, Any], cutoff: float) -> Future[float]:
+        return self._profilers[device].schedule(
+            profile_candidate, (self.benchmark.token, device, artifact_json, cutoff)
+        )
+
+    def close(self) -> None:
+        for pool in (self._compilers, *self._profilers):
+            pool.stop()
+            pool.join()
+
+
+class DaskExecutors:
+    """Jobs on a Dask cluster (see the module docstring). Dask cannot kill a
+    running task: a late one is cancelled and its result ignored."""
+
+    def __init__(self, client: Any, benchmark: Benchmark):
+        self.client = client
+        self._problem = client.scatter(benchmark.problem, broadcast=True)
+        self._benchmark = client.scatter(benchmark, broadcast=True)
+        workers = client.scheduler_info(n_workers=-1)["workers"]
+        self.compile_slots = max(1, sum(w.get("nthreads", 1) for w in workers.values()))
+        if benchmark.problem.backend == "cuda":
+            gpus = sum(1 for w in workers.values() if w.get("resources", {}).get("GPU"))
+            if gpus == 0:
+                raise TCError("tuner: the Dask cluster has no worker with a GPU resource")
+            self.devices, self._resources = gpus, {"GPU": 1}
+        else:
+            self.devices, self._resources = 1, None
+
+    def compile(self, options_json: str) -> Future[dict[str, Any]]:
+        return self._submit(compile_candidate, self._problem, options_json)
+
+    def profile(self, device: int, artifact_json: dict[str, Any], cutoff: float) -> Future[float]:
+        # Each GPU worker sees its own GPU as device 0.
+        return self._submit(
+            profile_candidate, self._benchmark, 0, artifact_json, cutoff, resources=self._resources
+        )
+
+    def _submit(self, fn: Any, *args: Any, resources: dict[str, int] | None = None) -> Future[Any]:
+        future = self.client.submit(fn, *args, pure=False, resources=resources)
+        return _as_concurrent(future)
+
+    def close(self) -> None:
+        pass  # the caller owns the client
+
+
+def _as_concurrent(dask_future: Any) -> Future[Any]:
+    """A `concurrent.futures.Future` following `dask_future`; cancelling it
+    cancels the Dask task."""
+    result: Future[Any] = Future()
+
+    def done(f: Any) -> None:
+        if result.done():
+            return
+        if f.cancelled():
+            result.cancel()
+            return
+        error = f.exception()
+        if error is not None:
+            result.set_exception(error)
+        else:
+            result.set_result(f.result())
+
+    def cancelled(f: Future[Any]) -> None:
+        if f.cancelled():
+            dask_future.cancel()
+
+    result.add_done_callback(cancelled)
+    dask_future.add_done_callback(done)
+    return result
+
+
+def dask_client(address: str, gpus: int = 0) -> Any:
+    """A `distributed.Client` for `address`, or for `local`: a cluster on this
+    host of one single-threaded worker process per core, plus one worker per
+    GPU (`GPU` resource, `CUDA_VISIBLE_DEVICES` set to its GPU, as dask-cuda's
+    workers are) when `gpus` > 0."""
+    try:
+        from distributed import Client, Nanny, Scheduler, SpecCluster
+    except ImportError:
+        raise TCError("tuner: a Dask cluster needs Dask: pip install 'tcir[cluster]'") from None
+    if address != "local":
+        try:
+            return Client(address, timeout=CONNECT_TIMEOUT_S)
+        except OSError as e:
+            raise TCError(f"tuner: cannot connect to the Dask scheduler at {address}: {e}") from None
+    cores = max(1, (os.cpu_count() or 1) - gpus)
+    workers: dict[str, dict[str, Any]] = {
+        f"cpu-{k}": {"cls": Nanny, "options": {"nthreads": 1}} for k in range(cores)
+    }
+    for k in range(gpus):
+        options = {"nthreads": 1, "resources": {"GPU": 1}, "env": {"CUDA_VISIBLE_DEVICES": str(k)}}
+        workers[f"gpu-{k}"] = {"cls": Nanny, "options": options}
+    scheduler = {"cls": Scheduler, "options": {"dashboard_address": ":0"}}
+    return Client(SpecCluster(workers=workers, scheduler=scheduler, silence_logs=True))

@@ -1,0 +1,199 @@
+"""What the tuner's worker processes run: compile a candidate, profile an artifact.
+
+The jobs are plain module-level functions, so that any executor can run them
+(a pebble process pool here, Dask workers on a cluster). A worker receives
+its problem once: a pool's initializer `install`s it, and jobs then name it
+by its token; a Dask worker receives it as a scattered object. Each worker
+process keeps the problem's staged lowering (the scop, its dependences and
+the schedules computed so far) and its profiler across jobs.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tcir.compiler.artifacts import artifact_from_json, artifact_of
+from tcir.compiler.lowering import DefIR, StagedLowering
+from tcir.compiler.options import MappingOptions
+from tcir.frontend.ast import CheckedDef
+from tcir.runtime.inputs import within_tolerance
+from tcir.runtime.signature import NUMPY_DTYPES, Binding
+
+TIMING_BUDGET_S = 0.2
+"""Timed runs per candidate stop after this much run time (at least `MIN_RUNS`)."""
+MIN_RUNS, MAX_RUNS = 3, 100
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What every compile job needs: the checked def and the sizes to specialize to."""
+
+    definition: CheckedDef
+    sizes: dict[str, int]
+    backend: str
+    token: str = field(default_factory=lambda: uuid.uuid4().hex, compare=False)
+    """Names the problem in the workers that hold it."""
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """An output buffer: shape, dtype, and whether it must start at zero."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    zero: bool
+
+
+def output_specs(problem: Problem) -> list[OutputSpec]:
+    """The outputs of `problem`'s def (zero-filled when first accumulated into)."""
+    definition = problem.definition
+    binding = Binding(problem.sizes, ())
+    specs = []
+    for output in definition.outputs:
+        first = next(s for s in definition.stmts if s.lhs == output.name)
+        zero = first.reduces and not first.initializes
+        specs.append(OutputSpec(output.name, binding.shape(definition, output), output.dtype, zero))
+    return specs
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What every profile job needs: the inputs (numpy), the expected outputs."""
+
+    problem: Problem
+    inputs: list[Any]
+    expected: list[np.ndarray]
+
+    @property
+    def token(self) -> str:
+        return self.problem.token
+
+
+class CandidateError(Exception):
+    """A candidate failed in a worker (the message says why)."""
+
+
+# --- per-process state -------------------------------------------------------
+
+_INSTALLED: dict[str, Any] = {}
+"""Problems and benchmarks installed in this worker process, by token."""
+_STAGED: dict[str, tuple[DefIR, StagedLowering]] = {}
+_PROFILERS: dict[tuple[str, int], Profiler] = {}
+
+
+def install(*objects: Problem | Benchmark) -> None:
+    """A pool's initializer: keep `objects` in this process, named by token."""
+    for obj in objects:
+        _INSTALLED[f"{type(obj).__name__}:{obj.token}"] = obj
+
+
+def _resolve(ref: Any, kind: type) -> Any:
+    return _INSTALLED[f"{kind.__name__}:{ref}"] if isinstance(ref, str) else ref
+
+
+# --- jobs --------------------------------------------------------------------
+
+
+def compile_candidate(problem: Problem | str, options_json: str) -> dict[str, Any]:
+    """Options JSON -> artifact JSON: only the passes that depend on the
+    options run; the rest is computed once per process and problem."""
+    problem = _resolve(problem, Problem)
+    if problem.token not in _STAGED:
+        ir = DefIR.of(problem.definition)
+        _STAGED[problem.token] = ir, StagedLowering(ir, Binding(problem.sizes, ()))
+    ir, staged = _STAGED[problem.token]
+    module = staged.lowered(MappingOptions.from_json(options_json), problem.backend)
+    return artifact_of(module, ir.name, problem.backend).to_json()
+
+
+def profile_candidate(
+    benchmark: Benchmark | str, device: int, artifact_json: dict[str, Any], cutoff: float
+) -> float:
+    """Check the artifact's outputs, then its median time in seconds (a
+    single run when that exceeds `cutoff`: it cannot be among the best)."""
+    benchmark = _resolve(benchmark, Benchmark)
+    key = (benchmark.token, device)
+    if key not in _PROFILERS:
+        problem = benchmark.problem
+        _PROFILERS[key] = Profiler(
+            problem.backend, device, benchmark.inputs, benchmark.expected, output_specs(problem)
+        )
+    return _PROFILERS[key](artifact_json, cutoff)
+
+
+class Profiler:
+    """Runs artifacts of one problem on one device: artifact JSON -> seconds."""
+
+    def __init__(
+        self,
+        backend: str,
+        device: int,
+        inputs: Sequence[Any],
+        expected: Sequence[np.ndarray],
+        outputs: Sequence[OutputSpec],
+    ):
+        self.backend = backend
+        self.expected = expected
+        self.specs = outputs
+        if backend == "cuda":
+            from tcir.backends.cuda.runtime import cupy_module
+
+            self.xp = cupy_module()
+            self.xp.cuda.Device(device).use()
+            self.inputs = [self.xp.asarray(a) if hasattr(a, "shape") else a for a in inputs]
+        else:
+            self.xp = np
+            self.inputs = list(inputs)
+
+    def _outputs(self) -> list[Any]:
+        """Fresh outputs: zeros where required, else poisoned (NaN or -1)."""
+        outputs = []
+        for spec in self.specs:
+            dtype = NUMPY_DTYPES[spec.dtype]
+            poison = 0 if spec.zero else (np.nan if np.dtype(dtype).kind == "f" else -1)
+            outputs.append(self.xp.full(spec.shape, poison, dtype))
+        return outputs
+
+    def _check(self, outputs: Sequence[Any]) -> None:
+        for spec, got, expected in zip(self.specs, outputs, self.expected):
+            host = self.xp.asnumpy(got) if self.backend == "cuda" else got
+            good, error = within_tolerance(host, expected, spec.dtype)
+            if not good:
+                raise CandidateError(f"wrong result: {spec.name} has max rel. error {error:.3g}")
+
+    def _run_once(self, kernel: Callable[..., None], outputs: list[Any]) -> float:
+        for spec, out in zip(self.specs, outputs):
+            if spec.zero:
+                out.fill(0)
+        if self.backend == "cuda":
+            start, end = self.xp.cuda.Event(), self.xp.cuda.Event()
+            start.record()
+            kernel(*self.inputs, *outputs)
+            end.record()
+            end.synchronize()
+            return self.xp.cuda.get_elapsed_time(start, end) / 1e3
+        begin = time.perf_counter()
+        kernel(*self.inputs, *outputs)
+        return time.perf_counter() - begin
+
+    def __call__(self, artifact_json: dict[str, Any], cutoff: float = float("inf")) -> float:
+        kernel = artifact_from_json(artifact_json).load()
+        outputs = self._outputs()
+        kernel(*self.inputs, *outputs)
+        if self.backend == "cuda":
+            self.xp.cuda.get_current_stream().synchronize()
+        self._check(outputs)
+        times = [self._run_once(kernel, outputs)]
+        if times[0] > cutoff:
+            return times[0]
+        while len(times) < MAX_RUNS and (len(times) < MIN_RUNS or sum(times) < TIMING_BUDGET_S):
+            times.append(self._run_once(kernel, outputs))
+        return statistics.median(times)

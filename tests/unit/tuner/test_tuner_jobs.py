@@ -1,0 +1,47 @@
+"""Profiling checks every candidate against the reference before timing it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tuner_helpers import SIZES, tmm, tmm_binding
+
+import tcir
+from tcir.compiler.artifacts import build_artifact
+from tcir.tuner.jobs import CandidateError, Problem, Profiler, output_specs
+
+
+@pytest.fixture(scope="module")
+def artifact_json():
+    return build_artifact(
+        tmm().def_ir, tmm_binding(), tcir.MappingOptions(tile=[2, 2, 2]), "cpu"
+    ).to_json()
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((SIZES["M"], SIZES["K"])).astype(np.float32)
+    b = rng.standard_normal((SIZES["N"], SIZES["K"])).astype(np.float32)
+    return [a, b]
+
+
+def test_output_specs():
+    accumulate = tcir.define("def acc(float(M,K) A) -> (C) { C(m) += A(m,k) }").acc.definition
+    assert [s.zero for s in output_specs(Problem(accumulate, {"M": 3, "K": 2}, "cpu"))] == [True]
+    (spec,) = output_specs(Problem(tmm().definition, SIZES, "cpu"))
+    assert (spec.shape, spec.dtype, spec.zero) == ((8, 6), "float32", False)
+
+
+def test_correct_candidate_is_timed(artifact_json):
+    a, b = _inputs()
+    specs = output_specs(Problem(tmm().definition, SIZES, "cpu"))
+    profiler = Profiler("cpu", 0, [a, b], [a.astype(np.float64) @ b.T.astype(np.float64)], specs)
+    assert 0 < profiler(artifact_json) < 1
+
+
+def test_wrong_candidate_is_rejected(artifact_json):
+    a, b = _inputs()
+    specs = output_specs(Problem(tmm().definition, SIZES, "cpu"))
+    profiler = Profiler("cpu", 0, [a, b], [np.zeros((8, 6))], specs)
+    with pytest.raises(CandidateError, match="wrong result: C has max rel. error"):
+        profiler(artifact_json)
