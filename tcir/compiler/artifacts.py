@@ -198,6 +198,15 @@ class CudaArtifact:
             raise ValueError("cuda artifact: a cubin comes with its architecture")
         return CudaArtifact(str(data["source"]), host, cubin, None if arch is None else str(arch))
 
+    def compiled_for(self, arch: str) -> CudaArtifact:
+        """This artifact with its cubin for `arch` (`sm_90`), compiled by NVRTC
+        here (no GPU needed: the tuner's compile workers do it); unchanged
+        where NVRTC cannot."""
+        from tcir.backends.cuda.runtime import DEFAULT_OPTIONS, compile_cubin
+
+        cubin = compile_cubin(self.source, DEFAULT_OPTIONS, arch)
+        return self if cubin is None else dataclasses.replace(self, cubin=cubin, arch=arch)
+
     def load(self) -> Callable[..., None]:
         """The host program with its kernels from the cubin where it suits
         this GPU, else compiled by NVRTC now."""

@@ -95,7 +95,9 @@ def main(args: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--generations", type=int, help="default 5, or as many as --max-time allows"
     )
-    parser.add_argument("--population", type=int, default=16, help="candidates per generation")
+    parser.add_argument(
+        "--population", type=int, help="candidates per generation (default: 16, or 4 per worker)"
+    )
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds per compilation or profiling run"
     )

@@ -10,14 +10,16 @@ process pools or a Dask cluster (`tcir.tuner.executors`).
 
 A job that raises, is wrong, crashes its worker or runs past `timeout`
 (it is cancelled: a local worker is killed and replaced) yields a failed
-`Outcome` with the reason, logged; the other jobs go on. Past the
-`deadline`, every job still running is cancelled.
+`Outcome` with the reason, logged; the other jobs go on. So does a compile
+job that straggles far behind the rest of its batch. Past the `deadline`,
+every job still running is cancelled.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import statistics
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -36,6 +38,10 @@ log = logging.getLogger(__name__)
 MESSAGE_LENGTH = 400
 CUTOFF_FACTOR = 10.0
 """A candidate slower than this many times the best so far is timed once."""
+STRAGGLER_SHARE, STRAGGLER_FACTOR, STRAGGLER_MIN_S = 0.75, 5.0, 10.0
+"""Once this share of a batch is done, a compile job running longer than this
+many times the batch's median compile time (and `STRAGGLER_MIN_S`) is
+cancelled: the batch would wait for it with every other worker idle."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +132,19 @@ class Evaluator:
                 to_profile.append((index, artifact, True))
         running: dict[Future, _Job] = {}
         free_devices = list(range(self.executors.devices))
+        compile_times: list[float] = []
+
+        def limit(job: _Job) -> float:
+            """How long `job` may run."""
+            if (
+                job.device is not None
+                or len(candidates) - len(to_compile) - sum(j.device is None for j in running.values())
+                < STRAGGLER_SHARE * len(candidates)
+                or len(compile_times) < 4
+            ):
+                return self.timeout
+            typical = STRAGGLER_FACTOR * statistics.median(compile_times)
+            return min(self.timeout, max(STRAGGLER_MIN_S, typical))
 
         def finish(job: _Job, seconds: float | None = None, error: str | None = None) -> None:
             if job.device is not None:
@@ -161,7 +180,7 @@ class Evaluator:
                         job.device, artifact.to_json(), self.best * CUTOFF_FACTOR
                     )
                     running[future] = job
-            wake = min(job.started for job in running.values()) + self.timeout
+            wake = min(job.started + limit(job) for job in running.values())
             if deadline is not None:
                 wake = min(wake, deadline)
             done, _ = wait(running, max(0.0, wake - time.monotonic()), FIRST_COMPLETED)
@@ -176,16 +195,19 @@ class Evaluator:
                     finish(job, error=f"{kind}: {describe(e)}")
                     continue
                 if job.device is None:
+                    compile_times.append(time.monotonic() - job.started)
                     to_profile.append((job.index, artifact_from_json(result), False))
                 else:
                     finish(job, seconds=float(result))
             now = time.monotonic()
             for future, job in list(running.items()):
-                if now - job.started >= self.timeout:
+                allowed = limit(job)
+                if now - job.started >= allowed:
                     future.cancel()
                     del running[future]
                     kind = "compile" if job.device is None else "run"
-                    finish(job, error=f"{kind}: timed out after {self.timeout:g} s")
+                    why = "" if allowed == self.timeout else ", far behind the rest of its batch"
+                    finish(job, error=f"{kind}: timed out after {allowed:g} s{why}")
         return [outcomes[k] for k in sorted(outcomes)]
 
     def _cached(self, options: MappingOptions) -> Artifact | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tcir.compiler.artifacts import artifact_from_json, artifact_of
+from tcir.compiler.artifacts import CudaArtifact, artifact_from_json, artifact_of
 from tcir.compiler.lowering import DefIR, StagedLowering
 from tcir.compiler.options import MappingOptions
 from tcir.frontend.ast import CheckedDef
@@ -38,6 +38,8 @@ class Problem:
     definition: CheckedDef
     sizes: dict[str, int]
     backend: str
+    arch: str | None = None
+    """The GPU architecture (`sm_90`) that compile jobs make cubins for, if any."""
     token: str = field(default_factory=lambda: uuid.uuid4().hex, compare=False)
     """Names the problem in the workers that hold it."""
 
@@ -104,14 +106,18 @@ def _resolve(ref: Any, kind: type) -> Any:
 
 def compile_candidate(problem: Problem | str, options_json: str) -> dict[str, Any]:
     """Options JSON -> artifact JSON: only the passes that depend on the
-    options run; the rest is computed once per process and problem."""
+    options run; the rest is computed once per process and problem. CUDA
+    code comes with its cubin for `problem.arch`."""
     problem = _resolve(problem, Problem)
     if problem.token not in _STAGED:
         ir = DefIR.of(problem.definition)
         _STAGED[problem.token] = ir, StagedLowering(ir, Binding(problem.sizes, ()))
     ir, staged = _STAGED[problem.token]
     module = staged.lowered(MappingOptions.from_json(options_json), problem.backend)
-    return artifact_of(module, ir.name, problem.backend).to_json()
+    artifact = artifact_of(module, ir.name, problem.backend)
+    if isinstance(artifact, CudaArtifact) and problem.arch is not None:
+        artifact = artifact.compiled_for(problem.arch)  # NVRTC here, not in the profiler
+    return artifact.to_json()
 
 
 def profile_candidate(

@@ -133,7 +133,7 @@ class Tuner:
         *,
         backend: str | None = None,
         generations: int | None = 5,
-        population: int = 16,
+        population: int | None = None,
         timeout: float = 60.0,
         max_time: float | None = None,
         search: str = "genetic",
@@ -172,6 +172,8 @@ class Tuner:
         self.default = default_options(self.definition, self.binding)
         """What a call without options uses on the GPU (the seed to beat)."""
         rng = random.Random(seed)
+        if population is None:
+            population = default_population(workers)
         self.search: Search
         if search == "tpe":
             from tcir.tuner.tpe import TPESearch  # imports optuna: only when asked for
@@ -197,6 +199,14 @@ class Tuner:
 
         return max(1, int(cupy_module().cuda.runtime.getDeviceCount()))
 
+    def _arch(self) -> str | None:
+        """The architecture of the GPU that candidates run on (CUDA only)."""
+        if self.backend != "cuda":
+            return None
+        from tcir.backends.cuda.runtime import current_device, device_architecture
+
+        return device_architecture(current_device())
+
     def _executors(self, benchmark: Benchmark) -> tuple[Executors, Any]:
         """Local pools, or Dask executors on `cluster` (an address, `local`, or a
         `distributed.Client`); and the client to close, if this tuner opened it."""
@@ -214,7 +224,7 @@ class Tuner:
         start = time.monotonic()
         deadline = None if self.max_time is None else start + self.max_time
         expected = reference_outputs(self.definition, self.binding)
-        problem = Problem(self.definition, dict(self.binding.sizes), self.backend)
+        problem = Problem(self.definition, dict(self.binding.sizes), self.backend, self._arch())
         session = _Session(self, start)
         if self.resume:
             session.restore()
@@ -343,6 +353,13 @@ class _Session:
         return None if default is None else default.seconds
 
 
+def default_population(workers: int | None = None) -> int:
+    """Candidates per generation: 16, or 4 per compile worker where there are
+    more than 4 (a generation waits for its slowest candidate; more of them
+    per worker keep the workers busy meanwhile)."""
+    return max(16, 4 * (workers or os.cpu_count() or 1))
+
+
 def _def_ir(function: DefIR | Any) -> DefIR:
     """A `DefIR`, or what an object exposing one as `def_ir` (a `tcir.Function`) holds."""
     ir = getattr(function, "def_ir", function)
@@ -355,7 +372,7 @@ def tune(
     function: DefIR | Any,
     *inputs: Any,
     generations: int | None = 5,
-    population: int = 16,
+    population: int | None = None,
     timeout: float = 60.0,
     backend: str | None = None,
     **knobs: Any,

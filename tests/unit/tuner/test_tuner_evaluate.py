@@ -142,3 +142,14 @@ def test_a_crashing_worker_fails_its_candidate(monkeypatch):
         assert again.result(timeout=120)["backend"] == "cpu"  # the pool replaced the worker
     finally:
         executors.close()
+
+
+def test_a_straggling_compile_is_cut_once_its_batch_is_done(monkeypatch):
+    monkeypatch.setattr("tcir.tuner.evaluate.STRAGGLER_MIN_S", 0.5)
+    candidates = [tcir.MappingOptions(unroll=1, tile=[k]) for k in range(1, 8)] + [SLOW]
+    with Evaluator(FakeExecutors(slow_s=30, slots=8), "cuda-sim", timeout=60) as evaluator:
+        begin = time.monotonic()
+        outcomes = evaluator.evaluate(candidates)
+    assert time.monotonic() - begin < 5
+    assert [o.seconds for o in outcomes[:7]] == [1e-3] * 7
+    assert outcomes[7].error == "compile: timed out after 0.5 s, far behind the rest of its batch"
