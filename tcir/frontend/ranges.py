@@ -134,13 +134,18 @@ class RangeInference:
         indices = set(sf.first_use)
         self.bounded[id(sf)] = []
         resolved: dict[str, Range] = {}
+        dependent: dict[str, Range] = {}
         for name, (lo, hi) in sf.where_ranges.items():
+            if (set(lo.names()) | set(hi.names())) & indices:
+                dependent[name] = (lo, hi)
+                continue
             self.check_nonempty(sf, name, lo, hi)
             resolved[name] = (lo, hi)
         constraints = self.constraints(sf)
         used: set[int] = set()
         while True:
-            unresolved = indices - resolved.keys()
+            self.resolve_dependent(sf, dependent, resolved, indices)
+            unresolved = indices - resolved.keys() - dependent.keys()
             found: dict[str, tuple[list[Lin], list[Lin]]] = {}
             for k, (sub, ext, *_) in enumerate(constraints):
                 free = {n for n in sub.names() if n in unresolved}
@@ -162,10 +167,39 @@ class RangeInference:
                 self.check_nonempty(sf, v, lo, hi)
                 resolved[v] = (lo, hi)
         order = [n for n in sf.first_use if n not in resolved]
+        if dependent and set(order) <= dependent.keys():
+            name = next(iter(dependent))
+            loc, length = sf.first_use[name]
+            raise self.error(f"the range of index '{name}' depends on indices whose ranges depend "
+                             f"on it", loc, length)
         if not order:
             self.check_in_bounds(sf, [c for k, c in enumerate(constraints) if k not in used],
                                  resolved, indices)
         return resolved, order
+
+    def resolve_dependent(self, sf: StmtFacts, dependent: dict[str, Range],
+                          resolved: dict[str, Range], indices: set[str]) -> None:
+        """Resolve the `where` ranges of reduction indices that depend on
+        resolved indices (`k in i:N`): the range is the box of their values,
+        and the value counts only within the bounds (`bounded`)."""
+        progress = True
+        while progress:
+            progress = False
+            for name, (lo, hi) in list(dependent.items()):
+                if (set(lo.names()) | set(hi.names())) & indices - resolved.keys():
+                    continue
+                low, high = _rest_bounds(lo, resolved, indices), _rest_bounds(hi, resolved, indices)
+                divides = any(isinstance(a, Div) for b in (lo, hi) for m, _ in b.terms for a in m)
+                if low is None or high is None or divides:
+                    loc, length = sf.first_use[name]
+                    raise self.error(f"the range [{lo}, {hi}) of index '{name}' is not affine in "
+                                     f"the other indices", loc, length)
+                self.check_nonempty(sf, name, low[0], high[1])
+                atom = Lin.atom(name)
+                self.bounded[id(sf)] += [atom - lo, hi - atom - 1]
+                resolved[name] = (low[0], high[1])
+                del dependent[name]
+                progress = True
 
     def check_in_bounds(self, sf: StmtFacts, constraints: list[Constraint], resolved: dict[str, Range], indices: set[str]) -> None:
         """Accesses that inferred nothing must still stay within bounds: an

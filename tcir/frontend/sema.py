@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir.affine import AffineSymExpr
 
-from tcir.errors import SourceLocation, TypeError_
+from tcir.errors import RangeError, SourceLocation, TypeError_
 
 from . import ast as A
 from . import syntax as S
@@ -102,6 +102,8 @@ class DefChecker:
         self.scalar_sizes: set[str] = set()
         self.dtypes: dict[str, str] = {}
         self.written: set[str] = set()
+        self.bound_names: dict[str, tuple[int, int]] = {}
+        """Where each name that may be an index occurs in `where` range bounds."""
 
     def error(self, message: str, pos: int, length: int = 1) -> TypeError_:
         err = self.src.error(TypeError_, message, pos, length)
@@ -197,7 +199,7 @@ class DefChecker:
                 if w.name in self.symbols or w.name in range_pos or w.name in ctx.later_lets:
                     raise self.error(f"redefinition of '{w.name}' in where clause", w.pos, w.length)
                 range_pos[w.name] = w
-                where_ranges[w.name] = (self.bound(w.lo), self.bound(w.hi))
+                where_ranges[w.name] = (self.bound(w.lo, True), self.bound(w.hi, True))
         for w in st.wheres:
             if isinstance(w, S.WhereLet):
                 if w.name in self.symbols or w.name in lhs_indices or w.name in ctx.lets:
@@ -224,6 +226,7 @@ class DefChecker:
             if name not in first_use:
                 raise self.error(f"index '{name}' of the where clause is not used in the statement",
                                  w.pos, w.length)
+            self.check_dependent_range(name, where_ranges[name], w, first_use, lhs_indices)
         if st.op == "=" and reduction:
             loc, length = first_use[reduction[0]]
             raise self.loc_error(
@@ -303,8 +306,26 @@ class DefChecker:
                           len(e.tensor), guards)
 
     # -- range bounds ------------------------------------------------------------
-    def bound(self, n: S.Node) -> Lin:
-        """A `where` range bound: an affine expression of sizes and int scalars."""
+    def check_dependent_range(self, name: str, bounds: tuple[Lin, Lin], w: S.WhereRange,
+                              first_use: dict[str, tuple[SourceLocation, int]],
+                              lhs_indices: list[str]) -> None:
+        """A `where` range may depend on other indices of its statement (`k in
+        i:N`, a triangular reduction) only for a reduction index: its values
+        then count only within the bounds."""
+        indices = sorted({n for b in bounds for n in b.names() if n not in self.symbols})
+        for index in indices:
+            if index not in first_use or index == name:
+                raise self.error(f"'{index}' in a range bound is not a size, an int scalar input "
+                                 f"or another index of the statement", *self.bound_names[index])
+        if indices and name in lhs_indices:
+            raise self.src.error(
+                RangeError, f"the range of '{name}' depends on index '{indices[0]}', but '{name}' "
+                f"indexes the left-hand side; only a reduction index's range may depend on "
+                f"other indices", w.pos, w.length)
+
+    def bound(self, n: S.Node, indices: bool = False) -> Lin:
+        """A `where` range bound: an affine expression of sizes and int scalars
+        (and of other indices, where `indices`: checked with the statement)."""
         if isinstance(n, S.Num):
             if n.is_float:
                 raise self.error("range bounds must be integers", n.pos, n.length)
@@ -313,6 +334,9 @@ class DefChecker:
             sym = self.symbols.get(n.name)
             if sym is not None and sym.kind == "scalar" and is_integral(sym.dtype):
                 self.scalar_sizes.add(n.name)
+                return Lin.atom(n.name)
+            if sym is None and indices:
+                self.bound_names[n.name] = (n.pos, n.length)
                 return Lin.atom(n.name)
             if sym is None or sym.kind != "size":
                 raise self.error(f"'{n.name}' in a range bound is not a size or an int scalar input",
@@ -325,9 +349,9 @@ class DefChecker:
             if sym is not None and sym.kind in ("input", "output", "temp", "scalar"):
                 raise self.error(f"tensor '{n.name}' read inside a range bound", n.pos, n.length)
         if isinstance(n, S.Unary) and n.op == "-":
-            return -self.bound(n.x)
+            return -self.bound(n.x, indices)
         if isinstance(n, S.Binary) and n.op in ("+", "-", "*", "/"):
-            a, b = self.bound(n.a), self.bound(n.b)
+            a, b = self.bound(n.a, indices), self.bound(n.b, indices)
             if n.op == "+":
                 return a + b
             if n.op == "-":

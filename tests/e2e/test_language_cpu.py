@@ -247,3 +247,30 @@ def test_reduction_bound_that_is_a_min_of_sizes(path, h):
     got_o, got_out = tcir.define(GRAPH2).graph2(i, j, w1, backend=backend, options=options)
     np.testing.assert_allclose(got_o, o, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(got_out, out, rtol=1e-4, atol=1e-3)
+
+
+TRIANGULAR = """
+def triu_mv(float(M, M) A, float(M) x) -> (y) { y(i) +=! A(i, k) * x(k) where k in i:M }
+def cumsum(float(N) a) -> (s) { s(i) +=! a(k) where i in 0:N, k in 0:i + 1 }
+def band(float(N) a) -> (s) { s(i) +=! a(k) where i in 1:N - 1, k in i - 1:i + 2 }
+def tril_mm(float(M, M) L, float(M, P) B) -> (C) { C(i, j) +=! L(i, k) * B(k, j) where k in 0:i + 1 }
+"""
+
+
+@pytest.mark.parametrize("path", ["canonical", "tiled", "cuda-sim"])
+def test_reduction_ranges_that_depend_on_other_indices(path):
+    """Triangular and banded reductions (`k in i:M`): the reduction runs over
+    the values between the bounds at each `i`, and only those."""
+    mod = tcir.define(TRIANGULAR)
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((7, 7)).astype(np.float32)
+    x = rng.standard_normal(7).astype(np.float32)
+    b = rng.standard_normal((7, 5)).astype(np.float32)
+    v = rng.standard_normal(9).astype(np.float32)
+    backend = "cuda-sim" if path == "cuda-sim" else "cpu"
+    options = tcir.MappingOptions(tile=[2, 3, 2]) if path == "tiled" else None
+    kw = {"backend": backend, "options": options}
+    np.testing.assert_allclose(mod.triu_mv(a, x, **kw), np.triu(a) @ x, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mod.cumsum(v, **kw), np.cumsum(v), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mod.band(v, **kw), v[:-2] + v[1:-1] + v[2:], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mod.tril_mm(a, b, **kw), np.tril(a) @ b, rtol=1e-5, atol=1e-5)

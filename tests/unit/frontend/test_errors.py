@@ -128,6 +128,26 @@ def test_range_errors(src: str, line: int, col: int, name: str, fragment: str) -
     expect_error(RangeError, src, line, col, name, fragment)
 
 
+@pytest.mark.parametrize("src, col, name, fragment", [
+    ("def f(float(N) A) -> (O) { O(i, j) = A(j) where i in 0:N, j in 0:i+1 }", 59, "'j'",
+     "indexes the left-hand side"),
+    ("def f(float(N) A, float(N) B) -> (O) { O(i) +=! A(k) * B(l) where i in 0:N, k in 0:l, "
+     "l in 0:k }", 51, "'k'", "depend on it"),
+    ("def f(float(N) A) -> (O) { O(i) +=! A(k) where i in 0:N, k in 0:i/2 }", 39, "'k'",
+     "not affine"),
+    ("def f(float(N) A) -> (O) { O(i) +=! A(k) where i in 0:N, k in i:i+2 }", 37, "'A'",
+     "out of bounds"),
+])
+def test_index_dependent_range_errors(src: str, col: int, name: str, fragment: str) -> None:
+    expect_error(RangeError, src, 1, col, name, fragment)
+
+
+def test_a_range_bound_names_only_sizes_and_other_indices() -> None:
+    src = "def f(float(N) A) -> (O) {{ O(i) +=! A(k) where k in 0:{} }}"
+    expect_error(TypeError_, src.format("q"), 1, 55, "'q'", "or another index of the statement")
+    expect_error(TypeError_, src.format("k"), 1, 55, "'k'", "or another index of the statement")
+
+
 def test_all_errors_are_tcerrors_with_the_file_name() -> None:
     with pytest.raises(TCError) as info:
         parse("def f() -> (O) { O(i) = 1 }", "my/file.tc")
