@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from xdsl.ir import Operation
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, VerifyException
 from xdsl.utils.exceptions import ParseError as IRParseError
 
 from tcir.errors import TCError
@@ -65,6 +65,9 @@ def report_errors(tool: str) -> Iterator[None]:
         sys.exit(1)
     except DiagnosticException as e:
         print(f"{tool}: error: {one_line(e)}", file=sys.stderr)
+        sys.exit(1)
+    except ArgSpecParseError as e:  # a malformed -p pipeline: xDSL shows where
+        print(f"{tool}: error: {str(e).strip()}", file=sys.stderr)
         sys.exit(1)
     except (OSError, ValueError, NotImplementedError) as e:
         print(f"{tool}: error: {one_line(e)}", file=sys.stderr)

@@ -19,7 +19,7 @@ from xdsl.ir.affine import AffineExpr
 
 from tcir.errors import SourceLocation
 
-from .linear import format_affine
+from .linear import Lin, format_affine
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -187,6 +187,8 @@ class SizeCheck:
     names: dict[str, str]
     message: str
     loc: SourceLocation
+    derived: dict[str, Lin] = field(default_factory=dict[str, Lin])
+    """Placeholders of `bad` for what isl cannot express (`N * N`), by value."""
 
 
 @dataclass(frozen=True, kw_only=True)

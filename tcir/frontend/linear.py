@@ -9,7 +9,7 @@ canonical (equal forms compare equal) and convert to xDSL `AffineExpr`s.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -119,6 +119,18 @@ class Lin:
 
     def ceildiv(self, den: int | str) -> Lin:
         return -((-self).floordiv(den))
+
+    def value(self, values: Mapping[str, int]) -> int:
+        """The value with every name given (floor division rounds down)."""
+        total = 0
+        for mono, c in self.terms:
+            for a in mono:
+                if isinstance(a, str):
+                    c *= values[a]
+                else:
+                    c *= a.num.value(values) // (a.den if isinstance(a.den, int) else values[a.den])
+            total += c
+        return total
 
     def names(self) -> Iterator[str]:
         """Every name occurring anywhere (including inside divisions)."""
@@ -293,15 +305,29 @@ def _nonnegative(e: Lin) -> bool:
     return bool(isl.Set(f"[{', '.join(params)}] -> {{ : {cond} }}").is_empty())
 
 
+@dataclass(frozen=True)
+class OutOfBounds:
+    """The sizes for which a subscript leaves its bounds (`out_of_bounds_sizes`)."""
+
+    bad: str
+    """isl set text over placeholder parameters."""
+    names: dict[str, str]
+    """The size name of each placeholder."""
+    derived: dict[str, Lin]
+    """Placeholders for what isl cannot express (`N * N`, `N floordiv M`): the
+    value of each is computed from the sizes when they are bound."""
+    always: bool
+    """Whether every size >= 1 is bad (never where `derived` is not empty)."""
+
+
 def out_of_bounds_sizes(
     sub: Lin, extent: Lin, ranges: dict[str, tuple[Lin, Lin]], guards: Sequence[Lin] = ()
-) -> tuple[str, dict[str, str], bool] | None:
+) -> OutOfBounds | None:
     """The sizes for which `sub` leaves `[0, extent)` for some values of the
     indices of `ranges` (`lo <= i < hi`) where every one of `guards` is >= 0
-    (the conditions a read is made under): isl set text whose parameters are
-    placeholders, the size name of each placeholder, and whether that is
-    every size >= 1; None when `sub` stays within bounds for all sizes >= 1.
-    ValueError when a part is not affine (a product of sizes)."""
+    (the conditions a read is made under); None when `sub` stays within
+    bounds for all sizes >= 1 (and any values of the non-affine parts).
+    ValueError when a non-affine part involves an index of `ranges`."""
     import islpy as isl
 
     names: dict[str, str] = {}
@@ -312,19 +338,20 @@ def out_of_bounds_sizes(
         conditions.append(f"{_isl_text(lo, names, opaque)} <= {i} < {_isl_text(hi, names, opaque)}")
     text = _isl_text(sub, names, opaque)
     conditions.append(f"({text} < 0 or {text} >= {_isl_text(extent, names, opaque)})")
-    if opaque:
-        raise ValueError(f"'{sub}' is not affine in the sizes")
+    derived = {q: Lin(((mono, 1),)) for mono, q in opaque.items()}
+    if any(set(d.names()) & ranges.keys() for d in derived.values()):
+        raise ValueError(f"'{sub}' is not affine in the indices")
     sizes = [n for n in names if n not in ranges]
     positive = [f"{names[n]} >= 1" for n in sizes]
-    params = ", ".join(names.values())
+    params = ", ".join([*names.values(), *derived])
     bad = isl.Set(f"[{params}] -> {{ : {' and '.join([*conditions, *positive])} }}")
     for index in ranges:
         bad = bad.project_out(isl.dim_type.param, bad.find_dim_by_name(isl.dim_type.param, names[index]), 1)
     if bad.is_empty():
         return None
     valid = isl.Set(f"[{', '.join(names[n] for n in sizes)}] -> {{ : {' and '.join(positive) or 'true'} }}")
-    always = valid.align_params(bad.get_space()).subtract(bad).is_empty()
-    return str(bad), {names[n]: n for n in sizes}, always
+    always = not derived and valid.align_params(bad.get_space()).subtract(bad).is_empty()
+    return OutOfBounds(str(bad), {names[n]: n for n in sizes}, derived, always)
 
 
 def _isl_text(e: Lin, names: dict[str, str], opaque: dict[Mono, str]) -> str:

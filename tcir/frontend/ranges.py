@@ -225,15 +225,16 @@ class RangeInference:
             try:
                 found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions)
             except ValueError:
-                found = ("", {}, True)
+                raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where clause",
+                                 loc, length) from None
             if found is None:
                 if conditions:  # in bounds thanks to the conditions: they must be evaluated first
                     self.guarded.update(id(ternary) for ternary, _ in guards)
                 continue
-            bad, names, always = found
-            if always:
+            if found.always:
                 raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where clause", loc, length)
-            self.size_checks.append(A.SizeCheck(bad=bad, names=names, message=message, loc=loc))
+            self.size_checks.append(A.SizeCheck(bad=found.bad, names=found.names, derived=found.derived,
+                                                message=message, loc=loc))
 
     def check_nonempty(self, sf: StmtFacts, v: str, lo: Lin, hi: Lin) -> None:
         if provably_le(hi, lo):

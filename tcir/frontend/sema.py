@@ -324,8 +324,10 @@ class DefChecker:
                 f"other indices", w.pos, w.length)
 
     def bound(self, n: S.Node, indices: bool = False) -> Lin:
-        """A `where` range bound: an affine expression of sizes and int scalars
-        (and of other indices, where `indices`: checked with the statement)."""
+        """A `where` range bound: an integer expression of sizes and int scalars
+        (and of other indices, where `indices`: checked with the statement).
+        Products and divisions of sizes (`0:N*N`) are fine: the JIT specializes
+        the sizes before the polyhedral passes, which need affine sets."""
         if isinstance(n, S.Num):
             if n.is_float:
                 raise self.error("range bounds must be integers", n.pos, n.length)
@@ -356,12 +358,16 @@ class DefChecker:
                 return a + b
             if n.op == "-":
                 return a - b
-            if n.op == "*" and (a.const_value is not None or b.const_value is not None):
+            if n.op == "*":
                 return a * b
             den = b.const_value
             if n.op == "/" and den is not None and den > 0:
                 return a.floordiv(den)
-        raise self.error("a range bound must be an affine expression of sizes", n.pos, n.length)
+            size = b.terms[0][0][0] if len(b.terms) == 1 and b.terms[0] == ((b.terms[0][0][0],), 1) else None
+            if n.op == "/" and isinstance(size, str) and size in self.sizes:
+                return a.floordiv(size)
+        raise self.error("a range bound must be an integer expression of sizes and int scalars "
+                         "(+, -, *, and / by a positive constant or a size)", n.pos, n.length)
 
     def dim_size(self, n: S.Dim) -> Lin:
         sym = self.symbols.get(n.tensor)

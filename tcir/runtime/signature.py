@@ -6,6 +6,7 @@ dtype or size, or two arguments disagreeing on a size (`K`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,9 @@ from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineSymExpr
 from tcir.errors import RangeError, ShapeError
 from tcir.frontend.ast import CheckedDef, Param, SizeCheck
 from tcir.ir.affine import substitute
+
+MAX_ELEMENTS = 2**31 - 1
+"""The most elements of an output or temporary: kernels index with 32-bit integers."""
 
 NUMPY_DTYPES: dict[str, Any] = {
     "bool": np.bool_,
@@ -124,6 +128,11 @@ def bind(definition: CheckedDef, args: Sequence[Any]) -> Binding:
                 f"{definition.name}: '{param.name}' would have negative shape {shape} "
                 f"for sizes {dict(sizes)}"
             )
+        if math.prod(shape) > MAX_ELEMENTS:
+            raise ShapeError(
+                f"{definition.name}: '{param.name}' would have shape {shape} for sizes "
+                f"{dict(sizes)}, more than {MAX_ELEMENTS} elements"
+            )
     return binding
 
 
@@ -132,9 +141,11 @@ def _check_sizes(check: SizeCheck, sizes: dict[str, int]) -> None:
     import islpy as isl
 
     bad = isl.Set(check.bad)
-    for placeholder, name in check.names.items():
+    values = {p: sizes[name] for p, name in check.names.items()}
+    values.update((p, lin.value(sizes)) for p, lin in check.derived.items())
+    for placeholder, value in values.items():
         position = bad.find_dim_by_name(isl.dim_type.param, placeholder)
-        bad = bad.fix_val(isl.dim_type.param, position, isl.Val.int_from_si(bad.get_ctx(), sizes[name]))
+        bad = bad.fix_val(isl.dim_type.param, position, isl.Val.int_from_si(bad.get_ctx(), value))
     if not bad.is_empty():
         shown = ", ".join(f"{name}={sizes[name]}" for name in check.names.values())
         raise RangeError(f"{check.message}, with {shown}", check.loc)

@@ -274,3 +274,39 @@ def test_reduction_ranges_that_depend_on_other_indices(path):
     np.testing.assert_allclose(mod.cumsum(v, **kw), np.cumsum(v), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(mod.band(v, **kw), v[:-2] + v[1:-1] + v[2:], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(mod.tril_mm(a, b, **kw), np.tril(a) @ b, rtol=1e-5, atol=1e-5)
+
+
+NON_AFFINE = """
+def tile_n(float(N) a) -> (o) { o(j) = a(j % N) * 2.0 where j in 0:N*N }
+def flat_sum(float(N, N) A) -> (s) { s(j) +=! A(k / N, k % N) where j in 0:1, k in 0:N*N }
+def flatten(float(N, M) A) -> (o) { o(j) = A(j / M, j % M) where j in 0:N*M }
+def per_group(float(N, M) A) -> (o) { o(g) = A(g, 0) where g in 0:N/M }
+def row_prefix(float(N, N) A) -> (s) { s(i) +=! A(k / N, k % N) where i in 0:N, k in 0:i*N }
+"""
+
+
+@pytest.mark.parametrize("path", ["canonical", "tiled", "cuda-sim"])
+def test_range_bounds_that_are_not_affine_in_the_sizes(path):
+    """Products and quotients of sizes in `where` ranges (`j in 0:N*N`): the
+    JIT specializes the sizes, so isl only ever sees their values."""
+    mod = tcir.define(NON_AFFINE)
+    v = np.arange(3, dtype=np.float32)
+    a = np.arange(12, dtype=np.float32).reshape(6, 2)
+    sq = np.arange(9, dtype=np.float32).reshape(3, 3)
+    backend = "cuda-sim" if path == "cuda-sim" else "cpu"
+    options = tcir.MappingOptions(tile=[4, 2]) if path == "tiled" else None
+    kw = {"backend": backend, "options": options}
+    np.testing.assert_array_equal(mod.tile_n(v, **kw), np.tile(v, 3) * 2)
+    np.testing.assert_array_equal(mod.flat_sum(sq, **kw), [sq.sum()])
+    np.testing.assert_array_equal(mod.flatten(a, **kw), a.ravel())
+    np.testing.assert_array_equal(mod.per_group(a, **kw), a[:3, 0])
+    np.testing.assert_array_equal(mod.row_prefix(sq, **kw), [sq[:i].sum() for i in range(3)])
+
+
+def test_a_bounds_check_on_products_of_sizes_waits_for_the_sizes():
+    """`i in 0:N*N/4` reads `a(i)`: in bounds for N <= 4 only, which is
+    decided when the call binds N, and named with its value."""
+    mod = tcir.define("def f(float(N) a) -> (o) { o(i) = a(i) where i in 0:N*N/4 }")
+    np.testing.assert_array_equal(mod.f(np.arange(4, dtype=np.float32)), np.arange(4))
+    with pytest.raises(tcir.RangeError, match=r"subscript 'i' of 'a' is out of bounds .* with N=5"):
+        mod.f(np.arange(5, dtype=np.float32))

@@ -44,6 +44,13 @@ def test_scalar_arguments_are_checked():
     assert (mod.scale(2.0, 1, x) == 3).all()
 
 
+def test_outputs_too_large_to_index_are_shape_errors():
+    powers = tcir.define("def p(float(N) A) -> (O) { O(i) = A(i % N) where i in 0:N*N*N*N*N*N*N*N }")
+    with pytest.raises(tcir.ShapeError, match=r"'O' would have shape \(25600000000,\) for sizes \{'N': 20\}"):
+        powers.p(np.ones(20, np.float32))
+    assert powers.p(np.ones(2, np.float32)).shape == (256,)
+
+
 def test_out_of_range_index_is_an_error_not_a_crash():
     table = np.ones((5, 2), np.float32)
     index = np.array([[0, 4], [2, 5]], np.int32)

@@ -31,3 +31,18 @@ tc.def @strided(%sh: i32, %I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [(M 
     tc.yield %0 : f32
   }
 }
+
+// -----
+
+// Range bounds that are products and quotients of sizes (`j in 0:N*M/2`)
+// become constants, so that convert-tc-to-poly gets affine sets.
+// CHECK-LABEL: tc.def @flatten_half(%A: !tc.tensor<f32, [3, 10]>) -> (%O: !tc.tensor<f32, [15]>)
+// CHECK:         tc.comprehension %O[%j] "=" (%j in [0, 15))
+// PARTIAL-LABEL: tc.def @flatten_half(%A: !tc.tensor<f32, [N, 10]>) -> (%O: !tc.tensor<f32, [10 * N floordiv 2]>)
+// PARTIAL:         tc.read %A[%j floordiv 10, %j mod 10]
+tc.def @flatten_half(%A: !tc.tensor<f32, [N, M]>) -> (%O: !tc.tensor<f32, [N * M floordiv 2]>) {
+  tc.comprehension %O[%j] "=" (%j in [0, N * M floordiv 2)) {
+    %0 = tc.read %A[%j floordiv M, %j mod M]
+    tc.yield %0 : f32
+  }
+}

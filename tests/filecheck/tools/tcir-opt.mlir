@@ -1,5 +1,6 @@
 // RUN: tcir-opt %s -p canonicalize,cse --print-ir-after-all 2>&1 >/dev/null | filecheck %s --check-prefix=AFTER
 // RUN: not tcir-opt %s -p no-such-pass 2>&1 | filecheck %s --check-prefix=PASS
+// RUN: not tcir-opt %s -p 'cse{x=1=2}' 2>&1 | filecheck %s --check-prefix=SPEC
 // RUN: not tcir-opt %s.missing 2>&1 | filecheck %s --check-prefix=FILE
 // RUN: tcir-translate %s --target=mlir | filecheck %s --check-prefix=TRANSLATE
 // RUN: xdsl-opt %s | filecheck %s --check-prefix=XDSL
@@ -10,6 +11,8 @@
 // AFTER: tc.def @id
 
 // PASS: tcir-opt: error: Unrecognized passes: ['no-such-pass']
+// SPEC: tcir-opt: error: Error parsing pass pipeline specification:
+// SPEC-NEXT: pass-pipeline:1:8
 // FILE: tcir-opt: error: [Errno 2] No such file or directory
 
 // TRANSLATE: tc.def @id(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M]>)

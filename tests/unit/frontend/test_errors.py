@@ -137,9 +137,16 @@ def test_range_errors(src: str, line: int, col: int, name: str, fragment: str) -
      "not affine"),
     ("def f(float(N) A) -> (O) { O(i) +=! A(k) where i in 0:N, k in i:i+2 }", 37, "'A'",
      "out of bounds"),
+    ("def f(float(N) A) -> (O) { O(i, j) +=! A(k % N) where i in 0:N, j in 0:N, k in 0:i*j }",
+     42, "'k'", "not affine in the other indices"),
 ])
 def test_index_dependent_range_errors(src: str, col: int, name: str, fragment: str) -> None:
     expect_error(RangeError, src, 1, col, name, fragment)
+
+
+def test_a_range_bound_divides_by_a_constant_or_a_size() -> None:
+    src = "def f(float(N, M) A) -> (O) { O(i) = A(i, 0) where i in 0:N/(M+1) }"
+    expect_error(TypeError_, src, 1, 60, "", "/ by a positive constant or a size")
 
 
 def test_a_range_bound_names_only_sizes_and_other_indices() -> None:
