@@ -98,7 +98,9 @@ class RangeInference:
         return [r for r in results if r is not None]
 
     def unconstrained(self, sf: StmtFacts, unresolved: list[str]) -> RangeError:
-        ordered = sorted(unresolved, key=lambda n: n in sf.lhs_indices)  # reductions first
+        # Reductions first; an index with a `where` range (that depends on
+        # unresolved ones) is not the culprit.
+        ordered = sorted(unresolved, key=lambda n: (n in sf.where_ranges, n in sf.lhs_indices))
         name, others = ordered[0], ", ".join(f"'{n}'" for n in ordered[1:])
         loc, length = sf.first_use[name]
         also = f" (also unresolved: {others})" if others else ""
@@ -145,11 +147,11 @@ class RangeInference:
         used: set[int] = set()
         while True:
             self.resolve_dependent(sf, dependent, resolved, indices)
-            unresolved = indices - resolved.keys() - dependent.keys()
+            unresolved = indices - resolved.keys()
             found: dict[str, tuple[list[Lin], list[Lin]]] = {}
             for k, (sub, ext, *_) in enumerate(constraints):
                 free = {n for n in sub.names() if n in unresolved}
-                if len(free) != 1:
+                if len(free) != 1 or free <= dependent.keys():
                     continue
                 (v,) = free
                 bounds = self.solve(sub, v, ext, resolved, indices)

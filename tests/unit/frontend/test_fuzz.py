@@ -56,6 +56,10 @@ CRASHES = [
     # A float literal outside float32 overflowed when emitted (OverflowError).
     "def f(float(N) A) -> (B) { B(i) = fmaxf(A(i), 1e40) }",
     "def f(float(N) A) -> (B) { B(i) = A(i) + 1e400 }",
+    # A subscript with an index whose range depends on an unresolved one
+    # solved for the other index as if that range were known (KeyError).
+    "def f(float(H) A) -> (O) { O(i) max=! A(2 * i + k) where k in i:2 }",
+    "def f(float(B, H) A) -> (O) { O(b, j) max=! A(2, 2 * j + k) where k in 0:b }",
 ]
 
 
