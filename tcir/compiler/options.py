@@ -19,6 +19,8 @@ GPU_BACKENDS = ("cuda", "cuda-sim")
 MAX_THREADS_PER_BLOCK = 1024
 MAX_SHARED_MEMORY = 232448
 """Largest dynamic shared memory per block on an H100 (227 KiB)."""
+MAX_PRIVATE_ELEMENTS = 255
+"""A thread has at most 255 registers: a larger private tile cannot stay in them."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,7 @@ class MappingOptions:
     use_shared_memory: bool = True
     use_private_memory: bool = True
     max_shared_memory: int = 49152
+    max_private_elements: int = 32
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -68,6 +71,15 @@ class MappingOptions:
             raise TCError(
                 f"MappingOptions: max_shared_memory must be in [0, {MAX_SHARED_MEMORY}], "
                 f"got {self.max_shared_memory}"
+            )
+
+        if (
+            not isinstance(self.max_private_elements, int)
+            or not 0 <= self.max_private_elements <= MAX_PRIVATE_ELEMENTS
+        ):
+            raise TCError(
+                f"MappingOptions: max_private_elements must be in [0, {MAX_PRIVATE_ELEMENTS}], "
+                f"got {self.max_private_elements!r}"
             )
 
         object.__setattr__(self, "key", self.to_json())
@@ -149,7 +161,8 @@ class MappingOptions:
             passes.append(
                 f"poly-promote{{shared={str(self.use_shared_memory).lower()} "
                 f"private={str(self.use_private_memory).lower()} "
-                f"max-shared-bytes={self.max_shared_memory}}}"
+                f"max-shared-bytes={self.max_shared_memory} "
+                f"max-private-elements={self.max_private_elements}}}"
             )
         return [*passes, "convert-poly-to-gpu"]
 

@@ -29,6 +29,7 @@ that private arrays end up indexed by constants (registers, not local memory:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import islpy as isl
@@ -44,7 +45,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     UnitAttr,
 )
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -69,7 +70,6 @@ from tcir.polyhedral.gpu_mapping import (
 )
 from tcir.polyhedral.promotion.promote import (
     BUFFERS,
-    MAX_PRIVATE_ELEMENTS,
     PRIVATE_SPACE,
 )
 from tcir.polyhedral.scop import scop_context, scop_schedule
@@ -107,7 +107,10 @@ class KernelBuilder:
             raise TCError("convert-poly-to-gpu: the scop is not mapped; run poly-map-to-gpu first")
         context = scop_context(self.scop).align_params(mapping.get_space())
         context = context.intersect(mapping.align_params(context.get_space()))
-        schedule = thread_loops(schedule, context, self.private_statements(), MAX_PRIVATE_ELEMENTS)
+        # A thread's loops over its private elements unroll up to the largest
+        # private buffer (each access a constant index: the buffer is registers).
+        limit = max((math.prod(t.get_shape()) for t in self.private_buffers().values()), default=1)
+        schedule = thread_loops(schedule, context, self.private_statements(), limit)
         build = isl.AstBuild.from_context(context)
         grid = launch_sizes(mapping, BLOCK_IDS)
         block = launch_sizes(mapping, THREAD_IDS)
@@ -125,17 +128,21 @@ class KernelBuilder:
         """The scop's statements by name."""
         return {stmt.sym_name.data: stmt for stmt in self.scop.statements}
 
-    def private_statements(self) -> set[str]:
-        """The statements that access a private buffer of `poly-promote`."""
+    def private_buffers(self) -> dict[str, MemRefType[Attribute]]:
+        """The private buffers of `poly-promote`, by name."""
         types = self.scop.attributes.get(BUFFERS, DictionaryAttr({}))
         assert isinstance(types, DictionaryAttr)
-        private = {
-            StringAttr(name)
+        return {
+            name: type
             for name, type in types.data.items()
             if isinstance(type, MemRefType)
             and isinstance(type.memory_space, IntegerAttr)
             and type.memory_space.value.data == PRIVATE_SPACE
         }
+
+    def private_statements(self) -> set[str]:
+        """The statements that access a private buffer of `poly-promote`."""
+        private = {StringAttr(name) for name in self.private_buffers()}
         return {
             stmt.sym_name.data
             for stmt in self.scop.statements

@@ -1,9 +1,10 @@
-"""`poly-promote{shared=true private=true max-shared-bytes=49152}`: memory promotion.
+"""`poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32}`: memory promotion.
 
 Runs on scops mapped by `poly-map-to-gpu` (see
 `tcir.polyhedral.promotion.promote` for the heuristic). For every kernel
 with a band mapped to blocks, groups of references to a tensor are promoted
-to a per-thread private buffer (accumulators, at the block's tile) or to a
+to a per-thread private buffer (accumulators, at the block's tile, of at
+most `max-private-elements` elements: a thread's register tile) or to a
 shared buffer (data reused by the block and accessed uncoalesced, at the
 innermost tile loop of the block, within `max-shared-bytes`). The result:
 - the scop's `buffers` attribute: buffer name -> memref type (space 3 for
@@ -41,11 +42,16 @@ class PolyPromotePass(ModulePass):
     shared: bool = True
     private: bool = True
     max_shared_bytes: int = 49152
+    max_private_elements: int = 32
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_shared_bytes < 0:
             raise TCError(
                 f"poly-promote: max-shared-bytes must be >= 0, got {self.max_shared_bytes}"
+            )
+        if self.max_private_elements < 0:
+            raise TCError(
+                f"poly-promote: max-private-elements must be >= 0, got {self.max_private_elements}"
             )
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
             if BUFFERS in scop.attributes:
@@ -56,6 +62,7 @@ class PolyPromotePass(ModulePass):
                 self.shared,
                 self.private,
                 self.max_shared_bytes,
+                self.max_private_elements,
             )
             schedule = promoter.run()
             if not promoter.buffers:

@@ -43,6 +43,9 @@ MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_GRID_DIMS = (2**31 - 1, MAX_GRID_DIM, MAX_GRID_DIM)
 SHARED_MEMORY_CHOICES = (12288, 24576, 49152)
 """Per-block shared memory budgets: a smaller one trades reuse for occupancy."""
+PRIVATE_ELEMENT_CHOICES = (16, 32, 64)
+"""Per-thread register tiles: 64 holds an 8x8 micro-tile (about 100 registers
+with its operands); 128 would spill."""
 LIST_GENES = ("tile", "blocks", "threads")
 
 
@@ -126,6 +129,7 @@ class SearchSpace:
                 Gene("use_shared_memory", (True, False)),
                 Gene("use_private_memory", (True, False)),
                 Gene("max_shared_memory", SHARED_MEMORY_CHOICES),
+                Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
             ]
         return SearchSpace(backend, tuple(genes))
 

@@ -23,6 +23,8 @@ OPTIONS = {
     "tiled": tcir.MappingOptions(tile=[16, 16, 8]),
     "min-fusion": tcir.MappingOptions(fusion="min", threads=[64]),
     "small-grid": tcir.MappingOptions(tile=[4, 4, 4], blocks=[2, 3], threads=[4, 2]),
+    # Register micro-tiles: 4x4 outputs per thread of 16x16 tiles, in registers.
+    "micro-tile": tcir.MappingOptions(tile=[16, 16, 8], threads=[4, 4], max_private_elements=64),
 }
 
 

@@ -37,6 +37,8 @@ def test_pipeline_string():
         ({"unroll": 0}, "unroll must be a positive integer"),
         ({"tile": "32"}, "tile must be a list of integers"),
         ({"max_shared_memory": 10**9}, "max_shared_memory must be in"),
+        ({"max_private_elements": 256}, r"max_private_elements must be in \[0, 255\]"),
+        ({"max_private_elements": "64"}, "max_private_elements must be in"),
     ],
 )
 def test_invalid_options_are_tc_errors(fields, message):

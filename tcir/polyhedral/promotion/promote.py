@@ -3,9 +3,9 @@
 For each kernel whose outer band is mapped to blocks:
 - private (register) promotion, per thread, at the block's tile (right below
   the block-mapped band): groups that write, whose elements no other thread
-  touches, with a fixed tile of at most `MAX_PRIVATE_ELEMENTS` elements (the
-  per-thread accumulators). They are loaded before the tile's code and stored
-  after it, by each thread;
+  touches, with a fixed tile of at most `max_private_elements` elements (the
+  per-thread accumulators: 8x8 of them make a register micro-tile). They
+  are loaded before the tile's code and stored after it, by each thread;
 - shared-memory promotion at the tile level below the tile loops that
   iterate inside the block (bands whose members are all tile indices, e.g.
   tmm's `kk` tile loop): groups with a fixed tile, elements accessed more
@@ -52,8 +52,6 @@ Path = tuple[int, ...]
 
 SHARED_SPACE = 3
 PRIVATE_SPACE = 5
-MAX_PRIVATE_ELEMENTS = 32
-"""The largest per-thread tile kept in registers."""
 BUFFERS = "buffers"
 """Attribute of a promoted `poly.scop`: buffer name -> memref type."""
 
@@ -145,6 +143,7 @@ class Promoter:
     shared: bool
     private: bool
     max_shared_bytes: int
+    max_private_elements: int
     buffers: dict[str, MemRefType[Attribute]] = field(
         default_factory=dict[str, MemRefType[Attribute]]
     )
@@ -293,7 +292,7 @@ class Promoter:
                 or any(r.conditional for r in group.refs)
                 or group.footprint is None
                 or tile is None
-                or tile.elements > MAX_PRIVATE_ELEMENTS
+                or tile.elements > self.max_private_elements
                 or not _thread_exclusive(group.footprint)
                 or self._shared_with_other_threads(site, group, groups)
             ):

@@ -40,3 +40,21 @@ def test_private_arrays_need_no_local_memory(name: str, shapes: list[tuple[int, 
     frames = re.findall(r"(\d+) bytes stack frame", report)
     assert frames and all(f == "0" for f in frames), report
     assert ".local" not in ptx
+
+
+@needs_nvcc
+def test_register_micro_tiles_feed_four_fmas_per_shared_load(tmp_path: Path):
+    """An 8x8 micro-tile per thread (64x64 block tiles on 8x8 threads,
+    `max_private_elements=64`): the compute loop loads 8 values of A and 8
+    of B from shared memory per k and does 64 FMAs with them, in registers
+    (no stack frame, no spill, no local memory)."""
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    options = tcir.MappingOptions(tile=[64, 64, 8], threads=[8, 8], max_private_elements=64)
+    source = tmm.ir(np.zeros((128, 1024), np.float32), np.zeros((1024, 1024), np.float32),
+                    backend="cuda", options=options)
+    assert "float private_C[8][8];" in source
+    ptx, report = ptxas_report(source, tmp_path)
+    fmas, loads = len(re.findall(r"\bfma\.rn\.f32\b", ptx)), len(re.findall(r"\bld\.shared\b", ptx))
+    assert fmas >= 64 and fmas >= 4 * loads, (fmas, loads)
+    assert re.search(r"\b0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
+    assert ".local" not in ptx

@@ -180,10 +180,10 @@ def test_indirect_reads_through_a_written_index_stay_in_global_memory():
 
 def test_mapping_options_drive_the_pass():
     options = tcir.MappingOptions(
-        tile=[32, 32], use_private_memory=False, max_shared_memory=1000
+        tile=[32, 32], use_private_memory=False, max_shared_memory=1000, max_private_elements=64
     )
     assert (
-        "poly-promote{shared=true private=false max-shared-bytes=1000}"
+        "poly-promote{shared=true private=false max-shared-bytes=1000 max-private-elements=64}"
         in options.pipeline(backend="cuda")
     )
     off = tcir.MappingOptions(use_shared_memory=False, use_private_memory=False)
