@@ -5,7 +5,13 @@
 Every kernel becomes an `extern "C" __global__` function taking `__restrict__`
 pointers (`const` where the kernel never stores) for memref arguments and
 values for scalars. Each op result becomes a `const` local named after its
-SSA name hint; constants are printed inline as literals. Memref arguments are
+SSA name hint; constants are printed inline as literals. Index arithmetic
+reads as written by hand: an `index` value used once is printed inline, as
+part of its user's expression (`A[(32 * by + ty) * 1024 + k]`), with
+parentheses only where C's precedence needs them; integer ops on two
+literals are folded; index casts that print as the same C type are no-ops.
+(`cse` before this printer shares repeated subexpressions: a value used
+several times is one `const` local.) Memref arguments are
 flat row-major arrays indexed from their static shapes; `memref.alloca`s in
 address space 3 become `__shared__` arrays declared at kernel scope, those in
 space 5 (or none) per-thread local arrays. Semantics chosen for C:
@@ -37,7 +43,14 @@ from functools import singledispatchmethod
 import numpy as np
 from xdsl.dialects import arith, func, gpu, memref, scf
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tcir.backends.cuda.helpers import helper_definitions
@@ -162,6 +175,19 @@ _CMPF = {
 }
 _CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
+#: C precedence levels (lower binds tighter); ATOM needs no parentheses anywhere.
+ATOM, UNARY, TERNARY, ANY = 1, 3, 15, 16
+_PRECEDENCE = {
+    "*": 5, "/": 5, "%": 5, "+": 6, "-": 6, "<<": 7, ">>": 7,
+    "<": 8, "<=": 8, ">": 8, ">=": 8, "==": 9, "!=": 9, "&": 10, "^": 11, "|": 12,
+}
+#: Ops whose C text names an operand twice (`a < b ? a : b`): their operands
+#: stay variables, or the text would grow exponentially with nesting.
+_REPEATS_OPERANDS = (
+    arith.MinSIOp, arith.MaxSIOp, arith.MinUIOp, arith.MaxUIOp, arith.CmpfOp, mathd.AbsIOp,
+)
+_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+
 #: Float C type -> (reinterpret as integer, reinterpret integer as it).
 _FLOAT_BITS = {
     "__half": ("__half_as_short", "__short_as_half"),
@@ -188,9 +214,10 @@ def float_literal(value: float, t: Attribute) -> str:
     return f"__float2half({text})" if ctype == "__half" else text
 
 
-def int_literal(value: int, t: Attribute) -> str:
-    """A C literal of signless integer type `t` (`value` wrapped to its width)."""
-    bits = int_width(t)
+def int_literal(value: int, t: Attribute, index32: bool = False) -> str:
+    """A C literal of signless integer type `t` (`value` wrapped to its width;
+    `index` is 32 bits wide where `index32`)."""
+    bits = 32 if index32 and isinstance(t, IndexType) else int_width(t)
     if bits == 1:
         return "true" if value & 1 else "false"
     value &= (1 << bits) - 1
@@ -238,6 +265,8 @@ class KernelPrinter(IndentedLines):
         self.block_size = block_size
         self.names = NameTable()
         self.literals: dict[SSAValue, str] = {}
+        self.inlined: dict[SSAValue, tuple[str, int]] = {}
+        """Index values printed inline: their expression and its precedence."""
         self.flat_buffers: dict[SSAValue, tuple[int, ...]] = {}
         self.yield_targets: list[list[str]] = []
         self.lines: list[str] = []
@@ -260,17 +289,51 @@ class KernelPrinter(IndentedLines):
             return "unsigned int"
         return unsigned_c_type(t)
 
-    def expr(self, value: SSAValue) -> str:
-        """The C expression of `value`: its variable, or its literal."""
+    def expr(self, value: SSAValue, context: int = ATOM, right: bool = False) -> str:
+        """The C expression of `value` (its variable, literal or inline
+        expression) as an operand of an operator of precedence `context`
+        (`right`: its right operand), parenthesized where needed."""
         if value in self.literals:
             literal = self.literals[value]
-            return f"({literal})" if literal.startswith("-") else literal
+            return f"({literal})" if literal.startswith("-") and context < ANY else literal
+        if value in self.inlined:
+            text, precedence = self.inlined[value]
+            if precedence > context or precedence == context and right:
+                return f"({text})"
+            return text
         return self.names[value]
 
-    def define(self, result: SSAValue, expression: str) -> None:
-        """Declare the `const` local holding `result`."""
+    def define(self, result: SSAValue, expression: str, precedence: int = ANY) -> None:
+        """Declare the `const` local holding `result`, or print it inline
+        where it is used (an index value used once, see the module)."""
+        if self.inline(result):
+            self.inlined[result] = (expression, precedence)
+            return
         name = self.names.declare(result)
         self.line(f"const {self.ctype(result.type)} {name} = {expression};")
+
+    def inline(self, result: SSAValue) -> bool:
+        """Whether `result` is used once, not as a loop-carried value (the
+        moves of `scf.yield` compare names) nor by an op that repeats its
+        operands, and is an index value of a pure
+        op or a load used by the very next op (it then reads memory where it
+        did: nothing runs in between)."""
+        op = result.owner
+        uses = list(result.uses)
+        if type(op) in _BUILTINS or isinstance(op, gpu.GlobalIdOp) or len(uses) != 1:
+            return False
+        user = uses[0].operation
+        if isinstance(user, (scf.YieldOp, *_REPEATS_OPERANDS)):
+            return False
+        is_index = isinstance(result.type, IndexType) or (
+            isinstance(op, arith.CmpiOp) and isinstance(op.lhs.type, IndexType)
+        )
+        if isinstance(op, memref.LoadOp):
+            following = op.next_op
+            while isinstance(following, arith.ConstantOp):  # printed as literals
+                following = following.next_op
+            return user is following
+        return is_index
 
     # Kernel ---------------------------------------------------------------
 
@@ -319,10 +382,46 @@ class KernelPrinter(IndentedLines):
     # Helpers for op handlers -----------------------------------------------
 
     def binary(self, op: Operation, symbol: str) -> None:
-        a, b = (self.expr(v) for v in op.operands)
+        result = op.results[0]
         if all(v in self.literals for v in op.operands):
-            a = f"(({self.ctype(op.results[0].type)}){a})"  # literal op literal: keep the type
-        self.define(op.results[0], f"{a} {symbol} {b}")
+            if symbol in _FOLD and isinstance(result.type, IndexType | IntegerType):
+                a, b = (self.literal_value(v) for v in op.operands)
+                if a is not None and b is not None:
+                    self.literals[result] = int_literal(_FOLD[symbol](a, b), result.type, self.index32)
+                    return
+        if symbol == "+" and self.add_constants(op):
+            return
+        precedence = _PRECEDENCE[symbol]
+        # Comparisons inside bitwise ops get parentheses too (as people write them).
+        context = _PRECEDENCE["+"] if symbol in ("&", "^", "|") else precedence
+        a, b = self.expr(op.operands[0], context), self.expr(op.operands[1], context, True)
+        if all(v in self.literals for v in op.operands):
+            a = f"(({self.ctype(result.type)}){a})"  # literal op literal: keep the type
+        self.define(result, f"{a} {symbol} {b}", precedence)
+
+    def add_constants(self, op: Operation) -> bool:
+        """`(x + a) + b` printed as `x + (a + b)` for integer literals a, b
+        (exact: integer addition wraps); False where `op` is not of that form."""
+        inner, b = op.operands[0].owner, self.literal_value(op.operands[1])
+        result = op.results[0]
+        if b is None or not isinstance(inner, arith.AddiOp) or not isinstance(result.type, IndexType | IntegerType):
+            return False
+        a = self.literal_value(inner.rhs)
+        if a is None or int_width(result.type) == 1:
+            return False
+        total = int_literal(a + b, result.type, self.index32)
+        x = self.expr(inner.lhs, _PRECEDENCE["+"])
+        sum_text = f"{x} + {total}" if not total.startswith("-") else f"{x} - {total[1:]}"
+        self.define(result, sum_text, _PRECEDENCE["+"])
+        return True
+
+    @staticmethod
+    def literal_value(value: SSAValue) -> int | None:
+        """The integer of an `arith.constant` operand (None for others)."""
+        op = value.owner
+        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+            return op.value.value.data
+        return None
 
     def unsigned_binary(self, op: Operation, symbol: str) -> None:
         t = op.results[0].type
@@ -395,10 +494,10 @@ class KernelPrinter(IndentedLines):
             if is_helper:
                 self.helpers.add(name)
             result = op.results[0]
-            self.define(result, self.float_call(name, op.operands, result.type, is_helper))
+            self.define(result, self.float_call(name, op.operands, result.type, is_helper), ATOM)
         elif kind in _MATH_FUNCTIONS:
             result = op.results[0]
-            self.define(result, self.float_call(_MATH_FUNCTIONS[kind], op.operands, result.type))
+            self.define(result, self.float_call(_MATH_FUNCTIONS[kind], op.operands, result.type), ATOM)
         else:
             raise TCError(f"cuda backend: op '{op.name}' is not supported")
 
@@ -419,23 +518,26 @@ class KernelPrinter(IndentedLines):
         t = op.results[0].type
         if isinstance(op, (arith.MinUIOp, arith.MaxUIOp)) and not is_unsigned(t):
             u = self.utype(t)
-            self.define(op.results[0], f"({u}){a} {symbol} ({u}){b} ? {a} : {b}")
+            self.define(op.results[0], f"({u}){a} {symbol} ({u}){b} ? {a} : {b}", TERNARY)
         else:
-            self.define(op.results[0], f"{a} {symbol} {b} ? {a} : {b}")
+            self.define(op.results[0], f"{a} {symbol} {b} ? {a} : {b}", TERNARY)
 
     def div_helper(self, op: Operation, helper: str) -> None:
         self.helpers.add(helper)
         t = op.results[0].type
         ctype = self.utype(t) if helper == "tc_ceildivu" else self.ctype(t)
-        a, b = (self.expr(v) for v in op.operands)
+        a, b = (self.expr(v, ANY) for v in op.operands)
         if ctype != self.ctype(t):
-            a, b = f"({ctype}){a}", f"({ctype}){b}"
+            a, b = (f"({ctype}){self.expr(v)}" for v in op.operands)
         call = f"{helper}<{ctype}>({a}, {b})"
-        self.define(op.results[0], call if ctype == self.ctype(t) else f"({self.ctype(t)}){call}")
+        if ctype == self.ctype(t):
+            self.define(op.results[0], call, ATOM)
+        else:
+            self.define(op.results[0], f"({self.ctype(t)}){call}", UNARY)
 
     @emit.register
     def _(self, op: arith.NegfOp) -> None:
-        self.define(op.result, f"-{self.expr(op.operand)}")
+        self.define(op.result, f"-{self.expr(op.operand)}", UNARY)
 
     @emit.register
     def _(self, op: arith.CmpfOp) -> None:
@@ -446,17 +548,19 @@ class KernelPrinter(IndentedLines):
     @emit.register
     def _(self, op: arith.CmpiOp) -> None:
         predicate = arith.CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
-        a, b = self.expr(op.lhs), self.expr(op.rhs)
+        symbol = _CMPI[predicate.lstrip("su")]
+        precedence = _PRECEDENCE[symbol]
+        a, b = self.expr(op.lhs, precedence), self.expr(op.rhs, precedence, True)
         t = op.lhs.type
         if predicate[0] == "u" and not is_unsigned(t) and c_type(t) != "bool":
             u = self.utype(t)
-            a, b = f"({u}){a}", f"({u}){b}"
-        self.define(op.result, f"{a} {_CMPI[predicate.lstrip('su')]} {b}")
+            a, b = f"({u}){self.expr(op.lhs)}", f"({u}){self.expr(op.rhs)}"
+        self.define(op.result, f"{a} {symbol} {b}", precedence)
 
     @emit.register
     def _(self, op: arith.SelectOp) -> None:
         c, a, b = (self.expr(v) for v in op.operands)
-        self.define(op.result, f"{c} ? {a} : {b}")
+        self.define(op.result, f"{c} ? {a} : {b}", TERNARY)
 
     @emit.register
     def _(
@@ -468,7 +572,20 @@ class KernelPrinter(IndentedLines):
         | arith.TruncIOp
         | arith.IndexCastOp,
     ) -> None:
-        self.define(op.results[0], self.convert(op.operands[0], op.results[0].type))
+        source, result = op.operands[0], op.results[0]
+        if isinstance(op, arith.IndexCastOp) and self.ctype(source.type) == self.ctype(result.type):
+            self.same_value(result, source)
+            return
+        self.define(result, self.convert(source, result.type))
+
+    def same_value(self, result: SSAValue, source: SSAValue) -> None:
+        """Print `result` as `source` (a cast to the same C type)."""
+        if source in self.literals:
+            self.literals[result] = self.literals[source]
+        elif source in self.inlined:
+            self.inlined[result] = self.inlined[source]
+        else:
+            self.names.alias(result, self.names[source])
 
     @emit.register
     def _(self, op: arith.ExtSIOp) -> None:
@@ -514,7 +631,7 @@ class KernelPrinter(IndentedLines):
     def _(self, op: mathd.FPowIOp) -> None:
         t = op.result.type
         exponent = f"({self.compute_type(t)}){self.expr(op.rhs)}"
-        self.define(op.result, self.float_call("pow", [op.lhs, exponent], t))
+        self.define(op.result, self.float_call("pow", [op.lhs, exponent], t), ATOM)
 
     @emit.register
     def _(self, op: mathd.AbsIOp) -> None:
@@ -538,26 +655,27 @@ class KernelPrinter(IndentedLines):
                 f"cuda backend: op 'func.call' of '@{name}' is not supported"
                 f" (not a CUDA math function of {t})"
             )
-        self.define(op.res[0], self.float_call(base, op.arguments, t))
+        self.define(op.res[0], self.float_call(base, op.arguments, t), ATOM)
 
     @emit.register
     def _(self, op: memref.LoadOp) -> None:
-        self.define(op.res, self.access(op.memref, op.indices))
+        self.define(op.res, self.access(op.memref, op.indices), ATOM)
 
     @emit.register
     def _(self, op: memref.StoreOp) -> None:
-        self.line(f"{self.access(op.memref, op.indices)} = {self.expr(op.value)};")
+        self.line(f"{self.access(op.memref, op.indices)} = {self.expr(op.value, ANY)};")
 
     def access(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
         """`A[i * 32 + k]` for flat kernel arguments, `As[i][k]` for local arrays."""
         name = self.names[buffer]
-        texts = [self.expr(i) for i in indices]
         if buffer not in self.flat_buffers:
+            texts = [self.expr(i, ANY) for i in indices]
             return name + "".join(f"[{t}]" for t in texts) if texts else f"{name}[0]"
         shape = self.flat_buffers[buffer]
         terms: list[str] = []
-        for dim, text in enumerate(texts):
+        for dim, index in enumerate(indices):
             stride = math.prod(shape[dim + 1 :])
+            text = self.expr(index, _PRECEDENCE["+"] if stride == 1 else _PRECEDENCE["*"])
             if text != "0":
                 terms.append(text if stride == 1 else f"{text} * {stride}")
         return f"{name}[{' + '.join(terms) or '0'}]"
@@ -603,7 +721,7 @@ class KernelPrinter(IndentedLines):
         iv = self.names.declare(block.args[0])
         step = self.expr(op.step)
         increment = f"++{iv}" if step == "1" else f"{iv} += {step}"
-        lb, ub = self.expr(op.lb), self.expr(op.ub)
+        lb, ub = self.expr(op.lb, ANY), self.expr(op.ub, _PRECEDENCE["<"], True)
         self.line(
             f"for ({self.ctype(block.args[0].type)} {iv} = {lb}; {iv} < {ub}; {increment}) {{"
         )
@@ -618,7 +736,7 @@ class KernelPrinter(IndentedLines):
             name = self.names.declare(result)
             self.line(f"{self.ctype(result.type)} {name};")
             targets.append(name)
-        self.line(f"if ({self.expr(op.cond)}) {{")
+        self.line(f"if ({self.expr(op.cond, ANY)}) {{")
         with self.indented():
             self.block(op.true_region.block, targets)
         else_block = op.false_region.blocks.first

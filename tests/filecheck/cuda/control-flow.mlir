@@ -51,7 +51,6 @@ builtin.module attributes {gpu.container_module} {
 // zero has only a small static memref: int.
 // CHECK:       extern "C" __global__ void __launch_bounds__(32) branchy(float* __restrict__ out, const float alpha, const int n, const long long int_) {
 // CHECK-NEXT:    const long long tx = threadIdx.x;
-// CHECK-NEXT:    const bool early = tx >= int_;
 // CHECK-NEXT:    float fib = 1.0f;
 // CHECK-NEXT:    float fib_1 = 2.0f;
 // CHECK-NEXT:    for (long long it = 0; it < tx; ++it) {
@@ -62,7 +61,7 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:    }
 // CHECK-NEXT:    const float nf = (float)n;
 // CHECK-NEXT:    const bool gt = fib > nf;
-// CHECK-NEXT:    const bool pos = gt | early;
+// CHECK-NEXT:    const bool pos = gt | (tx >= int_);
 // CHECK-NEXT:    float r;
 // CHECK-NEXT:    float s;
 // CHECK-NEXT:    if (pos) {

@@ -31,8 +31,7 @@ builtin.module attributes {gpu.container_module} {
 // CHECK:       #include <cuda_fp16.h>
 // CHECK:       extern "C" __global__ void halves(__half* __restrict__ H, float* __restrict__ F) {
 // CHECK-NEXT:    const int tx = threadIdx.x;
-// CHECK-NEXT:    const __half h = H[tx];
-// CHECK-NEXT:    const __half s = h + __float2half(1.5f);
+// CHECK-NEXT:    const __half s = H[tx] + __float2half(1.5f);
 // CHECK-NEXT:    const __half e = __float2half(expf(__half2float(s)));
 // CHECK-NEXT:    const __half m = __float2half(tc_maximum(__half2float(e), __half2float(__float2half(1.5f))));
 // CHECK-NEXT:    const __half x = __float2half(erfcf(__half2float(m)));

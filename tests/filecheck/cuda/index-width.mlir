@@ -37,12 +37,11 @@ builtin.module attributes {gpu.container_module} {
 
 // CHECK:       __global__ void small(float* __restrict__ A) {
 // CHECK-NEXT:    const int tx = threadIdx.x;
-// CHECK-NEXT:    const int q = (int)((unsigned int)tx / (unsigned int)3);
 // CHECK-NEXT:    const int g = (int)(blockIdx.y * blockDim.y + threadIdx.y);
-// CHECK-NEXT:    A[q * 1024 + g] = 1.0f;
+// CHECK-NEXT:    A[((int)((unsigned int)tx / (unsigned int)3)) * 1024 + g] = 1.0f;
 // CHECK:       __global__ void huge(float* __restrict__ A) {
 // CHECK-NEXT:    const long long tx = threadIdx.x;
 // CHECK-NEXT:    A[tx * 1048576 + tx] = 1.0f;
 // CHECK:       __global__ void wide_constant(float* __restrict__ A) {
 // CHECK-NEXT:    const long long tx = threadIdx.x;
-// CHECK-NEXT:    const long long i = 4294967296LL % tx;
+// CHECK-NEXT:    A[4294967296LL % tx] = 1.0f;

@@ -37,8 +37,7 @@ builtin.module attributes {gpu.container_module} {
 // CHECK:       extern "C" __global__ void math_f64(const double* __restrict__ X, float* __restrict__ Y, int* __restrict__ Z) {
 // CHECK-NEXT:    const int bx = blockIdx.x;
 // CHECK-NEXT:    const int ty = threadIdx.y;
-// CHECK-NEXT:    const double x = X[bx * 8 + ty];
-// CHECK-NEXT:    const double l = log1p(x);
+// CHECK-NEXT:    const double l = log1p(X[bx * 8 + ty]);
 // CHECK-NEXT:    const double s = sin(l);
 // CHECK-NEXT:    const double c = erfc(s);
 // CHECK-NEXT:    const double g = lgamma(c);

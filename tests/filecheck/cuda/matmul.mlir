@@ -47,13 +47,11 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:    const int ty = threadIdx.y;
 // CHECK-NEXT:    const int i = tx + 0;
 // CHECK-NEXT:    const int j = bx + ty;
-// CHECK-NEXT:    const bool in = i < 128;
-// CHECK-NEXT:    if (in) {
+// CHECK-NEXT:    if (i < 128) {
 // CHECK-NEXT:      float acc = 0.0f;
 // CHECK-NEXT:      for (int k = 0; k < 32; ++k) {
 // CHECK-NEXT:        const float a = A[i * 32 + k];
-// CHECK-NEXT:        const float b = B[j * 32 + k];
-// CHECK-NEXT:        const float p = a * b;
+// CHECK-NEXT:        const float p = a * B[j * 32 + k];
 // CHECK-NEXT:        const float s2 = acc + p;
 // CHECK-NEXT:        acc = s2;
 // CHECK-NEXT:      }

@@ -52,10 +52,8 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:    const int tx = threadIdx.x;
 // CHECK-NEXT:    const int ty = threadIdx.y;
 // CHECK-NEXT:    float acc[2];
-// CHECK-NEXT:    const int row = by * 32;
-// CHECK-NEXT:    const int i = row + ty;
-// CHECK-NEXT:    const float a = A[i * 32 + tx];
-// CHECK-NEXT:    As[ty][tx] = a;
+// CHECK-NEXT:    const int i = by * 32 + ty;
+// CHECK-NEXT:    As[ty][tx] = A[i * 32 + tx];
 // CHECK-NEXT:    __syncthreads();
 // CHECK-NEXT:    for (int r = 0; r < 2; ++r) {
 // CHECK-NEXT:      acc[r] = 0.0f;
@@ -63,8 +61,7 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:    for (int k = 0; k < 32; ++k) {
 // CHECK-NEXT:      const float x = As[ty][k];
 // CHECK-NEXT:      for (int r_1 = 0; r_1 < 2; ++r_1) {
-// CHECK-NEXT:        const int j = tx + r_1;
-// CHECK-NEXT:        const float b = B[k * 64 + j];
+// CHECK-NEXT:        const float b = B[k * 64 + tx + r_1];
 // CHECK-NEXT:        const float s = acc[r_1];
 // CHECK-NEXT:        const float p = x * b;
 // CHECK-NEXT:        const float t = s + p;
@@ -73,8 +70,6 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:    }
 // CHECK-NEXT:    __syncthreads();
 // CHECK-NEXT:    for (int r_2 = 0; r_2 < 2; r_2 += 2) {
-// CHECK-NEXT:      const int j_1 = tx + r_2;
-// CHECK-NEXT:      const float v = acc[r_2];
-// CHECK-NEXT:      C[i * 64 + j_1] = v;
+// CHECK-NEXT:      C[i * 64 + tx + r_2] = acc[r_2];
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
