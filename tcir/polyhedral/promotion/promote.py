@@ -13,18 +13,25 @@ For each kernel whose outer band is mapped to blocks:
   `thread_x` (not coalesced), greedily within the shared memory budget.
   Copies into the buffer run between two `sync_` statements (the buffer may
   still be read from the previous tile; the copied data is read by other
-  threads); copies back follow a `sync_` and precede another.
+  threads); copies back follow a `sync_` and precede another. A read-only
+  group whose tensor nothing in the kernel writes is then hoisted to the
+  outermost tile level where its buffer grows at most `HOIST_GROWTH` times,
+  fits, and is loaded at least `HOIST_GROWTH` times less in all than the
+  inner copies load (the inner tiles reuse its elements): it is loaded once
+  for all the inner tiles (gconv's input planes, once for all output
+  channels; not tmm's operand panels, which no inner tile reuses).
 The promoted references are rewritten to access the buffers.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import islpy as isl
 from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, MemRefType
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 
 from tcir.dialects.poly import ScopOp
 from tcir.dialects.tc import ReadOp, TensorType
@@ -52,6 +59,8 @@ Path = tuple[int, ...]
 
 SHARED_SPACE = 3
 PRIVATE_SPACE = 5
+HOIST_GROWTH = 2
+"""How much larger a shared buffer may grow to be loaded at an outer tile level."""
 BUFFERS = "buffers"
 """Attribute of a promoted `poly.scop`: buffer name -> memref type."""
 
@@ -100,6 +109,41 @@ def _is_tile_band(node: isl.ScheduleNode) -> bool:
                 ):
                     return False
     return True
+
+
+def _tiles_within(outer: Site, inner: Site) -> int:
+    """How many tiles of `inner` one tile of `outer` holds, at most (the box
+    of the inner prefixes that share an outer one)."""
+    pairs = outer.prefix.reverse().apply_range(inner.prefix).intersect_domain(
+        outer.prefix.intersect_domain(inner.instances).range()
+    )
+    together = pairs.reverse().apply_range(pairs)
+    if together.n_map() != 1:
+        return 1  # prefixes of several shapes: count none
+    together = isl.Map.from_union_map(together).deltas()
+    count = 1
+    for d in range(together.dim(isl.dim_type.set)):
+        top = together.dim_max_val(d)
+        count *= int(top.to_python()) + 1 if top.is_int() else 1
+    return count
+
+
+def _members_fixed_per_block(band: isl.ScheduleNode) -> int:
+    """How many leading members of the block-mapped `band` take one value
+    in each block (given the block ids of the filter above it)."""
+    domain = band.get_domain()
+    partial = band.band_get_partial_schedule()
+    for k in range(band.band_n_member()):
+        member = isl.UnionMap.from_union_pw_aff(partial.get_union_pw_aff(k))
+        values = member.intersect_domain(domain).range()
+        if values.is_empty() or not isl.Set.from_union_set(values).is_singleton():
+            return k
+    return band.band_n_member()
+
+
+def _element_type(group: Group) -> Attribute:
+    assert isinstance(group.tensor.type, TensorType)
+    return group.tensor.type.element_type
 
 
 def _element_bytes(element_type: Attribute) -> int:
@@ -193,8 +237,18 @@ class Promoter:
         ):
             return  # no band mapped to blocks: nothing to tile
         private_path = (*path, 0, 0, 0)
+        outer_paths: list[Path] = []
+        band = block_filter.child(0)
+        fixed = _members_fixed_per_block(band)
+        if self.shared and 0 < fixed < band.band_n_member():
+            # The members after those fixed by the block ids are loops of
+            # each block: split them off, so that a copy may go above them.
+            self.schedule = band.band_split(fixed).get_schedule()
+            outer_paths.append(private_path)
+            private_path = (*private_path, 0)
         shared_path = private_path
         while _is_tile_band(node_at(self.schedule, shared_path)):
+            outer_paths.append(shared_path)
             shared_path = (*shared_path, 0)
         done: set[Reference] = set()
         private: list[Decision] = []
@@ -204,8 +258,14 @@ class Promoter:
         shared: list[Decision] = []
         if self.shared:
             shared = self.promote_shared(self._site(shared_path), done)
-        self.graft(shared_path, shared, shared=True)
-        self.graft(private_path, private, shared=False)
+            outer_sites = [self._site(p) for p in outer_paths]
+            shared = [self._hoisted(d, outer_sites) for d in shared]
+        # Innermost first (isl grafts nowhere below an extension node; a graft
+        # leaves its ancestors' paths), shared before private at one node.
+        grafts = [(p, [d for d in shared if d.site.path == p], True) for p in {d.site.path for d in shared}]
+        grafts.append((private_path, private, False))
+        for site_path, decisions, is_shared in sorted(grafts, key=lambda g: (-len(g[0]), not g[2])):
+            self.graft(site_path, decisions, shared=is_shared)
 
     # -- sites ---------------------------------------------------------------------------
 
@@ -361,6 +421,53 @@ class Promoter:
                     and r.indirection.index.result.has_one_use()
                 }
         return decisions
+
+    def _hoisted(self, decision: Decision, sites: list[Site]) -> Decision:
+        """`decision` at the outermost of `sites` (outer first) where its
+        group is the same references with a fixed tile at most `HOIST_GROWTH`
+        times larger that fits the budget; as it is where none is, or where
+        the group writes, is indirect or its tensor is written in the kernel."""
+        group = decision.group
+        if group.writes or group.refs[0].indirection is not None or group.tile is None:
+            return decision
+        refs = set(group.refs)
+        everything = references(self.scop.statements)
+        inner = _padded(group.tile.sizes)
+        element = _element_bytes(_element_type(group))
+        for site in sites:
+            if self._written_in(site, group.tensor, everything):
+                return decision
+            groups = self._groups(site, False, {r for r in everything if r not in refs})
+            if len(groups) != 1 or set(groups[0].refs) != refs or groups[0].tile is None:
+                continue
+            (outer,) = groups
+            assert outer.tile is not None
+            shape = _padded(outer.tile.sizes)
+            growth = (math.prod(shape) - math.prod(inner)) * element
+            loads = outer.tile.elements * HOIST_GROWTH
+            if (
+                math.prod(shape) > HOIST_GROWTH * math.prod(inner)
+                or growth > self.max_shared_bytes - self.shared_bytes
+                or loads > group.tile.elements * _tiles_within(site, decision.site)
+            ):
+                continue
+            indices = self._indices(site, outer, outer.tile)
+            if indices is None:
+                continue
+            self.shared_bytes += growth
+            old = self.buffers[decision.buffer]
+            self.buffers[decision.buffer] = MemRefType(old.element_type, shape, memory_space=old.memory_space)
+            return Decision(site, outer, decision.buffer, indices)
+        return decision
+
+    def _written_in(self, site: Site, tensor: SSAValue, refs: list[Reference]) -> bool:
+        """Whether a statement below `site` writes `tensor`."""
+        return any(
+            r.writes
+            and r.tensor == tensor
+            and not isl.UnionSet(r.stmt.domain.data).intersect(site.instances).is_empty()
+            for r in refs
+        )
 
     def _reused(self, site: Site, group: Group) -> bool:
         """Some element is accessed by several instances of one tile."""
