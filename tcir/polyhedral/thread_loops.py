@@ -81,6 +81,10 @@ def _stride(values: isl.Map | None) -> int:
     """The stride of the values for fixed domain points (0 when none)."""
     if values is None:
         return 0
+    # Two consecutive values at one domain point: stride 1, without isl's
+    # stride detection (the costly part of this pass on most bands).
+    if not values.intersect(values.apply_range(isl.Map("{ [v] -> [v + 1] }"))).is_empty():
+        return 1
     return int(values.get_range_stride_info(0).get_stride().to_python())
 
 

@@ -69,12 +69,18 @@ class ArrayTile:
 
 
 def _stride(footprint: isl.Map, k: int) -> tuple[int, isl.Aff]:
+    zero = isl.Aff.zero_on_domain(isl.LocalSpace.from_space(footprint.get_space().domain()))
+    # Two consecutive values of `a_k` at one `p`: stride 1, without isl's
+    # (costly) stride detection.
+    rank = footprint.dim(isl.dim_type.out)
+    values = footprint.project_out(isl.dim_type.out, k + 1, rank - k - 1).project_out(
+        isl.dim_type.out, 0, k
+    ).reset_tuple_id(isl.dim_type.out)
+    if not values.intersect(values.apply_range(isl.Map("{ [v] -> [v + 1] }"))).is_empty():
+        return 1, zero
     info = footprint.get_range_stride_info(k)
     stride = info.get_stride()
     if not stride.is_int() or stride.to_python() <= 1:
-        zero = isl.Aff.zero_on_domain(
-            isl.LocalSpace.from_space(footprint.get_space().domain())
-        )
         return 1, zero
     return stride.to_python(), info.get_offset()
 
