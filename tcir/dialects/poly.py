@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import (
@@ -62,12 +63,20 @@ class IslKind(Enum):
         return constructor(text)
 
 
+@lru_cache(maxsize=4096)
+def _parsed(kind: IslKind, text: str) -> Any:
+    """`kind.parse(text)`, once per text: the verifier runs after every pass on
+    strings most of which did not change (islpy objects are values: sharing
+    them is safe)."""
+    return kind.parse(text)
+
+
 def verify_isl(op: Operation, field: str, text: str, kind: IslKind) -> Any:
     """Parse the isl string `text` of `op`'s `field`; a one-line error if invalid."""
     import islpy as isl
 
     try:
-        return kind.parse(text)
+        return _parsed(kind, text)
     except isl.Error:
         raise VerifyException(
             f"'{op.name}' op {field} \"{text}\" is not a valid isl {kind.value}"
