@@ -230,7 +230,7 @@ class Function:
         specs = []
         for output in self.definition.outputs:
             first = next(s for s in self.definition.stmts if s.lhs == output.name)
-            zero = first.reduces and not first.initializes
+            zero = first.op != "=" and not first.initializes  # accumulates into zeros
             shape = binding.shape(self.definition, output)
             specs.append((shape, NUMPY_DTYPES[output.dtype], zero))
         return specs

@@ -134,9 +134,10 @@ REDUCTION_OPS = ("+=", "*=", "min=", "max=", "+=!", "*=!", "min=!", "max=!")
 class Stmt:
     """One comprehension `lhs(lhs_indices) op rhs`, with ranges of all its indices.
 
-    Semantics: `op=!` first fills the written range of `lhs` with the operator's
-    identity, then accumulates; `op=` accumulates into the current contents; a
-    reduction operator without reduction indices acts as `=` (see `effective_op`).
+    Semantics (TC's `semantics.rst`): `op=!` first fills the written range of
+    `lhs` with the operator's identity, then accumulates; `op=` accumulates
+    into the current contents, also without reduction indices (`O(i) += A(i)`
+    adds to what `O` holds; `op=!` without reduction indices acts as `=`).
     The reference loop order is `loop_order`: LHS indices outer, reduction inner.
     `ranges[i] = (lo, hi)` is half-open over the size parameters.
     """
@@ -168,8 +169,8 @@ class Stmt:
 
     @property
     def effective_op(self) -> str:
-        """The operator to apply: `op`, or "=" for a reduction without reduction indices."""
-        return self.op if self.reduces else "="
+        """The operator to apply: `op`, or "=" for `op=!` without reduction indices."""
+        return "=" if self.initializes and not self.reduction_indices else self.op
 
     @property
     def loop_order(self) -> list[str]:

@@ -357,7 +357,7 @@ def emit_stmt(
     ranges = [(bounds[2 * i], bounds[2 * i + 1]) for i in range(len(order))]
     return ComprehensionOp(
         tensors[stmt.lhs],
-        stmt.op if stmt.reduces or stmt.initializes else "=",
+        stmt.op,
         ranges,
         symbols,
         Region(body),

@@ -157,7 +157,7 @@ class NumpyReference:
             slice(self.size(stmt.ranges[n][0]), self.size(stmt.ranges[n][1]))
             for n in stmt.lhs_indices
         )
-        if not stmt.reduces:  # `=`, or a reduction operator without reduction index
+        if stmt.op == "=":
             target[region] = _store(value, param.dtype)
             return
         kind = stmt.reduction_kind

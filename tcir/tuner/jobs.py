@@ -61,7 +61,7 @@ def output_specs(problem: Problem) -> list[OutputSpec]:
     specs = []
     for output in definition.outputs:
         first = next(s for s in definition.stmts if s.lhs == output.name)
-        zero = first.reduces and not first.initializes
+        zero = first.op != "=" and not first.initializes
         specs.append(OutputSpec(output.name, binding.shape(definition, output), output.dtype, zero))
     return specs
 

@@ -310,3 +310,26 @@ def test_a_bounds_check_on_products_of_sizes_waits_for_the_sizes():
     np.testing.assert_array_equal(mod.f(np.arange(4, dtype=np.float32)), np.arange(4))
     with pytest.raises(tcir.RangeError, match=r"subscript 'i' of 'a' is out of bounds .* with N=5"):
         mod.f(np.arange(5, dtype=np.float32))
+
+
+IN_PLACE = """
+def shifted(float(N) A) -> (O, M) {
+  O(i) = 1.0 where i in 0:N
+  O(i) += A(i)
+  M(i) = A(i)
+  M(i) max= 0.5 * A(i) + 1.0
+}
+"""
+
+
+@pytest.mark.parametrize("path", ["canonical", "tiled", "cuda-sim"])
+def test_an_update_without_reduction_index_accumulates_into_the_tensor(path):
+    """`O(i) += A(i)` adds to what `O` holds (TC's semantics: without `!`
+    the reduction takes the existing values into account), also where no
+    index is reduced."""
+    a = np.arange(-3, 4, dtype=np.float32)
+    backend = "cuda-sim" if path == "cuda-sim" else "cpu"
+    options = tcir.MappingOptions(tile=[4]) if path == "tiled" else None
+    o, m = tcir.define(IN_PLACE).shifted(a, backend=backend, options=options)
+    np.testing.assert_array_equal(o, a + 1)
+    np.testing.assert_array_equal(m, np.maximum(a, 0.5 * a + 1))

@@ -77,7 +77,7 @@ def test_reduction_semantics_recorded() -> None:
             " O(i) +=! A(i,k)  P(i) += A(i,0)  Q(i) min=! A(i,k) * A(j,k) where j in 0:N }")
     o, p, q = d.stmts
     assert (o.reduces, o.initializes, o.reduction_kind, o.effective_op) == (True, True, "+", "+=!")
-    assert (p.reduces, p.initializes, p.reduction_kind, p.effective_op) == (False, False, "+", "=")
+    assert (p.reduces, p.initializes, p.reduction_kind, p.effective_op) == (False, False, "+", "+=")
     assert q.reduction_indices == ["k", "j"] and q.loop_order == ["i", "k", "j"]
     assert q.reduction_kind == "min"
 
