@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from tcir.errors import ParseError
@@ -105,11 +106,50 @@ class Parser:
         if not outputs:
             raise self.error("expected at least one output", self.toks[self.i - 1])
         self.expect("{")
-        stmts = []
+        stmts: list[S.Statement] = []
         while self.tok.kind != "}":
-            stmts.append(self.statement())
+            if self.is_loop():
+                stmts += self.loop()
+            else:
+                stmts.append(self.statement())
         self.next()
         return S.Def(name.pos, len(name.text), name.text, inputs, outputs, tuple(stmts))
+
+    def is_loop(self) -> bool:
+        """`for t in ...` (`for` is a name elsewhere: `for(i) = ...`)."""
+        ahead = self.toks[self.i + 1 : self.i + 3]
+        return (
+            self.is_word("for")
+            and len(ahead) == 2
+            and ahead[0].kind == "id"
+            and ahead[1].kind == "id"
+            and ahead[1].text == "in"
+        )
+
+    def loop(self) -> list[S.Statement]:
+        """`for t in lo:hi { statements }`: the statements, each with the loop
+        and `t in lo:hi` among its where clauses (see `tcir.frontend.loops`)."""
+        start = self.next().pos
+        name = self.name("a loop index")
+        self.next()  # `in`
+        lo = self.binary(0)
+        self.expect(":", "':' in range")
+        hi = self.binary(0)
+        text = self.text_from(start)
+        opening = self.expect("{", "'{' after the loop range")
+        loop = S.Loop(name.pos, len(name.text), name.text, lo, hi, text)
+        where = S.WhereRange(name.pos, len(name.text), name.text, lo, hi, text.removeprefix("for "))
+        stmts: list[S.Statement] = []
+        while not self.accept("}"):
+            if self.tok.kind == "eof":
+                self.expect_closing("}", "'}' closing the loop", opening)
+            if self.is_loop():
+                raise self.error("nested 'for' loops are not supported")
+            stmt = self.statement()
+            stmts.append(replace(stmt, wheres=(*stmt.wheres, where), loop=loop))
+        if not stmts:
+            raise self.error("expected a statement in the 'for' loop", self.toks[self.i - 1])
+        return stmts
 
     def comma_list(self, close: str, item: Callable[[], T]) -> tuple[T, ...]:
         """Items up to `close`, just after the token that opened the list."""

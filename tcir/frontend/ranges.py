@@ -35,7 +35,7 @@ from tcir.errors import RangeError, SourceLocation
 
 from . import ast as A
 from .linear import Div, Lin, out_of_bounds_sizes, provably_le
-from .subscripts import condition_constraints
+from .subscripts import condition_cases
 from .sema import DefFacts, StmtFacts
 from .source import Source
 
@@ -218,25 +218,30 @@ class RangeInference:
             used = ", ".join(f"{n} in [{resolved[n][0]}, {resolved[n][1]})"
                              for n in sorted(set(sub.names()) & indices))
             message = f"subscript '{sub}' of '{tensor}' is out of bounds [0, {ext}) for the inferred ranges {used}"
-            conditions = [
-                lin
-                for ternary, taken in guards
-                for lin in condition_constraints(ternary.c, taken, self.facts.size_params) or []
-            ] + self.bounded[id(sf)]
-            names = set(sub.names()).union(*(c.names() for c in conditions)) & indices
-            try:
-                found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions)
-            except ValueError:
-                raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where clause",
-                                 loc, length) from None
-            if found is None:
-                if conditions:  # in bounds thanks to the conditions: they must be evaluated first
+            # The read is made where its guards hold: in bounds in each of their cases.
+            cases: list[list[Lin]] = [[]]
+            for ternary, taken in guards:
+                alternatives = condition_cases(ternary.c, taken, self.facts.size_params) or [[]]
+                cases = [case + more for case in cases for more in alternatives]
+            failures = []
+            for case in cases:
+                conditions = case + self.bounded[id(sf)]
+                names = set(sub.names()).union(*(c.names() for c in conditions)) & indices
+                try:
+                    found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions)
+                except ValueError:
+                    raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where "
+                                     f"clause", loc, length) from None
+                if found is not None:
+                    failures.append(found)
+            if not failures:
+                if any(cases):  # in bounds thanks to the conditions: they must be evaluated first
                     self.guarded.update(id(ternary) for ternary, _ in guards)
                 continue
-            if found.always:
+            if any(found.always for found in failures):
                 raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where clause", loc, length)
-            self.size_checks.append(A.SizeCheck(bad=found.bad, names=found.names, derived=found.derived,
-                                                message=message, loc=loc))
+            self.size_checks += [A.SizeCheck(bad=found.bad, names=found.names, derived=found.derived,
+                                             message=message, loc=loc) for found in failures]
 
     def check_nonempty(self, sf: StmtFacts, v: str, lo: Lin, hi: Lin) -> None:
         if provably_le(hi, lo):

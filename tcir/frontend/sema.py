@@ -11,6 +11,7 @@ from tcir.errors import RangeError, SourceLocation, TypeError_
 
 from . import ast as A
 from . import syntax as S
+from .loops import check_loops
 from .dtypes import INTEGER_PRESERVING, SCALAR_TYPES, BUILTINS, builtin_name, is_float, \
     is_integral, is_narrowing, promote
 from .linear import Lin
@@ -175,6 +176,7 @@ class DefChecker:
 
     # -- the def -----------------------------------------------------------------
     def check(self) -> DefFacts:
+        check_loops(self.src, self.d)
         self.declare_params()
         temps = self.declare_temporaries()
         while True:

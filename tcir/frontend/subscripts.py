@@ -72,19 +72,20 @@ def guarded_walk(e: A.Expr) -> Iterator[tuple[A.Expr, tuple[tuple[A.Ternary, boo
             stack.extend((child, guards) for child in reversed(children(node)))
 
 
-def condition_constraints(c: A.Expr, taken: bool, size_params: Sequence[str]) -> list[Lin] | None:
-    """`c` (or its negation when not `taken`) as `lin >= 0` constraints when it
-    is a conjunction of affine comparisons of integers; None otherwise."""
-    if isinstance(c, A.Binary) and c.op == "&&" and taken:
-        a = condition_constraints(c.a, True, size_params)
-        b = condition_constraints(c.b, True, size_params)
-        return None if a is None or b is None else a + b
-    if isinstance(c, A.Binary) and c.op == "||" and not taken:
-        a = condition_constraints(c.a, False, size_params)
-        b = condition_constraints(c.b, False, size_params)
+def condition_cases(c: A.Expr, taken: bool, size_params: Sequence[str]) -> list[list[Lin]] | None:
+    """`c` (or its negation when not `taken`) as cases, each a conjunction of
+    `lin >= 0` constraints, one of which holds (`t != 0`: `t >= 1` or
+    `t <= -1`); None when a case is not an affine comparison of integers.
+    An unknown part of a conjunction is left out (the cases then hold more
+    often, which keeps a bounds check made under them sound)."""
+    if isinstance(c, A.Binary) and c.op in ("&&", "||"):
+        a = condition_cases(c.a, taken, size_params)
+        b = condition_cases(c.b, taken, size_params)
+        if (c.op == "&&") == taken:  # a conjunction
+            return [x + y for x in (a or [[]]) for y in (b or [[]])]
         return None if a is None or b is None else a + b
     if isinstance(c, A.Unary) and c.op == "!":
-        return condition_constraints(c.x, not taken, size_params)
+        return condition_cases(c.x, not taken, size_params)
     if not (isinstance(c, A.Binary) and c.op in ("<", "<=", ">", ">=", "==", "!=")):
         return None
     a, b = expr_to_lin(c.a, size_params), expr_to_lin(c.b, size_params)
@@ -92,8 +93,9 @@ def condition_constraints(c: A.Expr, taken: bool, size_params: Sequence[str]) ->
         return None
     op = c.op if taken else {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}[c.op]
     return {
-        ">=": [a - b], ">": [a - b - 1], "<=": [b - a], "<": [b - a - 1], "==": [a - b, b - a],
-    }.get(op)
+        ">=": [[a - b]], ">": [[a - b - 1]], "<=": [[b - a]], "<": [[b - a - 1]],
+        "==": [[a - b, b - a]], "!=": [[a - b - 1], [b - a - 1]],
+    }[op]
 
 
 def children(e: A.Expr) -> list[A.Expr]:

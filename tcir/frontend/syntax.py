@@ -101,8 +101,20 @@ Where = WhereRange | WhereLet | WhereExists
 
 
 @dataclass(frozen=True)
+class Loop(Node):
+    """`for name in lo:hi { ... }` around statements; `pos` is the name."""
+
+    name: str
+    lo: Node
+    hi: Node
+    text: str
+
+
+@dataclass(frozen=True)
 class Statement(Node):
-    """`lhs(args) op rhs [<=> equivalent] [where ...]`; `pos` is the LHS name."""
+    """`lhs(args) op rhs [<=> equivalent] [where ...]`; `pos` is the LHS name.
+    A statement of a `for` loop has its `loop`, and the loop's range among
+    its `wheres`."""
 
     lhs: str
     args: tuple[Node, ...]
@@ -111,6 +123,7 @@ class Statement(Node):
     rhs: Node
     equivalent: str | None
     wheres: tuple[Where, ...]
+    loop: Loop | None = None
 
 
 @dataclass(frozen=True)

@@ -333,3 +333,33 @@ def test_an_update_without_reduction_index_accumulates_into_the_tensor(path):
     o, m = tcir.define(IN_PLACE).shifted(a, backend=backend, options=options)
     np.testing.assert_array_equal(o, a + 1)
     np.testing.assert_array_equal(m, np.maximum(a, 0.5 * a + 1))
+
+
+LOOPS = """
+def pair_sums(float(T, N) X) -> (A, B, C) {
+  for t in 0:T {
+    A(t, i) = X(t, i) * 2.0
+    B(t, i) = t != 0 ? A(t - 1, i) + A(t, i) : A(t, i)
+  }
+  C(i) +=! B(t, i)
+}
+def for_is_a_name(float(N) X) -> (for) { for(i) = X(i) + 1.0 }
+"""
+
+
+@pytest.mark.parametrize("path", ["canonical", "tiled", "cuda-sim"])
+def test_for_loops(path):
+    """TC's `for t in 0:T { ... }`: each statement runs over the loop's range,
+    reading what earlier statements wrote at `t` and earlier steps (the read
+    of `t - 1` guarded by `t != 0`); `for` stays a name elsewhere."""
+    mod = tcir.define(LOOPS)
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    backend = "cuda-sim" if path == "cuda-sim" else "cpu"
+    options = tcir.MappingOptions(tile=[2, 2]) if path == "tiled" else None
+    a, b, c = mod.pair_sums(x, backend=backend, options=options)
+    expected = 2 * x
+    expected[1:] += 2 * x[:-1]
+    np.testing.assert_array_equal(a, 2 * x)
+    np.testing.assert_array_equal(b, expected)
+    np.testing.assert_array_equal(c, expected.sum(0))
+    np.testing.assert_array_equal(mod.for_is_a_name(x[0], backend=backend), x[0] + 1)

@@ -159,3 +159,27 @@ def test_all_errors_are_tcerrors_with_the_file_name() -> None:
     with pytest.raises(TCError) as info:
         parse("def f() -> (O) { O(i) = 1 }", "my/file.tc")
     assert str(info.value).startswith("my/file.tc:1:")
+
+
+LOOP = "def f(float(T, N) X) -> (A, B) {{\n  for t in 0:T {{\n{}\n  }}\n}}"
+
+
+@pytest.mark.parametrize("body, line, col, name, fragment", [
+    ("    B(t, i) = A(t - 1, i)\n    A(t, i) = X(t, i)", 3, 15, "'A'", "a later statement"),
+    ("    A(t, i) = X(t, i)\n    B(t, i) = A(t + 1, i)", 4, 15, "'A'", "or an earlier step"),
+    ("    A(t, i) = X(t, i)\n    B(i) +=! A(t, i)", 4, 5, "'t'", "must index its left-hand side"),
+    ("    A(t, i) = X(t, i)\n    A(t, i) += t > 0 ? A(t - 1, i) : 0.0\n    B(t, i) = A(t, i)",
+     4, 24, "'A'", "reads itself at another step"),
+])
+def test_loops_tcir_cannot_run_statement_by_statement(body, line, col, name, fragment) -> None:
+    expect_error(TypeError_, LOOP.format(body), line, col, name, fragment)
+
+
+@pytest.mark.parametrize("src, col, fragment", [
+    ("def f(float(N) X) -> (A) { for t in 0:N { } }", 43, "expected a statement in the 'for' loop"),
+    ("def f(float(N) X) -> (A) { for t in 0:N { for u in 0:N { A(t) = X(u) } } }", 43,
+     "nested 'for' loops are not supported"),
+    ("def f(float(N) X) -> (A) { for t in 0:N { A(t) = X(t)", 54, "expected '}' closing the loop"),
+])
+def test_malformed_loops(src: str, col: int, fragment: str) -> None:
+    expect_error(ParseError, src, 1, col, "", fragment)
