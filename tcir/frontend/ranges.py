@@ -235,7 +235,8 @@ class RangeInference:
                 if found is not None:
                     failures.append(found)
             if not failures:
-                if any(cases):  # in bounds thanks to the conditions: they must be evaluated first
+                if any(cases) or self.bounded[id(sf)]:
+                    # In bounds thanks to the conditions: they must be evaluated first.
                     self.guarded.update(id(ternary) for ternary, _ in guards)
                 continue
             if any(found.always for found in failures):

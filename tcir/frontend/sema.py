@@ -365,8 +365,8 @@ class DefChecker:
             den = b.const_value
             if n.op == "/" and den is not None and den > 0:
                 return a.floordiv(den)
-            size = b.terms[0][0][0] if len(b.terms) == 1 and b.terms[0] == ((b.terms[0][0][0],), 1) else None
-            if n.op == "/" and isinstance(size, str) and size in self.sizes:
+            size = next((s for s in self.sizes if b == Lin.atom(s)), None)
+            if n.op == "/" and size is not None:
                 return a.floordiv(size)
         raise self.error("a range bound must be an integer expression of sizes and int scalars "
                          "(+, -, *, and / by a positive constant or a size)", n.pos, n.length)

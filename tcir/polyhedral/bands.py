@@ -96,3 +96,10 @@ def member_extent(node: isl.ScheduleNode, member: int) -> int | None:
     if not (low.is_int() and high.is_int()):
         return None
     return high.to_python() - low.to_python() + 1
+
+
+def has_consecutive_values(values: isl.Map) -> bool:
+    """Whether some domain point of `values` (`{ [p] -> [v] }`) reaches two
+    consecutive values: then their stride is 1, found without isl's stride
+    detection (costly on the relations of mapped kernels)."""
+    return not values.intersect(values.apply_range(isl.Map("{ [v] -> [v + 1] }"))).is_empty()

@@ -41,6 +41,7 @@ from contextlib import contextmanager
 
 import islpy as isl
 
+from tcir.polyhedral.bands import has_consecutive_values
 from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
 
 NodeType = isl.schedule_node_type
@@ -81,9 +82,7 @@ def _stride(values: isl.Map | None) -> int:
     """The stride of the values for fixed domain points (0 when none)."""
     if values is None:
         return 0
-    # Two consecutive values at one domain point: stride 1, without isl's
-    # stride detection (the costly part of this pass on most bands).
-    if not values.intersect(values.apply_range(isl.Map("{ [v] -> [v + 1] }"))).is_empty():
+    if has_consecutive_values(values):
         return 1
     return int(values.get_range_stride_info(0).get_stride().to_python())
 

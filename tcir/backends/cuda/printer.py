@@ -9,9 +9,8 @@ SSA name hint; constants are printed inline as literals. Index arithmetic
 reads as written by hand: an `index` value used once is printed inline, as
 part of its user's expression (`A[(32 * by + ty) * 1024 + k]`), with
 parentheses only where C's precedence needs them; integer ops on two
-literals are folded; index casts that print as the same C type are no-ops.
-(`cse` before this printer shares repeated subexpressions: a value used
-several times is one `const` local.) Memref arguments are
+literals are folded; index casts that print as the same C type are no-ops;
+a value used several times stays one `const` local. Memref arguments are
 flat row-major arrays indexed from their static shapes; `memref.alloca`s in
 address space 3 become `__shared__` arrays declared at kernel scope, those in
 space 5 (or none) per-thread local arrays. Semantics chosen for C:
@@ -315,9 +314,9 @@ class KernelPrinter(IndentedLines):
     def inline(self, result: SSAValue) -> bool:
         """Whether `result` is used once, not as a loop-carried value (the
         moves of `scf.yield` compare names) nor by an op that repeats its
-        operands, and is an index value of a pure
-        op or a load used by the very next op (it then reads memory where it
-        did: nothing runs in between)."""
+        operands, and is an index value of a pure op or a load used by the
+        very next op (it then reads memory where it did: nothing runs in
+        between)."""
         op = result.owner
         uses = list(result.uses)
         if type(op) in _BUILTINS or isinstance(op, gpu.GlobalIdOp) or len(uses) != 1:

@@ -141,16 +141,16 @@ def _members_fixed_per_block(band: isl.ScheduleNode) -> int:
     return band.band_n_member()
 
 
-def _element_type(group: Group) -> Attribute:
+def _buffer_bytes(group: Group, shape: Sequence[int]) -> int:
+    """The bytes of a buffer of `shape` for `group`'s tensor elements."""
     assert isinstance(group.tensor.type, TensorType)
-    return group.tensor.type.element_type
-
-
-def _element_bytes(element_type: Attribute) -> int:
+    element_type = group.tensor.type.element_type
     if isinstance(element_type, AnyFloat):
-        return element_type.bitwidth // 8
-    assert isinstance(element_type, IntegerType)
-    return max(1, element_type.width.data // 8)
+        size = element_type.bitwidth // 8
+    else:
+        assert isinstance(element_type, IntegerType)
+        size = max(1, element_type.width.data // 8)
+    return size * math.prod(shape)
 
 
 MAPPING_IDS = (*BLOCK_IDS, *THREAD_IDS)
@@ -402,10 +402,7 @@ class Promoter:
             ):
                 continue
             shape = _padded(tile.sizes)
-            assert isinstance(group.tensor.type, TensorType)
-            size = _element_bytes(group.tensor.type.element_type)
-            for extent in shape:
-                size *= extent
+            size = _buffer_bytes(group, shape)
             if size > budget:
                 continue
             indices = self._indices(site, group, tile)
@@ -433,7 +430,6 @@ class Promoter:
         refs = set(group.refs)
         everything = references(self.scop.statements)
         inner = _padded(group.tile.sizes)
-        element = _element_bytes(_element_type(group))
         for site in sites:
             if self._written_in(site, group.tensor, everything):
                 return decision
@@ -443,7 +439,7 @@ class Promoter:
             (outer,) = groups
             assert outer.tile is not None
             shape = _padded(outer.tile.sizes)
-            growth = (math.prod(shape) - math.prod(inner)) * element
+            growth = _buffer_bytes(group, shape) - _buffer_bytes(group, inner)
             loads = outer.tile.elements * HOIST_GROWTH
             if (
                 math.prod(shape) > HOIST_GROWTH * math.prod(inner)

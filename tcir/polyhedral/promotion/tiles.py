@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from tcir.polyhedral.bands import has_consecutive_values
+
 
 def on_pairs(function: isl.Aff, footprint_space: isl.Space) -> isl.Aff:
     """A function of `p` as a function on the pairs `[[p] -> T[a]]`."""
@@ -70,13 +72,11 @@ class ArrayTile:
 
 def _stride(footprint: isl.Map, k: int) -> tuple[int, isl.Aff]:
     zero = isl.Aff.zero_on_domain(isl.LocalSpace.from_space(footprint.get_space().domain()))
-    # Two consecutive values of `a_k` at one `p`: stride 1, without isl's
-    # (costly) stride detection.
     rank = footprint.dim(isl.dim_type.out)
     values = footprint.project_out(isl.dim_type.out, k + 1, rank - k - 1).project_out(
         isl.dim_type.out, 0, k
     ).reset_tuple_id(isl.dim_type.out)
-    if not values.intersect(values.apply_range(isl.Map("{ [v] -> [v + 1] }"))).is_empty():
+    if has_consecutive_values(values):  # `a_k` takes consecutive values at one `p`
         return 1, zero
     info = footprint.get_range_stride_info(k)
     stride = info.get_stride()
