@@ -103,10 +103,22 @@ def device_inputs(definition: Any, sizes: dict[str, int], cupy: Any) -> list[Any
 
 
 def device_ms(torch: Any, call: Callable[[], Any], launches: int) -> float:
-    """p50 over 5 rounds of the mean device time of `launches` back-to-back calls."""
+    """p50 over 5 rounds of the mean device time of `launches` back-to-back calls.
+
+    Each round first queues a GPU spin (`torch.cuda._sleep`) longer than the
+    host needs to queue the calls, so the events time the kernels back to
+    back and not the host's launch rate (which bounds small kernels).
+    """
+    begin = time.perf_counter()
+    for _ in range(launches):
+        call()
+    host_s = time.perf_counter() - begin
+    torch.cuda.synchronize()
+    cycles = int(2 * host_s * 2e9)  # twice the host's queueing time at a 2 GHz clock
     rounds = []
     for _ in range(5):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(cycles)
         start.record()
         for _ in range(launches):
             call()
@@ -163,6 +175,26 @@ def call_overhead_us(cupy: Any) -> tuple[float, float]:
     return results[0], results[1]
 
 
+def ptxas_usage(source: str) -> str:
+    """Registers, spill-store bytes and static shared bytes of each kernel of
+    `source` (`ptxas -v` through nvcc, for sm_90), e.g. `128r/0s/17408B`."""
+    import re
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "kernels.cu"
+        path.write_text(source)
+        report = subprocess.run(
+            ["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", "/dev/null", str(path)],
+            capture_output=True, text=True, check=False,
+        ).stderr
+    regs = re.findall(r"Used (\d+) registers", report)
+    spills = re.findall(r"(\d+) bytes spill stores", report)
+    smem = [m or "0" for m in re.findall(r"Used \d+ registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?", report)]
+    return " ".join(f"{r}r/{s}s/{m}B" for r, s, m in zip(regs, spills, smem, strict=False))
+
+
 def tensor_bytes(values: Any) -> int:
     items = values if isinstance(values, (tuple, list)) else [values]
     return sum(v.numel() * v.element_size() for v in items if hasattr(v, "numel"))
@@ -186,6 +218,7 @@ def run(
     peaks: tuple[float, float],
     compile_peer: bool,
     tune_seconds: float,
+    ptxas: bool = False,
 ) -> dict[str, Any]:
     import tcir
 
@@ -200,7 +233,7 @@ def run(
     row: dict[str, Any] = {"config": config.label, "tcir_compile_s": time.perf_counter() - started}
     error = check(result, reference, torch)
     row["tcir_error"] = error
-    from tcir.compiler.lowering import default_options
+    from tcir.compiler.defaults import default_options
     from tcir.runtime.signature import bind
 
     plain = dataclasses.replace(
@@ -209,6 +242,8 @@ def run(
         use_private_memory=False,
     )
     row["nopromo_error"] = check(function(*inputs, options=plain), reference, torch)
+    if ptxas:
+        row["ptxas"] = ptxas_usage(function.ir(*inputs, backend="cuda", options=options))
     implementations: dict[str, Callable[[], Any]] = {
         "tcir": lambda: function(*inputs, options=options),
         "nopromo": lambda: function(*inputs, options=plain),
@@ -254,6 +289,10 @@ def main() -> None:
         help="time the selected kernels with these MappingOptions fields instead of the "
         "default (repeatable: one table row per options)",
     )
+    parser.add_argument(
+        "--ptxas", action="store_true",
+        help="also report registers/spill bytes/shared bytes of tcir's kernels (needs nvcc)",
+    )
     parser.add_argument("--plot", metavar="FILE", help="draw a roofline of the results (SVG, PNG...)")
     parser.add_argument("--from-json", metavar="FILE", help="plot the results of an earlier run, measure nothing")
     args = parser.parse_args()
@@ -293,7 +332,7 @@ def main() -> None:
         ]
     for config in selected:
         try:
-            row = run(config, torch, cupy, peaks, not args.no_compile, args.tuned)
+            row = run(config, torch, cupy, peaks, not args.no_compile, args.tuned, args.ptxas)
         except Exception as e:  # keep going: report the failure in the table
             row = {"config": config.label, "error": f"{type(e).__name__}: {e}"[:300]}
             print(f"{config.label:24} FAILED {row['error']}", flush=True)
@@ -309,7 +348,8 @@ def main() -> None:
                 f"  tuned {row['tuned_device_ms']:.4f} ms after {row['tuning_s']:.0f} s"
                 if "tuned_device_ms" in row
                 else ""
-            ),
+            )
+            + (f"  ptxas {row['ptxas']}" if "ptxas" in row else ""),
             flush=True,
         )
     overhead = {"bare_cupy_launch_us": bare, "tcir_call_us": ours}

@@ -22,32 +22,11 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
+from tcir.compiler.defaults import default_options
 from tcir.compiler.options import MappingOptions, specialize_pass
 from tcir.frontend.ast import CheckedDef
 from tcir.passmanager import PassManager
-from tcir.runtime.signature import Binding, evaluate
-
-
-def default_options(definition: CheckedDef, binding: Binding) -> MappingOptions:
-    """The GPU mapping used without options (the paper's "reasonable guesses").
-
-    Max fusion, one block per tile of the parallel loops, 32x8 or 256 threads;
-    a def that is one large contraction (a 2-D or 3-D output and a reduction
-    over at least 512 elements, i.e. matmul-like) is tiled 32x32x32 with 32x8
-    threads, so each block stages operand tiles in shared memory and each
-    thread keeps four accumulators in registers. (Measured on an H100: C3's
-    1000-long reduction runs 6.5x faster tiled; tiling the smaller
-    contractions of the paper's kernels made them slower.)
-    """
-    if len(definition.stmts) == 1:
-        (stmt,) = definition.stmts
-        sizes = [binding.sizes[n] for n in definition.size_params]
-        if stmt.reduces and 2 <= len(stmt.lhs_indices) <= 3:
-            lo, hi = stmt.ranges[stmt.reduction_indices[0]]
-            if evaluate(hi, sizes) - evaluate(lo, sizes) >= 512:
-                tile = [1] * (len(stmt.lhs_indices) - 2) + [32, 32, 32]
-                return MappingOptions(tile=tile, threads=[32, 8])
-    return MappingOptions()
+from tcir.runtime.signature import Binding
 
 
 def pipeline(definition: CheckedDef, binding: Binding, options: MappingOptions | None, backend: str) -> str:

@@ -29,7 +29,8 @@ from tcir.compiler.artifacts import target_architecture
 from tcir.compiler.cache import CompilationCache
 from tcir.compiler.canonical import ProblemKey
 from tcir.compiler.compiled import open_cache
-from tcir.compiler.lowering import DefIR, default_options
+from tcir.compiler.defaults import default_options
+from tcir.compiler.lowering import DefIR
 from tcir.compiler.options import MappingOptions
 from tcir.compiler.targets import resolve_backend
 from tcir.errors import TCError

@@ -53,18 +53,3 @@ def test_invalid_options_are_tc_errors(fields, message):
 def test_bad_json_is_a_tc_error(text, message):
     with pytest.raises(tcir.TCError, match=message):
         tcir.MappingOptions.from_json(text)
-
-
-def test_default_options_tile_only_long_contractions():
-    from tcir.compiler.lowering import default_options
-    from tcir.runtime.signature import bind
-
-    source = "def c3(float(B,WX) I, float(WY,WX) W) -> (O) {\n  O(b,wy) +=! I(b,wx) * W(wy,wx)\n}"
-    function = tcir.define(source).c3
-
-    def options(wx: int) -> tcir.MappingOptions:
-        inputs = [np.zeros((128, wx), np.float32), np.zeros((256, wx), np.float32)]
-        return default_options(function.definition, bind(function.definition, inputs))
-
-    assert options(1000).tile == [32, 32, 32] and options(1000).threads == [32, 8]
-    assert options(100) == tcir.MappingOptions()

@@ -23,17 +23,19 @@ EXAMPLES = Path(__file__).parents[3] / "examples"
 
 @needs_nvcc
 @pytest.mark.parametrize(
-    ("name", "shapes"),
+    ("name", "shapes", "options"),
     [
-        ("tmm", [(128, 1024), (1024, 1024)]),  # the paper's: private_C[4][1]
-        ("tmm", [(100, 1024), (1000, 1024)]),  # partial tiles
-        ("tbmm", [(3, 50, 1100), (3, 40, 1100)]),
+        ("tmm", [(128, 1024), (1024, 1024)], None),  # the default: private_C[4][1]
+        ("tmm", [(100, 1024), (1000, 1024)], None),  # partial tiles
+        ("tbmm", [(3, 50, 1100), (3, 40, 1100)], tcir.MappingOptions(tile=[1, 32, 32, 32], threads=[32, 8])),
     ],
     ids=["tmm", "tmm-ragged", "tbmm-ragged"],
 )
-def test_private_arrays_need_no_local_memory(name: str, shapes: list[tuple[int, ...]], tmp_path: Path):
+def test_private_arrays_need_no_local_memory(
+    name: str, shapes: list[tuple[int, ...]], options: tcir.MappingOptions | None, tmp_path: Path
+):
     function = tcir.define((EXAMPLES / f"{name}.tc").read_text())[name]
-    source = function.ir(*[np.zeros(s, np.float32) for s in shapes], backend="cuda")
+    source = function.ir(*[np.zeros(s, np.float32) for s in shapes], backend="cuda", options=options)
     private = re.search(r"float private_\w+((\[\d+\])+);", source)
     assert private is not None and private.group(1).count("[4]") == 1, source
     ptx, report = ptxas_report(source, tmp_path)
@@ -43,15 +45,23 @@ def test_private_arrays_need_no_local_memory(name: str, shapes: list[tuple[int, 
 
 
 @needs_nvcc
-def test_register_micro_tiles_feed_four_fmas_per_shared_load(tmp_path: Path):
-    """An 8x8 micro-tile per thread (64x64 block tiles on 8x8 threads,
-    `max_private_elements=64`): the compute loop loads 8 values of A and 8
-    of B from shared memory per k and does 64 FMAs with them, in registers
-    (no stack frame, no spill, no local memory)."""
+@pytest.mark.parametrize(
+    ("shapes", "options"),
+    [
+        # 64x64 block tiles on 8x8 threads.
+        ([(128, 1024), (1024, 1024)],
+         tcir.MappingOptions(tile=[64, 64, 8], threads=[8, 8], max_private_elements=64)),
+        # The default of a matmul with enough 128x128 output tiles (128x128x16 on 16x16).
+        ([(128, 4096), (16384, 4096)], None),
+    ],
+    ids=["options", "default"],
+)
+def test_register_micro_tiles_feed_four_fmas_per_shared_load(shapes, options, tmp_path: Path):
+    """An 8x8 micro-tile per thread (`max_private_elements=64`): the compute
+    loop loads 8 values of A and 8 of B from shared memory per k and does 64
+    FMAs with them, in registers (no stack frame, no spill, no local memory)."""
     tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
-    options = tcir.MappingOptions(tile=[64, 64, 8], threads=[8, 8], max_private_elements=64)
-    source = tmm.ir(np.zeros((128, 1024), np.float32), np.zeros((1024, 1024), np.float32),
-                    backend="cuda", options=options)
+    source = tmm.ir(*[np.zeros(s, np.float32) for s in shapes], backend="cuda", options=options)
     assert "float private_C[8][8];" in source
     ptx, report = ptxas_report(source, tmp_path)
     fmas, loads = len(re.findall(r"\bfma\.rn\.f32\b", ptx)), len(re.findall(r"\bld\.shared\b", ptx))

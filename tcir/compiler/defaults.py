@@ -1,0 +1,94 @@
+"""The mapping a call uses without options: a small cost model per def and shape.
+
+In the spirit of the paper's "reasonable guesses", but each rule is what
+measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
+
+- **A large contraction** (one reduction statement over at least 512 points
+  with a 2-D or 3-D output, e.g. a matmul): when the output has enough
+  128x128 tiles to give every SM a block, 128x128x16 block tiles on 16x16
+  threads, so each thread keeps an 8x8 register micro-tile; else, where
+  32x32 tiles give the blocks, 32x32x32 tiles on 32x8 threads (four
+  accumulators a thread); else 8x32x32 tiles, one output a thread. A small
+  output needs the blocks more than the reuse (the reduction is not split).
+- **Any other one-output layer** (convolutions, batched small matmuls): a
+  block computes a tile of the two innermost output dimensions, up to 32
+  points wide along the innermost (one thread each: a warp reads a row) and
+  two points a thread along the next (all of its rows where that takes at
+  most 512 threads, else 2x256/32 rows). The output dimension just outside
+  them is tiled by up to 16 where an operand does not depend on it, so that
+  operand's shared copy is loaded once and reused (gconv's input plane
+  across output channels). Reductions stay untiled inside a thread.
+- Everything else keeps `MappingOptions()` (one block per point of the
+  outer parallel loops, 32x8 or 256 threads).
+
+Occupancy is kept by construction: at most 256 threads and 64 private
+elements a thread (registers), and promotion stays within
+`max_shared_memory`, dropping what does not fit.
+"""
+
+from __future__ import annotations
+
+import math
+
+from tcir.compiler.options import MappingOptions
+from tcir.frontend import ast as A
+from tcir.frontend.subscripts import walk
+from tcir.runtime.signature import Binding, evaluate
+
+BLOCKS_TO_FILL_GPU = 128
+"""Blocks of one launch that give every SM of a current GPU one (H100: 132)."""
+LARGE_REDUCTION = 512
+"""Reduction points from which staging operand tiles in shared memory pays."""
+THREADS, MAX_THREADS = 256, 512
+"""Threads of a block where the output allows; up to `MAX_THREADS` to cover
+the two innermost output dimensions whole."""
+INNER_THREADS = 32
+"""Threads along the innermost output dimension: one warp reads a row."""
+REUSE_TILE = 16
+"""Points of a reused output dimension that one block computes."""
+
+
+def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOptions:
+    """The GPU mapping used without options (see the module docstring)."""
+    layer = _one_output_layer(definition)
+    if layer is None:
+        return MappingOptions()
+    sizes = [binding.sizes[n] for n in definition.size_params]
+    extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in layer.ranges.items()}
+    out = [extents[i] for i in layer.lhs_indices]
+    reduction = math.prod(extents[i] for i in layer.reduction_indices)
+    if layer.reduces and 2 <= len(out) <= 3 and reduction >= LARGE_REDUCTION:
+        outer = [1] * (len(out) - 2)
+        rows, cols = out[-2:]
+        if math.prod(out[:-2]) * -(-rows // 128) * -(-cols // 128) >= BLOCKS_TO_FILL_GPU:
+            return MappingOptions(tile=[*outer, 128, 128, 16], threads=[16, 16], max_private_elements=64)
+        if math.prod(out[:-2]) * -(-rows // 32) * -(-cols // 32) >= BLOCKS_TO_FILL_GPU:
+            return MappingOptions(tile=[*outer, 32, 32, 32], threads=[32, 8])
+        return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8])
+    if len(out) < 2:
+        return MappingOptions()
+    x = min(out[-1], INNER_THREADS)
+    rows = out[-2] if out[-2] <= 2 * (MAX_THREADS // x) else min(out[-2], 2 * max(1, THREADS // x))
+    y = rows // 2 if rows % 2 == 0 else rows
+    tile = [1] * (len(out) - 2) + [rows, x]
+    if len(out) >= 3 and layer.lhs_indices[-3] not in _indices_of_every_read(layer):
+        tile[-3] = min(out[-3], REUSE_TILE)
+    return MappingOptions(tile=tile, threads=[x, y])
+
+
+def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:
+    """The statement that does the work (the reduction, else the first) when
+    every statement writes the same tensor at the same indices, else None."""
+    first = definition.stmts[0]
+    if any(s.lhs != first.lhs or s.lhs_indices != first.lhs_indices for s in definition.stmts):
+        return None
+    return next((s for s in definition.stmts if s.reduces), first)
+
+
+def _indices_of_every_read(stmt: A.Stmt) -> set[str]:
+    """The indices that every tensor read by `stmt` (but its own output) depends on."""
+    reads = [node for node in walk(stmt.rhs) if isinstance(node, A.Access) and node.tensor != stmt.lhs]
+    used = [
+        {n.name for s in read.subscripts for n in walk(s) if isinstance(n, A.IndexVar)} for read in reads
+    ]
+    return set.intersection(*used) if used else set(stmt.lhs_indices)

@@ -1,0 +1,98 @@
+"""The default mapping's cost model (`tcir.compiler.defaults`): which rule
+each kind of def gets at which shape, and that each rule's mapping computes
+the right numbers on the simulated GPU (at small ragged shapes, where its
+tiles are partial)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tcir
+from tcir.compiler.defaults import default_options
+from tcir.runtime.inputs import random_inputs
+from tcir.runtime.numpy_reference import reference_outputs
+from tcir.runtime.signature import bind
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+def function(name: str) -> tcir.api.Function:
+    return tcir.define((EXAMPLES / f"{name}.tc").read_text())[name]
+
+
+def options_at(name: str, *shapes: tuple[int, ...]) -> tcir.MappingOptions:
+    fn = function(name)
+    return default_options(fn.definition, bind(fn.definition, [np.zeros(s, np.float32) for s in shapes]))
+
+
+RULES = {
+    # Enough 128x128 output tiles for every SM: 8x8 register micro-tiles.
+    "large-matmul": (
+        ("tmm", (128, 4096), (16384, 4096)),
+        tcir.MappingOptions(tile=[128, 128, 16], threads=[16, 16], max_private_elements=64),
+    ),
+    # Enough 32x32 tiles: four accumulators a thread.
+    "matmul": (("tmm", (128, 1024), (1024, 1024)), tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8])),
+    # A small output with a long reduction (MLP1's 128x128): more, smaller blocks.
+    "small-output": (
+        ("MLP1", (128, 2000), (128, 2000), (128,)),
+        tcir.MappingOptions(tile=[8, 32, 32], threads=[32, 8]),
+    ),
+    # A short reduction: the 26x26 plane in one block, two rows a thread.
+    "batched": (("tbmm", (500, 26, 72), (500, 26, 72)), tcir.MappingOptions(tile=[1, 26, 26], threads=[26, 13])),
+    # gconv: output channels tiled by 16 (the input plane does not depend on them).
+    "conv": (
+        ("gconv", (32, 32, 16, 14, 14), (32, 16, 16, 3, 3), (32, 16)),
+        tcir.MappingOptions(tile=[1, 1, 16, 12, 12], threads=[12, 6]),
+    ),
+    # A wide plane: 32 columns and 2x8 rows a block.
+    "wide-conv": (
+        ("gconv", (32, 32, 4, 56, 56), (32, 4, 4, 3, 3), (32, 4)),
+        tcir.MappingOptions(tile=[1, 1, 4, 16, 32], threads=[32, 8]),
+    ),
+    # An odd number of rows: one thread a row.
+    "odd-rows": (
+        ("gconv", (32, 32, 32, 7, 7), (32, 32, 32, 3, 3), (32, 32)),
+        tcir.MappingOptions(tile=[1, 1, 16, 5, 5], threads=[5, 5]),
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_rule(rule: str):
+    (name, *shapes), expected = RULES[rule]
+    assert options_at(name, *shapes) == expected
+
+
+def test_no_reuse_no_tile_outside_the_plane():
+    """tbmm's batch index is read by both operands: one batch a block."""
+    assert options_at("tbmm", (500, 26, 72), (500, 26, 72)).tile[0] == 1
+
+
+def test_defs_of_several_outputs_keep_the_plain_mapping():
+    # MLP3 writes three tensors: no single layer to model.
+    assert options_at("MLP3", (8, 16), (8, 16), (8,), (4, 8), (4,), (2, 4), (2,)) == tcir.MappingOptions()
+    # A 1-D output has no plane to tile.
+    assert options_at("mv", (64, 600), (600,)) == tcir.MappingOptions()
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_rule_computes_right_numbers_on_cuda_sim(rule: str):
+    """Each rule's options on a small ragged problem of the same def."""
+    (name, *_), options = RULES[rule]
+    small = {
+        "tmm": [(37, 29), (45, 29)],
+        "MLP1": [(11, 70), (13, 70), (13,)],
+        "tbmm": [(2, 27, 9), (2, 30, 9)],
+        "gconv": [(1, 2, 3, 9, 40), (2, 3, 3, 3, 3), (2, 3)],
+    }[name]
+    fn = function(name)
+    binding = bind(fn.definition, [np.zeros(s, np.float32) for s in small])
+    inputs = random_inputs(fn.definition, binding.sizes, 0)
+    got = fn(*inputs, backend="cuda-sim", options=options)
+    expected = reference_outputs(fn.definition, bind(fn.definition, inputs))
+    for g, e in zip(got if isinstance(got, tuple) else (got,), expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
