@@ -193,6 +193,18 @@ class SizeCheck:
 
 
 @dataclass(frozen=True, kw_only=True)
+class DerivedSize:
+    """A size that the call computes from the others: the `kind` ("min" or
+    "max") of `candidates` (over the size parameters before it), for a range
+    bound TC infers as a min or max of sizes (`O2(j) +=! B(j) + A(i, j)`:
+    `O2` has `min(B_0, A_1)` elements)."""
+
+    name: str
+    kind: str
+    candidates: list[AffineExpr]
+
+
+@dataclass(frozen=True, kw_only=True)
 class CheckedDef:
     """A parsed, checked TC function with inferred ranges and shapes.
 
@@ -210,6 +222,14 @@ class CheckedDef:
     temporaries: list[Param]
     stmts: list[Stmt]
     size_checks: list[SizeCheck] = field(default_factory=list)
+    derived_sizes: list[DerivedSize] = field(default_factory=list)
+    """Sizes (last in `size_params`) computed from the others when they are bound."""
+
+    @property
+    def given_size_params(self) -> list[str]:
+        """The size parameters that the inputs give (all but the derived ones)."""
+        derived = {d.name for d in self.derived_sizes}
+        return [n for n in self.size_params if n not in derived]
     """Subscripts in bounds only for some sizes (see `SizeCheck`)."""
 
     def tensor(self, name: str) -> Param:

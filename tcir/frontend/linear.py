@@ -284,24 +284,57 @@ def format_affine(expr: AffineExpr, dims: Sequence[str], syms: Sequence[str]) ->
 
 # -- deciding inequalities between bounds, with isl ------------------------------------
 
-def provably_le(a: Lin, b: Lin) -> bool:
-    """Whether a <= b for every value >= 1 of the names (sizes are positive)."""
+Derived = Mapping[str, tuple[str, list[Lin]]]
+"""Sizes defined as the min or max of others: name -> ("min" | "max", candidates)."""
+Facts = tuple[tuple[str, str, tuple[Lin, ...]], ...]
+
+
+def provably_le(a: Lin, b: Lin, derived: Derived | None = None) -> bool:
+    """Whether a <= b for every value >= 1 of the names (sizes are positive),
+    the names of `derived` being the min or max of their candidates."""
     diff = b - a
     const = diff.const_value
     if const is not None:
         return const >= 0
-    return _nonnegative(diff)
+    return _nonnegative(diff, _facts(diff, derived or {}))
+
+
+def _facts(e: Lin, derived: Derived) -> Facts:
+    """The definitions of the derived sizes `e` depends on (also through others)."""
+    needed: set[str] = set()
+    stack = [n for n in e.names() if n in derived]
+    while stack:
+        name = stack.pop()
+        if name not in needed:
+            needed.add(name)
+            stack += [m for c in derived[name][1] for m in c.names() if m in derived]
+    return tuple((n, kind, tuple(cands)) for n, (kind, cands) in derived.items() if n in needed)
+
+
+def _conditions(
+    facts: Facts, names: dict[str, str], opaque: dict[Mono, str], free: Iterable[str] = ()
+) -> list[str]:
+    """isl conditions for `facts` (each derived size is one of its candidates,
+    and the least or greatest), then every other name but `free` >= 1."""
+    conditions = []
+    for name, kind, candidates in facts:
+        size = _isl_text(Lin.atom(name), names, opaque)
+        texts = [_isl_text(c, names, opaque) for c in candidates]
+        conditions += [f"{size} {'<=' if kind == 'min' else '>='} {t}" for t in texts]
+        conditions.append("(" + " or ".join(f"{size} = {t}" for t in texts) + ")")
+    defined = {name for name, _, _ in facts} | set(free)
+    return conditions + [f"{p} >= 1" for n, p in names.items() if n not in defined]
 
 
 @lru_cache(maxsize=4096)
-def _nonnegative(e: Lin) -> bool:
+def _nonnegative(e: Lin, facts: Facts = ()) -> bool:
     import islpy as isl
 
     names: dict[str, str] = {}
     opaque: dict[Mono, str] = {}
     text = _isl_text(e, names, opaque)
+    cond = " and ".join([f"({text}) < 0", *_conditions(facts, names, opaque)])
     params = [*names.values(), *opaque.values()]
-    cond = " and ".join([f"({text}) < 0", *(f"{p} >= 1" for p in names.values())])
     return bool(isl.Set(f"[{', '.join(params)}] -> {{ : {cond} }}").is_empty())
 
 
@@ -321,12 +354,17 @@ class OutOfBounds:
 
 
 def out_of_bounds_sizes(
-    sub: Lin, extent: Lin, ranges: dict[str, tuple[Lin, Lin]], guards: Sequence[Lin] = ()
+    sub: Lin,
+    extent: Lin,
+    ranges: dict[str, tuple[Lin, Lin]],
+    guards: Sequence[Lin] = (),
+    derived: Derived | None = None,
 ) -> OutOfBounds | None:
     """The sizes for which `sub` leaves `[0, extent)` for some values of the
     indices of `ranges` (`lo <= i < hi`) where every one of `guards` is >= 0
     (the conditions a read is made under); None when `sub` stays within
-    bounds for all sizes >= 1 (and any values of the non-affine parts).
+    bounds for all sizes >= 1 (and any values of the non-affine parts), the
+    sizes of `derived` being the min or max of their candidates.
     ValueError when a non-affine part involves an index of `ranges`."""
     import islpy as isl
 
@@ -338,20 +376,23 @@ def out_of_bounds_sizes(
         conditions.append(f"{_isl_text(lo, names, opaque)} <= {i} < {_isl_text(hi, names, opaque)}")
     text = _isl_text(sub, names, opaque)
     conditions.append(f"({text} < 0 or {text} >= {_isl_text(extent, names, opaque)})")
-    derived = {q: Lin(((mono, 1),)) for mono, q in opaque.items()}
-    if any(set(d.names()) & ranges.keys() for d in derived.values()):
+    used = Lin.make([*sub.terms, *extent.terms, *(t for g in guards for t in g.terms),
+                     *(t for lo, hi in ranges.values() for t in (*lo.terms, *hi.terms))])
+    valid = _conditions(_facts(used, derived or {}), names, opaque, free=ranges.keys())
+    placeholders = {q: Lin(((mono, 1),)) for mono, q in opaque.items()}
+    if any(set(d.names()) & ranges.keys() for d in placeholders.values()):
         raise ValueError(f"'{sub}' is not affine in the indices")
-    sizes = [n for n in names if n not in ranges]
-    positive = [f"{names[n]} >= 1" for n in sizes]
-    params = ", ".join([*names.values(), *derived])
-    bad = isl.Set(f"[{params}] -> {{ : {' and '.join([*conditions, *positive])} }}")
+    sizes = [names[n] for n in names if n not in ranges]
+    bad = isl.Set(f"[{', '.join([*names.values(), *placeholders])}] -> {{ : {' and '.join([*conditions, *valid])} }}")
     for index in ranges:
         bad = bad.project_out(isl.dim_type.param, bad.find_dim_by_name(isl.dim_type.param, names[index]), 1)
     if bad.is_empty():
         return None
-    valid = isl.Set(f"[{', '.join(names[n] for n in sizes)}] -> {{ : {' and '.join(positive) or 'true'} }}")
-    always = not derived and valid.align_params(bad.get_space()).subtract(bad).is_empty()
-    return OutOfBounds(str(bad), {names[n]: n for n in sizes}, derived, always)
+    always = not placeholders and (
+        isl.Set(f"[{', '.join(sizes)}] -> {{ : {' and '.join(valid) or 'true'} }}")
+        .align_params(bad.get_space()).subtract(bad).is_empty()
+    )
+    return OutOfBounds(str(bad), {names[n]: n for n in names if n not in ranges}, placeholders, always)
 
 
 def _isl_text(e: Lin, names: dict[str, str], opaque: dict[Mono, str]) -> str:

@@ -60,6 +60,9 @@ class RangeInference:
         """Per statement (by id), `lin >= 0` conditions on its reduction indices
         that their ranges cannot say (the other candidates of a min or max
         bound): the statement's value counts only where they hold."""
+        self.derived: dict[str, tuple[str, list[Lin]]] = {}
+        """Sizes that a call computes (`min`/`max` bounds of output indices), by
+        name: their kind and candidates, each over the sizes before it."""
         self.origins: dict[str, list[Lin]] = {}
         """Where each tensor's dimensions start (0 but for outputs and temporaries
         whose defining index does not start at 0)."""
@@ -213,7 +216,7 @@ class RangeInference:
             if bounds is None:
                 continue
             low, high = bounds
-            if provably_le(Lin.const(0), low) and provably_le(high, ext - 1):
+            if self.le(Lin.const(0), low) and self.le(high, ext - 1):
                 continue
             used = ", ".join(f"{n} in [{resolved[n][0]}, {resolved[n][1]})"
                              for n in sorted(set(sub.names()) & indices))
@@ -228,7 +231,7 @@ class RangeInference:
                 conditions = case + self.bounded[id(sf)]
                 names = set(sub.names()).union(*(c.names() for c in conditions)) & indices
                 try:
-                    found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions)
+                    found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions, self.derived)
                 except ValueError:
                     raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where "
                                      f"clause", loc, length) from None
@@ -244,8 +247,12 @@ class RangeInference:
             self.size_checks += [A.SizeCheck(bad=found.bad, names=found.names, derived=found.derived,
                                              message=message, loc=loc) for found in failures]
 
+    def le(self, a: Lin, b: Lin) -> bool:
+        """Whether a <= b for all sizes >= 1 (derived sizes as defined)."""
+        return provably_le(a, b, self.derived)
+
     def check_nonempty(self, sf: StmtFacts, v: str, lo: Lin, hi: Lin) -> None:
-        if provably_le(hi, lo):
+        if self.le(hi, lo):
             loc, length = sf.first_use[v]
             raise self.error(f"the range of index '{v}' is empty: [{lo}, {hi})", loc, length)
 
@@ -253,25 +260,39 @@ class RangeInference:
         """The least (upper) or greatest (lower) candidate, if one is for all
         sizes. Otherwise, for a reduction index, TC's `min`/`max` bound: the
         range takes the first candidate and the others become conditions
-        under which the statement's value counts (`bounded`)."""
+        under which the statement's value counts (`bounded`); for an output
+        index, a size that the call computes (`derive`)."""
         unique = list(dict.fromkeys(cands))
         for c in unique:
-            if all(provably_le(c, o) if upper else provably_le(o, c) for o in unique):
+            if all(self.le(c, o) if upper else self.le(o, c) for o in unique):
                 return c
         if v in sf.reduction_indices and not any(isinstance(a, Div) for c in unique for m, _ in c.terms for a in m):
             atom = Lin.atom(v)
             self.bounded[id(sf)] += [o - atom - 1 if upper else atom - o for o in unique[1:]]
             return unique[0]
-        loc, length = sf.first_use[v]
         which = "min" if upper else "max"
-        why = f", and '{v}' indexes the left-hand side" if v in sf.lhs_indices else ""
+        if v in sf.lhs_indices and not {n for c in unique for n in c.names()} & sf.first_use.keys():
+            return Lin.atom(self.derive(v, which, unique))
+        loc, length = sf.first_use[v]
         raise self.error(
             f"the range of index '{v}' is not affine: its {'upper' if upper else 'lower'} bound is "
-            f"{which}({', '.join(map(str, unique))}), which depends on the sizes{why}; add a where clause "
+            f"{which}({', '.join(map(str, unique))}), which depends on the sizes; add a where clause "
             f"or make the sizes agree", loc, length)
 
-    @staticmethod
-    def solve(sub: Lin, v: str, ext: Lin, resolved: dict[str, Range],
+    def derive(self, v: str, kind: str, candidates: list[Lin]) -> str:
+        """The name of a size equal to the `kind` (min or max) of `candidates`
+        (sizes only), made if new: `v_hi`/`v_lo`, or with a number to be unique."""
+        for name, known in self.derived.items():
+            if known == (kind, candidates):
+                return name
+        base = f"{v}_{'hi' if kind == 'min' else 'lo'}"
+        taken = set(self.facts.symbols) | set(self.facts.size_params) | set(self.derived)
+        taken |= {n for sf in self.facts.stmts for n in sf.first_use}
+        name = base if base not in taken else next(f"{base}{k}" for k in range(2, 1000) if f"{base}{k}" not in taken)
+        self.derived[name] = (kind, candidates)
+        return name
+
+    def solve(self, sub: Lin, v: str, ext: Lin, resolved: dict[str, Range],
               indices: set[str]) -> tuple[Lin | None, Lin] | None:
         """Maximal [lo, hi) of `v` with 0 <= sub < ext for all resolved indices; None when
         `sub` is not of the form `a * v + rest` (a an integer or an int times a size)."""
@@ -304,7 +325,7 @@ class RangeInference:
             low_num, high_num = -rmin, ext - 1 - rmax
         else:       # 0 <= -|a|*v + rest <= ext - 1
             low_num, high_num = rmax - ext + 1, rmin
-        lo = None if provably_le(low_num, Lin.const(0)) else low_num.ceildiv(factor).ceildiv(den)
+        lo = None if self.le(low_num, Lin.const(0)) else low_num.ceildiv(factor).ceildiv(den)
         return lo, high_num.floordiv(factor).floordiv(den) + 1
 
 
@@ -420,7 +441,7 @@ def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
     """Run range inference on a checked def and build the `CheckedDef`."""
     inference = RangeInference(src, facts)
     all_ranges = inference.run()
-    sizes = facts.size_params
+    sizes = [*facts.size_params, *inference.derived]
 
     def affine(lin: Lin | None) -> AffineExpr:
         assert lin is not None
@@ -459,4 +480,6 @@ def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
     return A.CheckedDef(name=facts.name, loc=facts.loc, size_params=list(sizes),
                         scalar_size_params=set(facts.scalar_size_params), inputs=inputs,
                         outputs=outputs, temporaries=temps, stmts=stmts,
-                        size_checks=inference.size_checks)
+                        size_checks=inference.size_checks,
+                        derived_sizes=[A.DerivedSize(name=name, kind=kind, candidates=[affine(c) for c in cands])
+                                       for name, (kind, cands) in inference.derived.items()])

@@ -13,7 +13,7 @@ import numpy as np
 
 from tcir.frontend import ast as A
 from tcir.frontend.subscripts import walk
-from tcir.runtime.signature import NUMPY_DTYPES, evaluate
+from tcir.runtime.signature import NUMPY_DTYPES, evaluate, with_derived_sizes
 
 TOLERANCE = {"float16": 1e-2, "float32": 1e-4, "float64": 1e-10}
 """Largest relative error per output dtype (integers must match exactly)."""
@@ -38,6 +38,7 @@ def random_inputs(definition: A.CheckedDef, sizes: Mapping[str, int], seed: int)
     """Inputs of `definition` for `sizes`: standard normal floats, small
     integers, index tensors within the extents they index; scalar sizes as given."""
     rng = np.random.default_rng(seed)
+    sizes = with_derived_sizes(definition, dict(sizes))
     values = [sizes[n] for n in definition.size_params]
     indexing = index_bounds(definition)
     inputs: list[Any] = []

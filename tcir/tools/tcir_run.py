@@ -37,14 +37,14 @@ def main(args: Sequence[str] | None = None) -> int:
 def run(options: argparse.Namespace) -> int:
     import tcir
     from tcir.runtime.numpy_reference import reference_outputs
-    from tcir.runtime.signature import bind
+    from tcir.runtime.signature import bind, with_derived_sizes
 
     start = time.perf_counter()
     source = Path(options.input_file).read_text()
     function = tcir.define(source, options.input_file)[options.entry]
     definition = function.definition
-    sizes = parse_sizes(options.sizes)
-    missing = [n for n in definition.size_params if n not in sizes]
+    sizes = with_derived_sizes(definition, parse_sizes(options.sizes))
+    missing = [n for n in definition.given_size_params if n not in sizes]
     if missing:
         raise TCError(f"tcir-run: give a value for {', '.join(missing)} with --sizes")
     inputs = random_inputs(definition, sizes, options.seed)

@@ -133,14 +133,15 @@ def main(args: Sequence[str] | None = None) -> int:
 def run(options: argparse.Namespace) -> int:
     import tcir
     from tcir.runtime.inputs import random_inputs
+    from tcir.runtime.signature import with_derived_sizes
     from tcir.transforms.tc_specialize import parse_sizes
     from tcir.tuner.space import SearchSpace
     from tcir.tuner.tune import Progress, Tuner
 
     function = tcir.define(Path(options.input_file).read_text(), options.input_file)[options.entry]
     definition = function.definition
-    sizes = parse_sizes(options.sizes)
-    missing = [n for n in definition.size_params if n not in sizes]
+    sizes = with_derived_sizes(definition, parse_sizes(options.sizes))
+    missing = [n for n in definition.given_size_params if n not in sizes]
     if missing:
         raise TCError(f"tcir-tune: give a value for {', '.join(missing)} with --sizes")
     inputs: list[Any] = random_inputs(definition, sizes, options.seed)

@@ -276,6 +276,43 @@ def test_reduction_ranges_that_depend_on_other_indices(path):
     np.testing.assert_allclose(mod.tril_mm(a, b, **kw), np.tril(a) @ b, rtol=1e-5, atol=1e-5)
 
 
+MIN_MAX_OUTPUTS = """
+def add(float(M) A, float(N) B) -> (O) { O(i) = A(i) + B(i) }
+def tcf(float(A_0, A_1, A_2) A, float(B_0, B_1, B_2) B, float(C_0, C_1, C_2) C) -> (O2, O3) {
+  O2(j, k, l) +=! B(j, k, l) + A(i, j, k)
+  O3(k, l, m) +=! C(k, l, m) + O2(j, k, l)
+}
+def rotate(float(N, M) I) -> (O) { O(i, j) = I(10 + i - j, i + j) where i in 0:10 }
+"""
+
+
+@pytest.mark.parametrize("path", ["canonical", "tiled", "cuda-sim"])
+def test_output_ranges_that_are_a_min_or_max_of_sizes(path):
+    """TC's TCF and UnambiguousRotate: an output index bounded by several
+    sizes runs to their min (from their max), a size the call computes:
+    `add` of 5 and 3 elements has 3, TCF's O2 min(B_0, A_1) x min(B_1, A_2)."""
+    mod = tcir.define(MIN_MAX_OUTPUTS)
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal(5).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    x = rng.standard_normal((3, 5, 6)).astype(np.float32)
+    y = rng.standard_normal((4, 7, 5)).astype(np.float32)
+    z = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    image = rng.standard_normal((15, 30)).astype(np.float32)
+    backend = "cuda-sim" if path == "cuda-sim" else "cpu"
+    options = tcir.MappingOptions(tile=[2, 3, 2]) if path == "tiled" else None
+    kw = {"backend": backend, "options": options}
+    np.testing.assert_allclose(mod.add(a, b, **kw), a[:3] + b)
+    np.testing.assert_allclose(mod.add(b, a, **kw), a[:3] + b)
+    o2, o3 = mod.tcf(x, y, z, **kw)
+    want2 = 3 * y[:4, :6, :5] + x.sum(0)[:4, :6, None]
+    want3 = 4 * z[:5, :4, :3] + want2.sum(0)[:5, :4, None]
+    np.testing.assert_allclose(o2, want2, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(o3, want3, rtol=1e-5, atol=1e-5)
+    # j from max(0, 20 - N) = 5 to min(11, M - 9) = 11.
+    rotated = [[image[10 + i - j, i + j] for j in range(5, 11)] for i in range(10)]
+    np.testing.assert_array_equal(mod.rotate(image, **kw), rotated)
+
+
 NON_AFFINE = """
 def tile_n(float(N) a) -> (o) { o(j) = a(j % N) * 2.0 where j in 0:N*N }
 def flat_sum(float(N, N) A) -> (s) { s(j) +=! A(k / N, k % N) where j in 0:1, k in 0:N*N }

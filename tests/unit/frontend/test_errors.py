@@ -119,7 +119,6 @@ def test_let_explosion_is_bounded() -> None:
      "  out(b,c,i,j) max=! in(b,c, 2 * i + kw, 2 * j + kh)\n}", 2, 38, "'kw'", "where"),
     ("def f(float(3) I, float(5) K) -> (O) { O(i) +=! K(x) * I(i + x) }", 1, 42, "'i'", "empty"),
     ("def f(float(N) A) -> (O) { O(i) +=! A(k) where k in 5:2 }", 1, 39, "'k'", "empty"),
-    ("def f(float(M) A, float(N) B) -> (O) { O(i) = A(i) + B(i) }", 1, 42, "'i'", "min(M, N)"),
     ("def f(float(N) A) -> (O) { O(i) = 1 }", 1, 30, "'i'", "where"),
     ("def f(float(M) A) -> (O) { O(i) = A(i + M) where i in 0:M }", 1, 35, "'A'",
      "out of bounds"),
