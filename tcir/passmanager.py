@@ -66,7 +66,9 @@ def print_ir(op: Operation, generic: bool = False) -> str:
 
 
 class PassManager:
-    """Runs a sequence of passes on a module, verifying after each one.
+    """Runs a sequence of passes on a module, verifying after each one (or,
+    with `verify_each=False`, once after the last: what a compile that only
+    needs the result, a tuning candidate's, pays).
 
     With `collect_ir=True`, `ir_after` records `(pass name, IR text)` after
     every pass; `callback` is called after every pass.
@@ -78,10 +80,12 @@ class PassManager:
         *,
         collect_ir: bool = False,
         callback: IRCallback | None = None,
+        verify_each: bool = True,
     ):
         self.passes: list[ModulePass] = list(passes)
         self.collect_ir = collect_ir
         self.callback = callback
+        self.verify_each = verify_each
         self.ir_after: list[tuple[str, str]] = []
 
     @classmethod
@@ -91,13 +95,14 @@ class PassManager:
         *,
         collect_ir: bool = False,
         callback: IRCallback | None = None,
+        verify_each: bool = True,
     ) -> PassManager:
         """Build from `pass-a,pass-b{opt=1}`; unknown passes or options raise TCError."""
         try:
             passes = PassPipeline.parse_spec(available_passes(), pipeline).passes
         except Exception as e:  # xDSL raises ValueError and friends for bad specs
             raise TCError(f"invalid pass pipeline '{pipeline}': {one_line(e)}") from None
-        return cls(passes, collect_ir=collect_ir, callback=callback)
+        return cls(passes, collect_ir=collect_ir, callback=callback, verify_each=verify_each)
 
     def add(self, pass_: ModulePass) -> PassManager:
         self.passes.append(pass_)
@@ -112,10 +117,11 @@ class PassManager:
         """Apply the passes in order, in place; returns `module`."""
         ctx = make_context()
         self.ir_after.clear()
-        for p in self.passes:
+        for k, p in enumerate(self.passes):
             try:
                 p.apply(ctx, module)
-                verify_naming_op(module)
+                if self.verify_each or k == len(self.passes) - 1:
+                    verify_naming_op(module)
             except DiagnosticException as e:
                 raise IRError(f"{p.name}: {one_line(e)}") from None
             if self.collect_ir:

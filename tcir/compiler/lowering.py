@@ -100,5 +100,5 @@ class StagedLowering:
             options = default_options(self.ir.definition, self.binding)
         module = self.scheduled(options).clone()
         rest = [*options.tiling_passes(), *options.backend_passes(backend)]
-        PassManager.parse(",".join(rest)).run(module)
+        PassManager.parse(",".join(rest), verify_each=False).run(module)
         return module

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 MESSAGE_LENGTH = 400
 CUTOFF_FACTOR = 10.0
 """A candidate slower than this many times the best so far is timed once."""
-STRAGGLER_SHARE, STRAGGLER_FACTOR, STRAGGLER_MIN_S = 0.75, 5.0, 10.0
+STRAGGLER_SHARE, STRAGGLER_FACTOR, STRAGGLER_MIN_S = 0.75, 3.0, 4.0
 """Once this share of a batch is done, a compile job running longer than this
 many times the batch's median compile time (and `STRAGGLER_MIN_S`) is
 cancelled: the batch would wait for it with every other worker idle."""

@@ -66,3 +66,30 @@ def test_bad_ir_is_a_tc_error_naming_the_op():
 def test_syntax_error_has_a_location():
     with pytest.raises(tcir.IRError, match=r"^in.mlir:4:\d+: error: use of undefined value %Z"):
         tcir.parse_ir(SOURCE.replace("tc.read %I", "tc.read %Z"), "in.mlir")
+
+
+def test_invalid_ir_is_caught_after_its_pass_or_at_the_end():
+    """A pass that leaves invalid IR (an `arith.addf` fed an operand of
+    another type): with `verify_each` the error names that pass; without, the
+    IR is verified once, after the last pass, and the error still comes."""
+    from dataclasses import dataclass
+
+    from xdsl.dialects import arith
+    from xdsl.dialects.builtin import i32
+    from xdsl.passes import ModulePass
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    @dataclass(frozen=True)
+    class BreakIR(ModulePass):
+        name = "break-ir"
+
+        def apply(self, ctx, op):
+            add = next(o for o in op.walk() if isinstance(o, arith.AddfOp))
+            constant = arith.ConstantOp.from_int_and_width(1, i32)
+            add.parent_block().insert_op_before(constant, add)
+            add.operands[1] = constant.result
+
+    for verify_each, culprit in ((True, "break-ir"), (False, "dce")):
+        pm = tcir.PassManager([BreakIR(), DeadCodeElimination()], verify_each=verify_each)
+        with pytest.raises(tcir.IRError, match=f"^error: {culprit}: 'arith.addf' op"):
+            pm.run(tcir.parse_ir(SOURCE))
