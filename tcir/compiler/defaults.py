@@ -10,6 +10,8 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   32x32 tiles give the blocks, 32x32x32 tiles on 32x8 threads (four
   accumulators a thread); else 8x32x32 tiles, one output a thread. A small
   output needs the blocks more than the reuse (the reduction is not split).
+  Each of them loads the next k step's operand tiles into registers while
+  this step computes (`num_stages=2`).
 - **Any other one-output layer** (convolutions, batched small matmuls): a
   block computes a tile of the two innermost output dimensions, up to 32
   points wide along the innermost (one thread each: a warp reads a row) and
@@ -61,10 +63,12 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         outer = [1] * (len(out) - 2)
         rows, cols = out[-2:]
         if math.prod(out[:-2]) * -(-rows // 128) * -(-cols // 128) >= BLOCKS_TO_FILL_GPU:
-            return MappingOptions(tile=[*outer, 128, 128, 16], threads=[16, 16], max_private_elements=64)
+            return MappingOptions(
+                tile=[*outer, 128, 128, 16], threads=[16, 16], max_private_elements=64, num_stages=2
+            )
         if math.prod(out[:-2]) * -(-rows // 32) * -(-cols // 32) >= BLOCKS_TO_FILL_GPU:
-            return MappingOptions(tile=[*outer, 32, 32, 32], threads=[32, 8])
-        return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8])
+            return MappingOptions(tile=[*outer, 32, 32, 32], threads=[32, 8], num_stages=2)
+        return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()
     x = min(out[-1], INNER_THREADS)

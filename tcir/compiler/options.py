@@ -21,6 +21,8 @@ MAX_SHARED_MEMORY = 232448
 """Largest dynamic shared memory per block on an H100 (227 KiB)."""
 MAX_PRIVATE_ELEMENTS = 255
 """A thread has at most 255 registers: a larger private tile cannot stay in them."""
+MAX_STAGES = 2
+"""Copies are staged in registers one step ahead at most."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,10 @@ class MappingOptions:
     use_private_memory: bool = True
     max_shared_memory: int = 49152
     max_private_elements: int = 32
+    num_stages: int = 1
+    """Stages of the shared-memory copies of a sequential loop, as Triton's
+    `num_stages`: 2 loads the next step's tiles into registers while this
+    step computes (`gpu-prefetch-copies`)."""
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -81,6 +87,9 @@ class MappingOptions:
                 f"MappingOptions: max_private_elements must be in [0, {MAX_PRIVATE_ELEMENTS}], "
                 f"got {self.max_private_elements!r}"
             )
+
+        if not isinstance(self.num_stages, int) or not 1 <= self.num_stages <= MAX_STAGES:
+            raise TCError(f"MappingOptions: num_stages must be in [1, {MAX_STAGES}], got {self.num_stages!r}")
 
         object.__setattr__(self, "key", self.to_json())
 
@@ -164,7 +173,10 @@ class MappingOptions:
                 f"max-shared-bytes={self.max_shared_memory} "
                 f"max-private-elements={self.max_private_elements}}}"
             )
-        return [*passes, "convert-poly-to-gpu"]
+        passes.append("convert-poly-to-gpu")
+        if self.num_stages == 2:
+            passes.append("gpu-prefetch-copies")
+        return passes
 
     def __str__(self) -> str:
         changed = [

@@ -32,14 +32,17 @@ RULES = {
     # Enough 128x128 output tiles for every SM: 8x8 register micro-tiles.
     "large-matmul": (
         ("tmm", (128, 4096), (16384, 4096)),
-        tcir.MappingOptions(tile=[128, 128, 16], threads=[16, 16], max_private_elements=64),
+        tcir.MappingOptions(tile=[128, 128, 16], threads=[16, 16], max_private_elements=64, num_stages=2),
     ),
     # Enough 32x32 tiles: four accumulators a thread.
-    "matmul": (("tmm", (128, 1024), (1024, 1024)), tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8])),
+    "matmul": (
+        ("tmm", (128, 1024), (1024, 1024)),
+        tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2),
+    ),
     # A small output with a long reduction (MLP1's 128x128): more, smaller blocks.
     "small-output": (
         ("MLP1", (128, 2000), (128, 2000), (128,)),
-        tcir.MappingOptions(tile=[8, 32, 32], threads=[32, 8]),
+        tcir.MappingOptions(tile=[8, 32, 32], threads=[32, 8], num_stages=2),
     ),
     # A short reduction: the 26x26 plane in one block, two rows a thread.
     "batched": (("tbmm", (500, 26, 72), (500, 26, 72)), tcir.MappingOptions(tile=[1, 26, 26], threads=[26, 13])),
@@ -92,6 +95,31 @@ def test_rule_computes_right_numbers_on_cuda_sim(rule: str):
     fn = function(name)
     binding = bind(fn.definition, [np.zeros(s, np.float32) for s in small])
     inputs = random_inputs(fn.definition, binding.sizes, 0)
+    got = fn(*inputs, backend="cuda-sim", options=options)
+    expected = reference_outputs(fn.definition, bind(fn.definition, inputs))
+    for g, e in zip(got if isinstance(got, tuple) else (got,), expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("name", "shapes", "options"),
+    [
+        ("tmm", [(64, 96), (32, 96)], tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2)),
+        ("tmm", [(128, 48), (128, 48)],
+         tcir.MappingOptions(tile=[128, 128, 16], threads=[16, 16], max_private_elements=64, num_stages=2)),
+        ("MLP1", [(16, 64), (32, 64), (32,)], tcir.MappingOptions(tile=[8, 32, 32], threads=[32, 8], num_stages=2)),
+        ("tbmm", [(2, 32, 64), (2, 32, 64)],
+         tcir.MappingOptions(tile=[1, 32, 32, 16], threads=[32, 8], num_stages=2)),
+    ],
+    ids=["matmul", "large-matmul", "small-output", "batched"],
+)
+def test_prefetched_copies_compute_right_numbers_on_cuda_sim(name, shapes, options):
+    """`num_stages=2` (the contraction rules' choice) with full tiles, where
+    `gpu-prefetch-copies` applies: the simulated GPU checks the numbers and
+    that no thread races on the shared tiles now filled from registers."""
+    fn = function(name)
+    inputs = random_inputs(fn.definition, bind(fn.definition, [np.zeros(s, np.float32) for s in shapes]).sizes, 1)
+    assert "float prefetch[" in fn.ir(*inputs, backend="cuda", options=options)
     got = fn(*inputs, backend="cuda-sim", options=options)
     expected = reference_outputs(fn.definition, bind(fn.definition, inputs))
     for g, e in zip(got if isinstance(got, tuple) else (got,), expected, strict=True):

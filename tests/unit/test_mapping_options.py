@@ -27,6 +27,13 @@ def test_pipeline_string():
     )
 
 
+def test_two_stages_add_the_prefetch_pass_on_gpus():
+    options = tcir.MappingOptions(tile=[32, 32, 32], num_stages=2)
+    assert options.pipeline(backend="cuda").endswith("convert-poly-to-gpu,gpu-prefetch-copies")
+    assert options.pipeline(backend="cpu").endswith("convert-poly-to-loops")
+    assert "gpu-prefetch-copies" not in tcir.MappingOptions(tile=[32, 32, 32]).pipeline(backend="cuda")
+
+
 @pytest.mark.parametrize(
     "fields, message",
     [
@@ -39,6 +46,8 @@ def test_pipeline_string():
         ({"max_shared_memory": 10**9}, "max_shared_memory must be in"),
         ({"max_private_elements": 256}, r"max_private_elements must be in \[0, 255\]"),
         ({"max_private_elements": "64"}, "max_private_elements must be in"),
+        ({"num_stages": 3}, r"num_stages must be in \[1, 2\]"),
+        ({"num_stages": 0}, r"num_stages must be in \[1, 2\]"),
     ],
 )
 def test_invalid_options_are_tc_errors(fields, message):
