@@ -9,7 +9,7 @@ SSA name hint; constants are printed inline as literals. Index arithmetic
 reads as written by hand: an `index` value used once is printed inline, as
 part of its user's expression (`A[(32 * by + ty) * 1024 + k]`), with
 parentheses only where C's precedence needs them; integer ops on two
-literals are folded; index casts that print as the same C type are no-ops;
+literals are folded, and `x + 0` is `x`; index casts that print as the same C type are no-ops;
 a value used several times stays one `const` local. Memref arguments are
 flat row-major arrays indexed from their static shapes; `memref.alloca`s in
 address space 3 become `__shared__` arrays declared at kernel scope, those in
@@ -387,6 +387,11 @@ class KernelPrinter(IndentedLines):
                 a, b = (self.literal_value(v) for v in op.operands)
                 if a is not None and b is not None:
                     self.literals[result] = int_literal(_FOLD[symbol](a, b), result.type, self.index32)
+                    return
+        if symbol == "+" and isinstance(result.type, IndexType | IntegerType):
+            for zero, other in ((1, 0), (0, 1)):
+                if self.literals.get(op.operands[zero]) == "0":  # x + 0 is x
+                    self.same_value(result, op.operands[other])
                     return
         if symbol == "+" and self.add_constants(op):
             return

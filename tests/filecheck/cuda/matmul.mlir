@@ -45,17 +45,16 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:    const int bx = blockIdx.x;
 // CHECK-NEXT:    const int tx = threadIdx.x;
 // CHECK-NEXT:    const int ty = threadIdx.y;
-// CHECK-NEXT:    const int i = tx + 0;
 // CHECK-NEXT:    const int j = bx + ty;
-// CHECK-NEXT:    if (i < 128) {
+// CHECK-NEXT:    if (tx < 128) {
 // CHECK-NEXT:      float acc = 0.0f;
 // CHECK-NEXT:      for (int k = 0; k < 32; ++k) {
-// CHECK-NEXT:        const float a = A[i * 32 + k];
+// CHECK-NEXT:        const float a = A[tx * 32 + k];
 // CHECK-NEXT:        const float p = a * B[j * 32 + k];
 // CHECK-NEXT:        const float s2 = acc + p;
 // CHECK-NEXT:        acc = s2;
 // CHECK-NEXT:      }
-// CHECK-NEXT:      C[i * 256 + j] = acc;
+// CHECK-NEXT:      C[tx * 256 + j] = acc;
 // CHECK-NEXT:    }
 // CHECK-NEXT:  }
 // CHECK-NOT:   tmm
