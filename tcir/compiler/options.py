@@ -88,7 +88,7 @@ class MappingOptions:
                 f"got {self.max_private_elements!r}"
             )
 
-        if not isinstance(self.num_stages, int) or not 1 <= self.num_stages <= MAX_STAGES:
+        if type(self.num_stages) is not int or not 1 <= self.num_stages <= MAX_STAGES:
             raise TCError(f"MappingOptions: num_stages must be in [1, {MAX_STAGES}], got {self.num_stages!r}")
 
         object.__setattr__(self, "key", self.to_json())

@@ -152,19 +152,28 @@ class NumpyReference:
         rank = len(stmt.lhs_indices)
         lhs_shape = tuple(evaluator.grid[n].size for n in stmt.lhs_indices)
         shape = lhs_shape + tuple(evaluator.grid[n].size for n in stmt.reduction_indices)
-        value = np.broadcast_to(evaluator.eval(stmt.rhs), shape)
         region = tuple(
             slice(self.size(stmt.ranges[n][0]), self.size(stmt.ranges[n][1]))
             for n in stmt.lhs_indices
         )
         if stmt.op == "=":
-            target[region] = _store(value, param.dtype)
+            target[region] = _store(np.broadcast_to(evaluator.eval(stmt.rhs), shape), param.dtype)
             return
         kind = stmt.reduction_kind
         assert kind is not None
         if stmt.initializes:
             target[region] = _identity(kind, target.dtype)
-        reduced = _REDUCE[kind].reduce(value, axis=tuple(range(rank, len(shape))))
+        rhs = stmt.rhs
+        if kind == "+" and isinstance(rhs, A.Binary) and rhs.op == "*" and rhs.type.startswith("float"):
+            # A sum of products (a contraction): einsum, never the whole grid in memory.
+            factors = [np.asarray(evaluator.eval(x), np.float64) for x in (rhs.a, rhs.b)]
+            factors = [f.reshape((1,) * (len(shape) - f.ndim) + f.shape) for f in factors]
+            axes = "".join(chr(ord("a") + k) for k in range(len(shape)))
+            reduced = np.einsum(f"{axes},{axes}->{axes[:rank]}", *factors, optimize=True)
+            reduced = np.broadcast_to(reduced, lhs_shape)
+        else:
+            value = np.broadcast_to(evaluator.eval(rhs), shape)
+            reduced = _REDUCE[kind].reduce(value, axis=tuple(range(rank, len(shape))))
         target[region] = _store(_REDUCE[kind](target[region], reduced), param.dtype)
 
 

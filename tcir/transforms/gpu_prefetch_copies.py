@@ -47,7 +47,9 @@ Linear = dict[SSAValue | None, int]
 
 def _linear(value: SSAValue) -> Linear:
     """`value` as a linear form over the values that are not constants,
-    additions, subtractions or multiplications by constants."""
+    additions, subtractions or multiplications by constants. (By hand: the
+    loop bounds are SSA arithmetic here, no longer isl expressions; this only
+    needs to see that `4 * by + 4` minus `4 * by` is 4.)"""
     op = value.owner
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return {None: op.value.value.data}

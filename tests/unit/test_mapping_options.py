@@ -48,6 +48,7 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
         ({"max_private_elements": "64"}, "max_private_elements must be in"),
         ({"num_stages": 3}, r"num_stages must be in \[1, 2\]"),
         ({"num_stages": 0}, r"num_stages must be in \[1, 2\]"),
+        ({"num_stages": True}, r"num_stages must be in \[1, 2\], got True"),
     ],
 )
 def test_invalid_options_are_tc_errors(fields, message):
