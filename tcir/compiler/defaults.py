@@ -58,6 +58,8 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
     sizes = [binding.sizes[n] for n in definition.size_params]
     extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in layer.ranges.items()}
     out = [extents[i] for i in layer.lhs_indices]
+    if any(e <= 0 for e in out):
+        return MappingOptions()  # an empty output: nothing to tile
     reduction = math.prod(extents[i] for i in layer.reduction_indices)
     if layer.reduces and 2 <= len(out) <= 3 and reduction >= LARGE_REDUCTION:
         outer = [1] * (len(out) - 2)

@@ -75,6 +75,14 @@ def test_no_reuse_no_tile_outside_the_plane():
     assert options_at("tbmm", (500, 26, 72), (500, 26, 72)).tile[0] == 1
 
 
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0)])
+def test_empty_outputs_keep_the_plain_mapping_and_run(shape):
+    add = tcir.define("def add(float(M,N) A, float(M,N) B) -> (C) { C(i,j) = A(i,j) + B(i,j) }").add
+    a = np.ones(shape, np.float32)
+    assert default_options(add.definition, bind(add.definition, [a, a])) == tcir.MappingOptions()
+    assert add(a, a, backend="cuda-sim").shape == shape
+
+
 def test_defs_of_several_outputs_keep_the_plain_mapping():
     # MLP3 writes three tensors: no single layer to model.
     assert options_at("MLP3", (8, 16), (8, 16), (8,), (4, 8), (4,), (2, 4), (2,)) == tcir.MappingOptions()
