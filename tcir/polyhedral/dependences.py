@@ -8,8 +8,11 @@
   reduced to each write's previous write and the reads in between (the others
   follow by transitivity).
 
-All are relative to the scop's current schedule (the original program order
-for a canonical tree). A `+=` chain only relates instances that update the
+All are relative to program order: the statements one after the other, each
+over its domain in lexicographic order (the canonical tree's order). A valid
+schedule keeps these relations, so they depend only on the scop's statements
+and are computed once per scop content (a tuning candidate re-tiles and
+re-maps the same scop). A `+=` chain only relates instances that update the
 same element, so it is carried by the reduction dimensions alone and leaves
 the left-hand side dimensions parallel.
 """
@@ -17,17 +20,11 @@ the left-hand side dimensions parallel.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import islpy as isl
 
 from tcir.dialects.poly import ScopOp
-from tcir.polyhedral.scop import (
-    scop_context,
-    scop_must_writes,
-    scop_reads,
-    scop_schedule,
-    scop_writes,
-)
 
 
 @dataclass(frozen=True)
@@ -47,27 +44,56 @@ def _flow(
     sinks: isl.UnionMap,
     must_sources: isl.UnionMap,
     may_sources: isl.UnionMap,
-    schedule: isl.Schedule,
+    order: isl.UnionMap,
 ) -> isl.UnionMap:
     info = (
         isl.UnionAccessInfo.from_sink(sinks)
         .set_must_source(must_sources)
         .set_may_source(may_sources)
-        .set_schedule(schedule)
+        .set_schedule_map(order)
     )
     return info.compute_flow().get_may_dependence()
 
 
+StmtKey = tuple[str, str | None, str | None, bool]
+"""A statement's domain, reads, writes and whether its writes are may-writes."""
+
+
 def compute_dependences(scop: ScopOp) -> Dependences:
-    """The flow and false dependences of `scop` under its schedule."""
-    schedule = scop_schedule(scop)
-    context = scop_context(scop)
-    reads = scop_reads(scop)
-    writes = scop_writes(scop)
-    must_writes = scop_must_writes(scop)
+    """The flow and false dependences of `scop` in program order."""
+    statements = tuple(
+        (s.domain.data, s.reads.data, s.writes.data, s.may_write is not None) for s in scop.statements
+    )
+    return _dependences(scop.context.data, statements)
+
+
+@lru_cache(maxsize=64)
+def _dependences(context_text: str, statements: tuple[StmtKey, ...]) -> Dependences:
+    context = isl.Set(context_text)
+    empty = isl.UnionMap.empty(context.get_space())
+    reads, writes, must_writes, order = empty, empty, empty, empty
+    depth = max((isl.Set(domain).dim(isl.dim_type.set) for domain, *_ in statements), default=0)
+    for position, (domain_text, read, write, may) in enumerate(statements):
+        domain = isl.Set(domain_text)
+        in_domain = isl.UnionSet.from_set(domain)
+        if read is not None:
+            reads = reads.union(isl.UnionMap(read).intersect_domain(in_domain))
+        if write is not None:
+            access = isl.UnionMap(write).intersect_domain(in_domain)
+            writes = writes.union(access)
+            must_writes = must_writes if may else must_writes.union(access)
+        # S_k[i] -> [k, i, 0, ...]: statement k after statement k - 1, each in
+        # lexicographic order.
+        n = domain.dim(isl.dim_type.set)
+        names = [f"i{d}" for d in range(n)]
+        target = ", ".join([str(position), *names, *["0"] * (depth - n)])
+        tuple_name = domain.get_tuple_name() if domain.has_tuple_name() else ""
+        order = order.union(
+            isl.UnionMap(f"{{ {tuple_name}[{', '.join(names)}] -> [{target}] }}").intersect_domain(in_domain)
+        )
     may_writes = writes.subtract(must_writes)
-    flow = _flow(reads, must_writes, may_writes, schedule)
-    false = _flow(writes, must_writes, may_writes.union(reads), schedule)
+    flow = _flow(reads, must_writes, may_writes, order)
+    false = _flow(writes, must_writes, may_writes.union(reads), order)
     return Dependences(
         flow.intersect_params(context).coalesce(),
         false.intersect_params(context).coalesce(),
