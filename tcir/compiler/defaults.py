@@ -63,12 +63,15 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
     reduction = math.prod(extents[i] for i in layer.reduction_indices)
     if layer.reduces and 2 <= len(out) <= 3 and reduction >= LARGE_REDUCTION:
         outer = [1] * (len(out) - 2)
-        rows, cols = out[-2:]
-        if math.prod(out[:-2]) * -(-rows // 128) * -(-cols // 128) >= BLOCKS_TO_FILL_GPU:
+
+        def fills_gpu(tile: int) -> bool:  # enough blocks of tile x tile outputs
+            return math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // tile) >= BLOCKS_TO_FILL_GPU
+
+        if fills_gpu(128):
             return MappingOptions(
                 tile=[*outer, 128, 128, 16], threads=[16, 16], max_private_elements=64, num_stages=2
             )
-        if math.prod(out[:-2]) * -(-rows // 32) * -(-cols // 32) >= BLOCKS_TO_FILL_GPU:
+        if fills_gpu(32):
             return MappingOptions(tile=[*outer, 32, 32, 32], threads=[32, 8], num_stages=2)
         return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8], num_stages=2)
     if len(out) < 2:

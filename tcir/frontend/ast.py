@@ -222,6 +222,7 @@ class CheckedDef:
     temporaries: list[Param]
     stmts: list[Stmt]
     size_checks: list[SizeCheck] = field(default_factory=list)
+    """Subscripts in bounds only for some sizes (see `SizeCheck`)."""
     derived_sizes: list[DerivedSize] = field(default_factory=list)
     """Sizes (last in `size_params`) computed from the others when they are bound."""
 
@@ -230,7 +231,6 @@ class CheckedDef:
         """The size parameters that the inputs give (all but the derived ones)."""
         derived = {d.name for d in self.derived_sizes}
         return [n for n in self.size_params if n not in derived]
-    """Subscripts in bounds only for some sizes (see `SizeCheck`)."""
 
     def tensor(self, name: str) -> Param:
         """The input, output or temporary called `name` (KeyError if none)."""

@@ -25,6 +25,7 @@ from functools import lru_cache
 import islpy as isl
 
 from tcir.dialects.poly import ScopOp
+from tcir.polyhedral.scop import union_of_accesses
 
 
 @dataclass(frozen=True)
@@ -70,26 +71,25 @@ def compute_dependences(scop: ScopOp) -> Dependences:
 @lru_cache(maxsize=64)
 def _dependences(context_text: str, statements: tuple[StmtKey, ...]) -> Dependences:
     context = isl.Set(context_text)
-    empty = isl.UnionMap.empty(context.get_space())
-    reads, writes, must_writes, order = empty, empty, empty, empty
-    depth = max((isl.Set(domain).dim(isl.dim_type.set) for domain, *_ in statements), default=0)
-    for position, (domain_text, read, write, may) in enumerate(statements):
-        domain = isl.Set(domain_text)
-        in_domain = isl.UnionSet.from_set(domain)
-        if read is not None:
-            reads = reads.union(isl.UnionMap(read).intersect_domain(in_domain))
-        if write is not None:
-            access = isl.UnionMap(write).intersect_domain(in_domain)
-            writes = writes.union(access)
-            must_writes = must_writes if may else must_writes.union(access)
-        # S_k[i] -> [k, i, 0, ...]: statement k after statement k - 1, each in
-        # lexicographic order.
+    reads = union_of_accesses(context, ((domain, read) for domain, read, _, _ in statements))
+    writes = union_of_accesses(context, ((domain, write) for domain, _, write, _ in statements))
+    must_writes = union_of_accesses(
+        context, ((domain, None if may else write) for domain, _, write, may in statements)
+    )
+    # S_k[i] -> [k, i, 0, ...]: statement k after statement k - 1, each in
+    # lexicographic order.
+    domains = [isl.Set(domain) for domain, *_ in statements]
+    depth = max((d.dim(isl.dim_type.set) for d in domains), default=0)
+    order = isl.UnionMap.empty(context.get_space())
+    for position, domain in enumerate(domains):
         n = domain.dim(isl.dim_type.set)
         names = [f"i{d}" for d in range(n)]
         target = ", ".join([str(position), *names, *["0"] * (depth - n)])
         tuple_name = domain.get_tuple_name() if domain.has_tuple_name() else ""
         order = order.union(
-            isl.UnionMap(f"{{ {tuple_name}[{', '.join(names)}] -> [{target}] }}").intersect_domain(in_domain)
+            isl.UnionMap(f"{{ {tuple_name}[{', '.join(names)}] -> [{target}] }}").intersect_domain(
+                isl.UnionSet.from_set(domain)
+            )
         )
     may_writes = writes.subtract(must_writes)
     flow = _flow(reads, must_writes, may_writes, order)

@@ -5,7 +5,7 @@ Access relations are returned restricted to their statements' domains.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import islpy as isl
 from xdsl.rewriter import Rewriter
@@ -23,14 +23,20 @@ def _stmt_domain(stmt: StmtOp) -> isl.UnionSet:
     return isl.UnionSet.from_set(isl.Set(stmt.domain.data))
 
 
-def _accesses(scop: ScopOp, relation: Callable[[StmtOp], str | None]) -> isl.UnionMap:
-    """Union over the statements of `relation(stmt)` (skipped where None)."""
-    result = isl.UnionMap.empty(scop_context(scop).get_space())
-    for stmt in scop.statements:
-        if (text := relation(stmt)) is not None:
-            access = isl.UnionMap(text).intersect_domain(_stmt_domain(stmt))
+def union_of_accesses(context: isl.Set, accesses: Iterable[tuple[str, str | None]]) -> isl.UnionMap:
+    """Union of the relations (isl text) of `(domain, relation)` pairs, each
+    restricted to its statement's domain (pairs without a relation skipped)."""
+    result = isl.UnionMap.empty(context.get_space())
+    for domain, text in accesses:
+        if text is not None:
+            access = isl.UnionMap(text).intersect_domain(isl.UnionSet.from_set(isl.Set(domain)))
             result = result.union(access)
     return result
+
+
+def _accesses(scop: ScopOp, relation: Callable[[StmtOp], str | None]) -> isl.UnionMap:
+    """Union over the statements of `relation(stmt)` (skipped where None)."""
+    return union_of_accesses(scop_context(scop), ((s.domain.data, relation(s)) for s in scop.statements))
 
 
 def scop_domain(scop: ScopOp) -> isl.UnionSet:

@@ -7,12 +7,12 @@ dtype or size, or two arguments disagreeing on a size (`K`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineConstantExpr, AffineExpr, AffineSymExpr
+from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineSymExpr
 
 from tcir.errors import RangeError, ShapeError
 from tcir.frontend.ast import CheckedDef, Param, SizeCheck
@@ -66,24 +66,15 @@ def _describe(definition: CheckedDef, index: int) -> str:
 
 
 def with_derived_sizes(definition: CheckedDef, sizes: dict[str, int]) -> dict[str, int]:
-    """`sizes` (the given ones) with the derived sizes of `definition` computed
-    (each a min or max of sizes before it), if every size they need is given."""
+    """`sizes` with the derived sizes of `definition` computed (each a min or
+    max of sizes before it) once every given size is known."""
     sizes = dict(sizes)
-    for derived in definition.derived_sizes:
-        values = [sizes.get(n, 0) for n in definition.size_params]
-        needed = {definition.size_params[p] for c in derived.candidates for p in _symbols(c)}
-        if needed <= sizes.keys():
+    if all(n in sizes for n in definition.given_size_params):
+        for derived in definition.derived_sizes:
+            values = [sizes.get(n, 0) for n in definition.size_params]
             candidates = [evaluate(c, values) for c in derived.candidates]
             sizes[derived.name] = min(candidates) if derived.kind == "min" else max(candidates)
     return sizes
-
-
-def _symbols(expr: AffineExpr) -> Iterator[int]:
-    if isinstance(expr, AffineSymExpr):
-        yield expr.position
-    elif isinstance(expr, AffineBinaryOpExpr):
-        yield from _symbols(expr.lhs)
-        yield from _symbols(expr.rhs)
 
 
 def bind(definition: CheckedDef, args: Sequence[Any]) -> Binding:
@@ -128,7 +119,7 @@ def bind(definition: CheckedDef, args: Sequence[Any]) -> Binding:
                 origin[name] = here
     sizes = with_derived_sizes(definition, sizes)
     binding = Binding(sizes, tuple(args))
-    missing = [n for n in definition.size_params if n not in sizes]
+    missing = [n for n in definition.given_size_params if n not in sizes]
     if missing:
         raise ShapeError(f"{definition.name}: cannot determine sizes {', '.join(missing)}")
     values = [sizes[n] for n in definition.size_params]

@@ -180,7 +180,8 @@ def _prefetch(loop: scf.ForOp, buffer_at: Callable[[Attribute, int], SSAValue], 
     """Pipeline `loop`'s copies if it has the shape of the module docstring."""
     body = list(loop.body.block.ops)
     barriers = [k for k, op in enumerate(body) if isinstance(op, gpu.BarrierOp)]
-    if loop.iter_args or len(barriers) < 2 or barriers[0] != 0 or _trip_count(loop) == 0:
+    trips = _trip_count(loop)
+    if loop.iter_args or len(barriers) < 2 or barriers[0] != 0 or trips == 0:
         return False
     region = body[1 : barriers[1]]
     inside = {id(o) for o in region for o in o.walk()}
@@ -202,7 +203,7 @@ def _prefetch(loop: scf.ForOp, buffer_at: Callable[[Attribute, int], SSAValue], 
     iv = loop.body.block.args[0]
     # Before the loop: the first step's tile, if there is a first step.
     before = Builder(InsertPoint.before(loop))
-    if _trip_count(loop) is None:
+    if trips is None:
         first = before.insert(arith.CmpiOp(loop.lb, loop.ub, "slt")).result
         before = Builder(InsertPoint.at_start(before.insert(scf.IfOp(first, [], [scf.YieldOp()])).true_region.block))
     copies.emit(before, {iv: loop.lb}, buffer, stage=True)
