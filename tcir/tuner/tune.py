@@ -337,6 +337,11 @@ class _Session:
 
     def result(self) -> TuningResult:
         if self.best is None:
+            if not self.measured and self.tuner.max_time is not None:  # ran out before any measurement
+                raise TCError(
+                    f"tuner: no candidate was measured within max_time={self.tuner.max_time:g} s "
+                    "(making the inputs and compiling take longer: give it more time)"
+                )
             reasons = "; ".join(sorted({o.error or "" for o in self.measured.values()})[:3])
             raise TCError(f"tuner: no candidate compiled and ran correctly ({reasons})")
         return TuningResult(

@@ -85,6 +85,13 @@ def test_failing_candidates_are_discarded_not_fatal(tmm):
         tune(tmm, *inputs(), generations=1, population=2, timeout=0.01, workers=1)
 
 
+def test_max_time_spent_before_any_measurement_says_so(tmm):
+    """A budget shorter than making the inputs and compiling one candidate
+    (1LUT's 2.5 GB tables in 10 s did this): the error names max_time."""
+    with pytest.raises(tcir.TCError, match=r"no candidate was measured within max_time=1e-06 s"):
+        tune(tmm, *inputs(), max_time=1e-6, workers=1)
+
+
 def test_bad_inputs_are_user_errors(tmm):
     with pytest.raises(tcir.ShapeError):
         tune(tmm, np.zeros((4, 4), np.float32), np.zeros((5, 5), np.float32))
