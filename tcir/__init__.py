@@ -26,6 +26,7 @@ from tcir.errors import (
 if TYPE_CHECKING:
     from tcir.api import Function, Module, define
     from tcir.compiler.options import MappingOptions
+    from tcir.backends.cuda.runtime import synchronize
     from tcir.passmanager import PassManager, parse_ir, print_ir
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "TypeError_",
     "parse_ir",
     "print_ir",
+    "synchronize",
 ]
 
 _LAZY = {
@@ -54,6 +56,7 @@ _LAZY = {
     "PassManager": "tcir.passmanager",
     "parse_ir": "tcir.passmanager",
     "print_ir": "tcir.passmanager",
+    "synchronize": "tcir.backends.cuda.runtime",
 }
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
+from tcir.backends.cuda.index_errors import check_pending
 from tcir.compiler.lowering import DefIR, pipeline
 from tcir.compiler.options import MappingOptions
 from tcir.compiler.targets import on_gpu, resolve_backend
@@ -138,6 +139,7 @@ class Function:
         the arrays to write the outputs into, in place: one array, or one per
         output in order, of the outputs' shapes and dtypes, C-contiguous, on
         the backend's device; they are returned."""
+        check_pending()
         if out is not None:
             if outputs is not None:
                 raise TCError(f"{self.name}: give outputs= or out=, not both")
@@ -156,7 +158,7 @@ class Function:
                 options = best_options(self.definition, binding, backend)
             kernel = self._compile(binding, options, backend)
             entry = self._compiled[key] = _Entry(kernel, binding, self._output_specs(binding))
-        if self._indirect:
+        if self._indirect and backend == "cpu":  # GPU kernels check on the device (check.index)
             binding = Binding(entry.binding.sizes, args)
             IndexChecker(self.definition, binding, _value_range).check()
         originals = [] if outputs is None else list(outputs) if isinstance(outputs, tuple | list) else [outputs]
@@ -170,18 +172,27 @@ class Function:
                 undefined = [len(args) + k for k, (_, _, zero) in enumerate(entry.outputs) if not zero]
                 entry.kernel(*arrays, *buffers, undefined=undefined)
             return self._result(originals if given else buffers)
-        from tcir.backends.cuda.runtime import cupy_module
-
-        cupy = cupy_module()
-        buffers = given or [_allocate(cupy, *spec) for spec in entry.outputs]
+        buffers = given or self._gpu_outputs(entry, args)
         entry.kernel(*args, *buffers)
-        if given:
-            return self._result(originals)
-        if any(type(a).__module__.startswith("torch") for a in args):
-            import torch
+        return self._result(originals if given else buffers)
 
-            return self._result([torch.from_dlpack(o) for o in buffers])
-        return self._result(buffers)
+    @staticmethod
+    def _gpu_outputs(entry: _Entry, args: tuple[Any, ...]) -> list[Any]:
+        """New outputs on the GPU: torch tensors (from torch's caching allocator,
+        ordered on its current stream, so CUDA graphs can capture them) where an
+        argument is a torch tensor, else cupy arrays."""
+        from tcir.backends.cuda.runtime import cupy_module, is_torch_tensor
+
+        tensor = next((a for a in args if is_torch_tensor(a)), None)
+        if tensor is None:
+            cupy = cupy_module()
+            return [_allocate(cupy, *spec) for spec in entry.outputs]
+        import torch
+
+        return [
+            (torch.zeros if zero else torch.empty)(shape, dtype=getattr(torch, np.dtype(dtype).name), device=tensor.device)
+            for shape, dtype, zero in entry.outputs
+        ]
 
     def _given_outputs(self, given: list[Any], entry: _Entry, backend: str) -> list[Any]:
         """The arrays of `outputs=`, checked, as the backend's kernels take them
@@ -202,17 +213,19 @@ class Function:
                 where = "a GPU array" if backend == "cuda" else "a numpy array"
                 raise ShapeError(f"{what} must be {where} for backend '{backend}'")
             if backend == "cuda":
-                from tcir.backends.cuda.runtime import cupy_module
+                from tcir.backends.cuda.runtime import cupy_module, is_torch_tensor
 
-                cupy = cupy_module()
-                shared = hasattr(array, "__cuda_array_interface__")
-                array = cupy.asarray(array) if shared else cupy.from_dlpack(array)  # no copy
-            if not array.flags.c_contiguous:
+                if not is_torch_tensor(array):  # torch tensors go to the kernels as they are
+                    cupy = cupy_module()
+                    shared = hasattr(array, "__cuda_array_interface__")
+                    array = cupy.asarray(array) if shared else cupy.from_dlpack(array)  # no copy
+            contiguous = array.is_contiguous() if hasattr(array, "is_contiguous") else array.flags.c_contiguous
+            if not contiguous:
                 raise ShapeError(f"{what} must be C-contiguous (it is written in place)")
             if backend != "cuda" and not array.flags.writeable:
                 raise ShapeError(f"{what} is read-only")
             if zero:
-                array.fill(0)
+                array.zero_() if hasattr(array, "zero_") else array.fill(0)
             arrays.append(array)
         return arrays
 

@@ -52,6 +52,7 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "maxpool2x2": {"B": 2, "C": 3, "H": 9, "W": 7},
     "mv": {"M": 13, "K": 21},
     "outerProductMM": {"P": 3, "Q": 5, "R": 7, "S": 3, "T": 5},
+    "rowsum": {"B": 5, "K": 23},
     "sconv2d": {"sh": 2, "sw": 1, "N": 2, "C": 3, "H": 9, "W": 7, "F": 2, "KH": 3, "KW": 2},
     "sgemm": {"N": 13, "M": 11, "K": 9},
     "tbmm": {"B": 3, "N": 7, "M": 9, "K": 5},

@@ -26,9 +26,15 @@ def _poly() -> Dialect:
     return Poly
 
 
+def _check() -> Dialect:
+    from tcir.dialects.check import Check
+
+    return Check
+
+
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     """Factories of tcir's own dialects, by dialect name."""
-    return {"tc": _tc, "poly": _poly}
+    return {"tc": _tc, "poly": _poly, "check": _check}
 
 
 TCIR_UNIVERSE = Universe(all_dialects=get_all_dialects(), all_passes=get_all_passes())

@@ -78,6 +78,9 @@ def configs(torch: Any) -> list[Config]:
         o3 = relu(o2 @ w3.T + b3)
         return o2, o3, relu(o3 @ w4.T + b4)
 
+    # Sums whose output cannot fill the GPU (issue: parallel reductions).
+    out.append(Config("mv 64x65536", "mv", {"M": 64, "K": 65536}, 2 * 64 * 65536, lambda a, x: a @ x))
+    out.append(Config("rowsum 16x4194304", "rowsum", {"B": 16, "K": 1 << 22}, 16 << 22, lambda a: a.sum(1)))
     out.append(Config("MLP3", "MLP3", {"B": 128, "N": 128, "O": 64, "P": 32, "Q": 2},
                       2 * 128 * (128 * 64 + 64 * 32 + 32 * 2), mlp3))
     return out

@@ -65,7 +65,7 @@ def _host_types() -> dict[str, type[Any]]:
     """The dataclasses of a host program by name (imported for CUDA only)."""
     from tcir.runtime import host_program as h
 
-    kinds = (h.ArgRef, h.HostExpr, h.HostAlloc, h.HostParam, h.KernelArg, h.KernelLaunch)
+    kinds = (h.ArgRef, h.HostExpr, h.HostAlloc, h.HostParam, h.IndexCheck, h.KernelArg, h.KernelLaunch)
     return {t.__name__: t for t in (*kinds, h.HostProgram)}
 
 

@@ -20,6 +20,14 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   them is tiled by up to 16 where an operand does not depend on it, so that
   operand's shared copy is loaded once and reused (gconv's input plane
   across output channels). Reductions stay untiled inside a thread.
+- **A sum too small to fill the GPU** (`+=` over one reduction index of at
+  least `SPLIT_REDUCTION` points, whose output has fewer than
+  `SMALL_OUTPUT` points: a matrix-vector product with few rows, a row
+  sum): the reduction is spread over blocks and threads as well
+  (`parallel_reductions`), each block summing a slice of one output
+  point's reduction on 256 threads, partial sums added atomically; the
+  slices are as long as keeps about four blocks per SM, and at least 8
+  points a thread.
 - Everything else keeps `MappingOptions()` (one block per point of the
   outer parallel loops, 32x8 or 256 threads).
 
@@ -48,6 +56,12 @@ INNER_THREADS = 32
 """Threads along the innermost output dimension: one warp reads a row."""
 REUSE_TILE = 16
 """Points of a reused output dimension that one block computes."""
+SMALL_OUTPUT = 8192
+"""Output points below which a sum's output alone leaves most of a GPU idle."""
+SPLIT_REDUCTION = 8192
+"""Reduction points from which a sum is spread over threads and blocks."""
+POINTS_PER_THREAD = 8
+"""Fewest reduction points a thread sums before its atomic add."""
 
 
 def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOptions:
@@ -61,6 +75,15 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
     if any(e <= 0 for e in out):
         return MappingOptions()  # an empty output: nothing to tile
     reduction = math.prod(extents[i] for i in layer.reduction_indices)
+    if (
+        layer.op.startswith("+=")
+        and len(layer.reduction_indices) == 1
+        and math.prod(out) < SMALL_OUTPUT
+        and reduction >= SPLIT_REDUCTION
+    ):
+        slice_ = max(THREADS * POINTS_PER_THREAD, math.prod(out) * reduction // (4 * BLOCKS_TO_FILL_GPU))
+        slice_ = -(-slice_ // THREADS) * THREADS
+        return MappingOptions(parallel_reductions=True, tile=[*[1] * len(out), slice_], threads=[THREADS])
     if layer.reduces and 2 <= len(out) <= 3 and reduction >= LARGE_REDUCTION:
         outer = [1] * (len(out) - 2)
 

@@ -44,6 +44,12 @@ class MappingOptions:
     """Stages of the shared-memory copies of a sequential loop, as Triton's
     `num_stages`: 2 loads the next step's tiles into registers while this
     step computes (`gpu-prefetch-copies`)."""
+    parallel_reductions: bool = False
+    """Map the reduction dimensions of sums to blocks and threads too, each
+    statement a kernel of its own, partial sums combined by atomic adds
+    (`poly-parallel-reduction`): for reductions whose output alone cannot
+    fill the GPU (a matrix-vector product, a row sum, split-K). The fusion
+    and scheduler options then do not apply."""
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -88,6 +94,8 @@ class MappingOptions:
                 f"got {self.max_private_elements!r}"
             )
 
+        if type(self.parallel_reductions) is not bool:
+            raise TCError(f"MappingOptions: parallel_reductions must be a bool, got {self.parallel_reductions!r}")
         if type(self.num_stages) is not int or not 1 <= self.num_stages <= MAX_STAGES:
             raise TCError(f"MappingOptions: num_stages must be in [1, {MAX_STAGES}], got {self.num_stages!r}")
 
@@ -119,13 +127,16 @@ class MappingOptions:
             raise TCError(f"MappingOptions: {e}") from None
 
     @property
-    def scheduler_key(self) -> tuple[str, bool, bool]:
-        """The options `poly-schedule` depends on: candidates that share them
+    def scheduler_key(self) -> tuple[str, bool, bool, bool]:
+        """The options the schedule depends on: candidates that share them
         share the schedule."""
-        return (self.fusion, self.allow_skewing, self.positive_coefficients)
+        return (self.fusion, self.allow_skewing, self.positive_coefficients, self.parallel_reductions)
 
     def schedule_pass(self) -> str:
-        """The `poly-schedule` pass of these options."""
+        """The pass that schedules the scop: `poly-schedule` with these
+        options, or `poly-parallel-reduction`."""
+        if self.parallel_reductions:
+            return "poly-parallel-reduction"
         return (
             f"poly-schedule{{fusion={self.fusion} "
             f"allow-skewing={str(self.allow_skewing).lower()} "
@@ -176,6 +187,7 @@ class MappingOptions:
         passes.append("convert-poly-to-gpu")
         if self.num_stages == 2:
             passes.append("gpu-prefetch-copies")
+        passes.append("gpu-check-indices")
         return passes
 
     def __str__(self) -> str:

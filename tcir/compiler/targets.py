@@ -12,7 +12,11 @@ BACKENDS = ("cpu", "cuda", "cuda-sim")
 
 def on_gpu(value: Any) -> bool:
     """Whether `value` is an array on a CUDA device (cupy, torch, DLPack)."""
-    if hasattr(value, "__cuda_array_interface__") or getattr(value, "is_cuda", False):
+    # torch's and cupy's own attributes first: their __cuda_array_interface__
+    # builds a dict on each access, which every call would pay.
+    if getattr(value, "is_cuda", False) or type(value).__module__.startswith("cupy"):
+        return True
+    if hasattr(value, "__cuda_array_interface__"):
         return True
     device = getattr(value, "__dlpack_device__", None)
     return device is not None and device()[0] == 2  # kDLCUDA

@@ -42,6 +42,9 @@ PROMOTED_MAP = "promoted_map"
 """Attribute: the buffer index, an affine map of the statement's iterators."""
 PROMOTED_SYMBOLS = "promoted_symbols"
 """Attribute: the size names bound to the symbols of `promoted_map`."""
+ATOMIC = "atomic"
+"""Unit attribute of a `tc.update` that several GPU threads combine into one
+element (`poly-parallel-reduction`): lowered for a kernel to `memref.atomic_rmw`."""
 
 
 def _unsigned(element_type: Attribute) -> bool:
@@ -151,6 +154,12 @@ class PointLowering:
             value = combine(builder, reduction, old, value, element_type)
         builder.insert(memref.StoreOp.get(value, buffer, indices))
 
+    def update(self, builder: Builder, op: UpdateOp) -> None:
+        """Lower a `tc.update`: load, combine, store."""
+        destination, subscripts = self.target(builder, op)
+        element = op.tensor_type.element_type
+        self.store(builder, destination, element, op.kind.data, self.lookup(op.value), subscripts)
+
     def clone_point(
         self, builder: Builder, body: Block, indices: Sequence[SSAValue]
     ) -> SSAValue | None:
@@ -171,15 +180,7 @@ class PointLowering:
                 symbols = [self.sizes[name] for name in op.symbol_names]
                 self.values[op.result] = materialize(builder, op.size, [], symbols)
             elif isinstance(op, UpdateOp):
-                destination, subscripts = self.target(builder, op)
-                self.store(
-                    builder,
-                    destination,
-                    op.tensor_type.element_type,
-                    op.kind.data,
-                    self.lookup(op.value),
-                    subscripts,
-                )
+                self.update(builder, op)
             elif isinstance(op, scf.IfOp):
                 self._conditional(builder, op)
             else:

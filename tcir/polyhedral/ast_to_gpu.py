@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 from xdsl.builder import Builder
-from xdsl.dialects import gpu
-from xdsl.dialects.builtin import AffineMapAttr, ArrayAttr, StringAttr
+from xdsl.dialects import gpu, memref
+from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, ArrayAttr, IntegerAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from tcir.dialects.poly import StmtOp
 from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.lowering.tc_point import (
+    ATOMIC,
     PROMOTED,
     PROMOTED_MAP,
     PROMOTED_SYMBOLS,
@@ -119,12 +120,32 @@ def kernel_ast(build: isl.AstBuild, schedule: isl.Schedule, statements: dict[str
     return root
 
 
+ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT = 0, 1
+"""`memref.atomic_rmw` kinds (MLIR's `AtomicRMWKind`): `addf`, `addi`."""
+
+
 @dataclass
 class KernelPoint(PointLowering):
     """A `PointLowering` whose promoted accesses use the indices of the user
     node being lowered (`indices`, by access) instead of their `promoted_map`."""
 
     indices: dict[Operation, Sequence[SSAValue]] = field(default_factory=dict[Operation, Sequence[SSAValue]])
+
+    def update(self, builder: Builder, op: UpdateOp) -> None:
+        """An atomic update of a tensor (not of a promoted buffer, which is
+        the thread's own) is a `memref.atomic_rmw`."""
+        if ATOMIC not in op.attributes or PROMOTED in op.attributes:
+            return super().update(builder, op)
+        destination, subscripts = self.target(builder, op)
+        element = op.tensor_type.element_type
+        kind = ATOMIC_ADD_FLOAT if isinstance(element, AnyFloat) else ATOMIC_ADD_INT
+        builder.insert(
+            memref.AtomicRMWOp.build(
+                operands=[self.lookup(op.value), destination, subscripts],
+                properties={"kind": IntegerAttr(kind, 64)},
+                result_types=[element],
+            )
+        )
 
     def target(self, builder: Builder, op: ReadOp | UpdateOp) -> tuple[SSAValue, list[SSAValue]]:
         if op not in self.indices:

@@ -8,7 +8,7 @@ order, so it may replace any subtree of a valid schedule.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import islpy as isl
 
@@ -28,8 +28,10 @@ def reduction_dims(stmt: StmtOp) -> list[int]:
     return [arg.index for arg in block.args if arg not in used]
 
 
-def identity_band(stmt: StmtOp) -> BandOp | None:
-    """The statement's permutable identity band (None for a 0-d statement)."""
+def identity_band(stmt: StmtOp, parallel_reduction: bool = False) -> BandOp | None:
+    """The statement's permutable identity band (None for a 0-d statement);
+    with `parallel_reduction` (its update combined by atomics), the
+    reduction dimensions are coincident too."""
     domain = isl.Set(stmt.domain.data)
     n_dim = domain.dim(isl.dim_type.set)
     if n_dim == 0:
@@ -39,7 +41,7 @@ def identity_band(stmt: StmtOp) -> BandOp | None:
         isl.UnionMap.from_map(identity.reset_tuple_id(isl.dim_type.out))
     )
     reductions = reduction_dims(stmt)
-    coincident = [k not in reductions for k in range(n_dim)]
+    coincident = [parallel_reduction or k not in reductions for k in range(n_dim)]
     return BandOp(partial.to_str(), coincident, permutable=True)
 
 
@@ -49,10 +51,13 @@ def statement_filter(stmt: StmtOp) -> str:
     return isl.UnionSet.from_set(isl.Set.universe(space)).to_str()
 
 
-def canonical_subtree(statements: Sequence[StmtOp]) -> ScheduleNodeOp | None:
-    """The canonical tree below the domain node (None: a leaf)."""
+def canonical_subtree(
+    statements: Sequence[StmtOp], parallel_reductions: Collection[StmtOp] = ()
+) -> ScheduleNodeOp | None:
+    """The canonical tree below the domain node (None: a leaf); the
+    reduction dimensions of `parallel_reductions` are coincident."""
     if len(statements) == 1:
-        return identity_band(statements[0])
+        return identity_band(statements[0], statements[0] in parallel_reductions)
     return SequenceOp(
-        [FilterOp(statement_filter(s), identity_band(s)) for s in statements]
+        [FilterOp(statement_filter(s), identity_band(s, s in parallel_reductions)) for s in statements]
     )

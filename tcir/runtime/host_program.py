@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from tcir.errors import TCError
+
 
 @dataclass(frozen=True)
 class ArgRef:
@@ -80,13 +82,51 @@ class KernelLaunch:
 
 
 @dataclass(frozen=True)
+class IndexCheck:
+    """A `check.index` of the kernels: a subscript of dimension `dim` of array
+    `tensor` (of size `extent`) computed from index tensor `source`."""
+
+    tensor: str
+    dim: int
+    extent: int
+    source: str
+
+
+@dataclass(frozen=True)
 class HostProgram:
-    """The host function: parameters, per-call temporaries, launches in order."""
+    """The host function: parameters, per-call temporaries, launches in order,
+    and the kernels' index checks (by `check.index` id)."""
 
     name: str
     params: tuple[HostParam, ...]
     temporaries: tuple[HostAlloc, ...]
     launches: tuple[KernelLaunch, ...]
+    index_checks: tuple[IndexCheck, ...] = ()
+
+    def index_error(self, check: int, subscript: int, value: int, args: Sequence[Any]) -> TCError:
+        """The error a kernel reported: check `check` found `subscript`, from
+        `value` of the index tensor, out of range. `args` are the call's host
+        arguments (where the value is looked for, to give its position)."""
+        c = self.index_checks[check]
+        names = [p.name for p in self.params]
+        where = ""
+        if c.source in names:
+            found = np.argwhere(np.asarray(_host_array(args[names.index(c.source)])) == value)
+            if len(found):
+                where = f" at {tuple(int(i) for i in found[0])}"
+        return TCError(
+            f"{self.name}: index tensor '{c.source}' holds {value}{where}, which gives subscript "
+            f"{subscript} for dimension {c.dim} of '{c.tensor}' (size {c.extent})"
+        )
+
+
+def _host_array(x: Any) -> Any:
+    """`x` as a numpy array (copied from the GPU if it lives there)."""
+    if hasattr(x, "get"):
+        return x.get()  # cupy
+    if hasattr(x, "cpu"):
+        return x.cpu().numpy()  # torch
+    return x
 
 
 def _floordiv(a: int, b: int) -> int:

@@ -234,7 +234,7 @@ class GpuPrefetchCopiesPass(ModulePass):
             raise TCError(f"gpu-prefetch-copies: max-values must be in [1, 255], got {self.max_values}")
         for kernel in [o for o in op.walk() if isinstance(o, gpu.FuncOp)]:
             entry = kernel.body.block
-            written = {o.memref for o in kernel.walk() if isinstance(o, memref.StoreOp)}
+            written = {o.memref for o in kernel.walk() if isinstance(o, memref.StoreOp | memref.AtomicRMWOp)}
             count = 0
 
             def buffer_at(element: Attribute, size: int) -> SSAValue:

@@ -132,6 +132,8 @@ class SearchSpace:
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
                 Gene("num_stages", (1, 2)),
             ]
+            if any(s.op.startswith("+=") and s.reduces for s in definition.stmts):
+                genes.append(Gene("parallel_reductions", (False, True)))
         return SearchSpace(backend, tuple(genes))
 
     @property

@@ -80,6 +80,7 @@ def index_tensor(rng: np.random.Generator, high: int, *shape: int) -> np.ndarray
 
 PAPER_KERNELS = [
     example("mv", inputs=lambda r: [f32(r, 5, 7), f32(r, 7)], reference=lambda a, x: (a @ x,)),
+    example("rowsum", inputs=lambda r: [f32(r, 5, 9)], reference=lambda a: (a.sum(1),)),
     example(
         "sgemm",
         inputs=lambda r: [0.5, -2.0, f32(r, 4, 6), f32(r, 6, 3), f32(r, 4, 3)],

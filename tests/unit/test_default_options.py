@@ -56,6 +56,12 @@ RULES = {
         ("gconv", (32, 32, 4, 56, 56), (32, 4, 4, 3, 3), (32, 4)),
         tcir.MappingOptions(tile=[1, 1, 4, 16, 32], threads=[32, 8]),
     ),
+    # A sum whose 64 outputs cannot fill the GPU: its reduction spread over
+    # blocks of 256 threads, 8192 points a block (64 x 8 blocks), atomic adds.
+    "small-sum": (
+        ("mv", (64, 65536), (65536,)),
+        tcir.MappingOptions(parallel_reductions=True, tile=[1, 8192], threads=[256]),
+    ),
     # An odd number of rows: one thread a row.
     "odd-rows": (
         ("gconv", (32, 32, 32, 7, 7), (32, 32, 32, 3, 3), (32, 32)),
@@ -99,6 +105,7 @@ def test_rule_computes_right_numbers_on_cuda_sim(rule: str):
         "MLP1": [(11, 70), (13, 70), (13,)],
         "tbmm": [(2, 27, 9), (2, 30, 9)],
         "gconv": [(1, 2, 3, 9, 40), (2, 3, 3, 3, 3), (2, 3)],
+        "mv": [(3, 9001), (9001,)],
     }[name]
     fn = function(name)
     binding = bind(fn.definition, [np.zeros(s, np.float32) for s in small])

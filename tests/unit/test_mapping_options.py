@@ -27,9 +27,18 @@ def test_pipeline_string():
     )
 
 
+def test_parallel_reductions_replace_the_scheduler():
+    options = tcir.MappingOptions(parallel_reductions=True, fusion="min", tile=[1, 256])
+    assert options.pipeline(backend="cuda").startswith("convert-tc-to-poly,poly-parallel-reduction,poly-tile")
+    assert "poly-schedule" not in options.pipeline(backend="cpu")
+    assert options.scheduler_key != tcir.MappingOptions(fusion="min").scheduler_key
+    with pytest.raises(tcir.TCError, match="parallel_reductions must be a bool"):
+        tcir.MappingOptions(parallel_reductions=1)
+
+
 def test_two_stages_add_the_prefetch_pass_on_gpus():
     options = tcir.MappingOptions(tile=[32, 32, 32], num_stages=2)
-    assert options.pipeline(backend="cuda").endswith("convert-poly-to-gpu,gpu-prefetch-copies")
+    assert options.pipeline(backend="cuda").endswith("convert-poly-to-gpu,gpu-prefetch-copies,gpu-check-indices")
     assert options.pipeline(backend="cpu").endswith("convert-poly-to-loops")
     assert "gpu-prefetch-copies" not in tcir.MappingOptions(tile=[32, 32, 32]).pipeline(backend="cuda")
 

@@ -43,6 +43,32 @@ __device__ __forceinline__ float tc_minimum(float a, float b) {
 __device__ __forceinline__ double tc_minimum(double a, double b) {
   return (a != a || b != b) ? a + b : fmin(a, b);
 }""",
+    # check.index: an out-of-range subscript reads element 0 instead, and the
+    # first one of the module is reported to the host without a synchronization
+    # (tcir/backends/cuda/index_errors.py sets the pointers when it loads the
+    # module): the check id, subscript and index value, then the flags, into
+    # pinned host memory, which the host reads on every call.
+    "tc_checked_index": """\
+__device__ volatile long long* tc_index_error;
+__device__ volatile long long* tc_index_error_any;
+__device__ int tc_index_error_claimed;
+__device__ __noinline__ void tc_report_index_error(int check, long long subscript, long long value) {
+  if (tc_index_error != nullptr && atomicCAS(&tc_index_error_claimed, 0, 1) == 0) {
+    tc_index_error[1] = check;
+    tc_index_error[2] = subscript;
+    tc_index_error[3] = value;
+    __threadfence_system();
+    tc_index_error[0] = 1;
+    __threadfence_system();
+    *tc_index_error_any = 1;
+  }
+}
+template <typename T>
+__device__ __forceinline__ T tc_checked_index(T subscript, long long extent, long long value, int check) {
+  if (subscript >= 0 && subscript < extent) return subscript;
+  tc_report_index_error(check, subscript, value);
+  return 0;
+}""",
 }
 
 

@@ -19,11 +19,14 @@ in `tcir.runtime.host_program` (re-exported here), which loads without xDSL.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from xdsl.dialects import arith, func, gpu, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from tcir.backends.cuda.scalar_types import numpy_dtype, static_shape
+from tcir.dialects.check import IndexOp
 from tcir.errors import TCError
 from tcir.runtime.host_program import (
     ArgRef,
@@ -32,6 +35,7 @@ from tcir.runtime.host_program import (
     HostParam,
     HostProgram,
     HostValue,
+    IndexCheck,
     KernelArg,
     KernelLaunch,
     evaluate,
@@ -44,6 +48,7 @@ __all__ = [
     "HostParam",
     "HostProgram",
     "HostValue",
+    "IndexCheck",
     "KernelArg",
     "KernelLaunch",
     "constant_block_size",
@@ -196,7 +201,13 @@ def extract_host_program(module: ModuleOp, func_name: str | None = None) -> Host
         raise TCError(
             f"cuda backend: expected {which} host function launching kernels, found {len(hosts)}"
         )
-    return _HostReader(hosts[0]).read()
+    checks = sorted((op for op in module.walk() if isinstance(op, IndexOp)), key=lambda op: op.check_id.value.data)
+    if [op.check_id.value.data for op in checks] != list(range(len(checks))):
+        raise TCError("cuda backend: the check.index ops must be numbered 0, 1, ... across the module")
+    index_checks = tuple(
+        IndexCheck(op.tensor.data, op.dim.value.data, op.extent.value.data, op.source.data) for op in checks
+    )
+    return replace(_HostReader(hosts[0]).read(), index_checks=index_checks)
 
 
 def extract_launches(module: ModuleOp, func_name: str | None = None) -> list[KernelLaunch]:

@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from tcir.backends.cuda.helpers import helper_definitions
+from tcir.dialects.check import IndexOp
 from tcir.backends.cuda.launch import constant_block_size, kernel_symbol
 from tcir.backends.cuda.naming import NameTable
 from tcir.backends.cuda.scalar_types import (
@@ -173,6 +174,9 @@ _CMPF = {
     "true": "true",
 }
 _CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+_ATOMIC_ADD = (0, 1)
+"""`memref.atomic_rmw` kinds printed as `atomicAdd` (MLIR's `addf`, `addi`)."""
 
 #: C precedence levels (lower binds tighter); ATOM needs no parentheses anywhere.
 ATOM, UNARY, TERNARY, ANY = 1, 3, 15, 16
@@ -339,7 +343,7 @@ class KernelPrinter(IndentedLines):
     def print_kernel(self) -> str:
         """The CUDA C definition of the kernel."""
         block = self.kernel.body.block
-        stored = {op.memref for op in self.kernel.walk() if isinstance(op, memref.StoreOp)}
+        stored = {op.memref for op in self.kernel.walk() if isinstance(op, memref.StoreOp | memref.AtomicRMWOp)}
         params = [self.param(arg, arg in stored) for arg in block.args]
         name = self.kernel.sym_name.data
         bounds = f"__launch_bounds__({math.prod(self.block_size)}) " if self.block_size else ""
@@ -683,6 +687,25 @@ class KernelPrinter(IndentedLines):
             if text != "0":
                 terms.append(text if stride == 1 else f"{text} * {stride}")
         return f"{name}[{' + '.join(terms) or '0'}]"
+
+    @emit.register
+    def _(self, op: memref.AtomicRMWOp) -> None:
+        kind = op.kind.value.data
+        if kind not in _ATOMIC_ADD:
+            raise TCError(f"cuda backend: op 'memref.atomic_rmw' of kind {kind} is not supported (only addf, addi)")
+        target = self.access(op.memref, op.indices)
+        call = f"atomicAdd(&{target}, {self.expr(op.value, ANY)})"
+        if op.result.uses:
+            self.define(op.result, call, ATOM)
+        else:
+            self.line(f"{call};")
+
+    @emit.register
+    def _(self, op: IndexOp) -> None:
+        self.helpers.add("tc_checked_index")
+        sub, value = self.expr(op.subscript, ANY), self.expr(op.value, ANY)
+        check, extent = op.check_id.value.data, op.extent.value.data
+        self.define(op.result, f"tc_checked_index({sub}, {extent}, {value}, {check})", ATOM)
 
     @emit.register
     def _(self, op: memref.AllocaOp) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from tcir.backends.cuda.index_errors import check_pending, index_errors, sync_each_call, uses_index_checks
 from tcir.errors import ShapeError, TCError
 from tcir.runtime.host_program import (
     ArgRef,
@@ -88,12 +89,18 @@ def write_source(source: str) -> str:
     return path
 
 
+def _loaded(module: Any, names: tuple[str, ...], checked: bool) -> tuple[int | None, tuple[Any, ...]]:
+    """Kernels `names` of a loaded module, with its index-error slot if `checked`."""
+    slot = index_errors(cupy_module()).attach(module) if checked else None
+    return slot, tuple(module.get_function(name) for name in names)
+
+
 @functools.lru_cache(maxsize=128)
-def _functions(source: str, options: tuple[str, ...], names: tuple[str, ...]) -> tuple[Any, ...]:
+def _functions(source: str, options: tuple[str, ...], names: tuple[str, ...]) -> tuple[int | None, tuple[Any, ...]]:
     """Kernels `names` of `source`, compiled by cupy's RawModule (cached per process)."""
     cupy = cupy_module()
     module = cupy.RawModule(code=source, options=options, backend="nvrtc")
-    return tuple(module.get_function(name) for name in names)
+    return _loaded(module, names, uses_index_checks(source))
 
 
 def compile_cubin(source: str, options: Sequence[str], arch: str) -> bytes | None:
@@ -122,11 +129,13 @@ def compile_cubin(source: str, options: Sequence[str], arch: str) -> bytes | Non
 
 
 @functools.lru_cache(maxsize=128)
-def _cubin_functions(cubin: bytes, names: tuple[str, ...], device: int) -> tuple[Any, ...]:
+def _cubin_functions(
+    cubin: bytes, names: tuple[str, ...], device: int, checked: bool
+) -> tuple[int | None, tuple[Any, ...]]:
     """Kernels `names` of `cubin`, loaded on `device` (the current one; cached per process)."""
     module = cupy_module().cuda.function.Module()
     module.load(cubin)
-    return tuple(module.get_function(name) for name in names)
+    return _loaded(module, names, checked)
 
 
 def _to_device(x: Any, param: HostParam) -> Any:
@@ -151,12 +160,26 @@ def _to_device(x: Any, param: HostParam) -> Any:
     )
 
 
-def _buffer_converter(param: HostParam) -> Callable[[Any], Any]:
+def is_torch_tensor(x: Any) -> bool:
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+
+
+def _buffer_converter(param: HostParam, device: int) -> Callable[[Any], Any]:
     cupy = cupy_module()
     ndarray = cupy.ndarray
     shape, dtype = param.shape, np.dtype(param.dtype)
+    torch_dtype = f"torch.{dtype}"
 
     def convert(x: Any) -> Any:
+        if type(x) is not ndarray and is_torch_tensor(x) and x.is_cuda and x.get_device() == device:
+            # A torch tensor is passed by its address: no cupy view per call.
+            if x.shape != shape:
+                raise ShapeError(f"argument '{param.name}': expected shape {shape}, got {tuple(x.shape)}")
+            if str(x.dtype) != torch_dtype:
+                raise ShapeError(f"argument '{param.name}': expected dtype {dtype}, got {x.dtype}")
+            if not x.is_contiguous():
+                raise ShapeError(f"argument '{param.name}' must be C-contiguous")
+            return np.uint64(x.data_ptr())
         if type(x) is not ndarray:
             x = _to_device(x, param)
         if x.shape != shape:
@@ -243,40 +266,71 @@ class CudaProgram:
         self.host = host
         self.options = tuple(options)
         names = tuple(dict.fromkeys(launch.kernel_name for launch in host.launches))
-        device = current_device()
+        self.device = device = current_device()
         self.arch = device_architecture(device)
         if cubin is None or arch != self.arch:
             cubin = compile_cubin(source, self.options, self.arch)
         self.cubin: bytes | None = None
+        checked = uses_index_checks(source)
+        slot: int | None = None
         if cubin is not None:
             try:
-                functions = dict(zip(names, _cubin_functions(cubin, names, device)))
+                slot, loaded = _cubin_functions(cubin, names, device, checked)
+                functions = dict(zip(names, loaded))
                 self.cubin = cubin
             except cupy_module().cuda.driver.CUDADriverError as e:  # the driver refuses it
                 log.debug("cannot load the cubin for %s (%s); compiling with RawModule", self.arch, e)
         if self.cubin is None:
             try:
-                functions = dict(zip(names, _functions(source, self.options, names)))
+                slot, loaded = _functions(source, self.options, names)
+                functions = dict(zip(names, loaded))
             except TCError:
                 raise
             except Exception as e:  # noqa: BLE001  (cupy's CompileException, driver errors)
                 path = write_source(source)
                 raise TCError(f"cuda backend: NVRTC failed to compile {path}:\n{e}") from None
         self._converters = [
-            _buffer_converter(p) if p.is_buffer else _scalar_converter(p) for p in host.params
+            _buffer_converter(p, device) if p.is_buffer else _scalar_converter(p) for p in host.params
         ]
+        self._last_args: tuple[Any, ...] = ()
+        """The arguments of the last call, where an index error's value is looked for."""
+        self._checked = slot is not None
+        if slot is not None:
+            index_errors(cupy_module()).own(slot, self.index_error)
         self._plans = [
             _LaunchPlan(functions[launch.kernel_name], launch, host.params)
             for launch in host.launches
         ]
 
+    def raw_launches(self, *args: Any) -> list[tuple[Any, tuple[int, ...], tuple[int, int, int], tuple[Any, ...]]]:
+        """(kernel, grid, block, kernel arguments) of each launch of a call on
+        `args`, temporaries allocated once: what a bare cupy launch of the
+        same kernels takes (`tools/bench_host.py` compares against it)."""
+        values = [convert(a) for convert, a in zip(self._converters, args)]
+        cupy = cupy_module()
+        temps = [cupy.empty(t.shape, dtype=t.dtype) for t in self.host.temporaries]
+        return [
+            (plan.function, plan.grid_for(args), plan.block, plan.arguments(values, temps, args))
+            for plan in self._plans
+        ]
+
+    def index_error(self, check: int, subscript: int, value: int) -> TCError:
+        """The error that check `check` of these kernels reported."""
+        return self.host.index_error(check, subscript, value, self._last_args)
+
     def __call__(self, *args: Any) -> None:
-        """Run every launch in order on the current stream (asynchronously)."""
+        """Run every launch in order, asynchronously, on the caller's current
+        stream: torch's where an argument is a torch tensor, else cupy's. An
+        index error that an earlier call's kernels reported is raised first."""
+        check_pending()
         if len(args) != len(self._converters):
             raise TCError(
                 f"{self.host.name}: expected {len(self._converters)} arguments, got {len(args)}"
             )
         values = [convert(a) for convert, a in zip(self._converters, args)]
+        stream = current_stream(args, self.device)
+        if self._checked:
+            self._last_args = args
         temps = []
         if self.host.temporaries:
             cupy = cupy_module()
@@ -286,13 +340,41 @@ class CudaProgram:
             if 0 in grid:
                 continue
             try:
-                plan.function(grid, plan.block, plan.arguments(values, temps, args))
+                plan.function(grid, plan.block, plan.arguments(values, temps, args), stream=stream)
             except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
                 path = write_source(self.source)
                 raise TCError(
                     f"cuda backend: launching '{plan.name}' (grid {grid}, block {plan.block}) "
                     f"failed: {e}; source: {path}"
                 ) from None
+        if sync_each_call():
+            (stream or cupy_module().cuda.get_current_stream()).synchronize()
+            check_pending()
+
+
+_external_streams: dict[tuple[int, int], Any] = {}
+
+
+def current_stream(args: Sequence[Any], device: int) -> Any:
+    """torch's current stream of `device` as a cupy stream, where an argument
+    is a torch tensor; else None (cupy's current stream)."""
+    if not any(is_torch_tensor(a) for a in args):
+        return None
+    import torch
+
+    pointer = torch.cuda.current_stream(device).cuda_stream
+    stream = _external_streams.get((pointer, device))
+    if stream is None:
+        stream = _external_streams[pointer, device] = cupy_module().cuda.ExternalStream(pointer, device)
+    return stream
+
+
+def synchronize() -> None:
+    """Wait for every kernel on the current GPU, then raise the index errors
+    they reported (`tcir.synchronize()`)."""
+    if cuda_available():
+        cupy_module().cuda.runtime.deviceSynchronize()
+        check_pending()
 
 
 def compile_module(

@@ -61,6 +61,8 @@ class Launch:
         self.tid: tuple[np.ndarray, ...] = ()
         self.bid: tuple[np.ndarray, ...] = ()
         self.shared_buffers: list[Buffer] = []
+        self.index_error: tuple[int, int, int] | None = None
+        """The first `check.index` that failed: (check id, subscript, index value)."""
 
     # What kernels call ------------------------------------------------------
 
@@ -81,6 +83,18 @@ class Launch:
             self, name, PRIVATE, shape, np.zeros(size, dtype),
             initialized=np.zeros(size, bool), logged=False,
         )  # fmt: skip
+
+    def check_index(self, check: int, subscript: Any, value: Any, extent: int) -> Any:
+        """`check.index`: the subscripts, 0 where out of [0, extent), the first
+        such recorded (reported when the launch ends, as the GPU does)."""
+        ok = (subscript >= 0) & (subscript < extent)
+        if np.all(ok):
+            return subscript
+        if self.index_error is None:
+            bad = int(np.flatnonzero(np.broadcast_to(~ok, np.shape(ok) or (1,)))[0])
+            pick = lambda x: int(np.ravel(x)[bad] if np.ndim(x) else x)  # noqa: E731
+            self.index_error = (check, pick(subscript), pick(value))
+        return np.where(ok, subscript, 0) if np.ndim(ok) else 0
 
     def barrier(self, lanes: np.ndarray, site: int) -> None:
         """`__syncthreads()` by `lanes`: all threads of each of their blocks must be there."""

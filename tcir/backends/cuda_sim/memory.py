@@ -11,7 +11,8 @@ for all lanes) or an array aligned with the lanes. An access
   buffers, with its lanes and their barrier epochs, so that `find_conflict`
   can later find two lanes touching one element, at least one writing,
   between the same two barriers of one block (`race`), or two blocks of a
-  launch doing so at any time (`conflict`).
+  launch doing so at any time (`conflict`). Atomic adds (`Buffer.atomic_add`)
+  are exempt among themselves, not against plain loads and stores.
 
 Lanes are numbered in a launch: lane `l` is thread `l % T` of the launch's
 block `l // T` (`T` threads per block, blocks in the launch's random order).
@@ -49,6 +50,9 @@ class Access(NamedTuple):
     epochs: np.ndarray
     write: bool
     site: int
+    atomic: bool = False
+    """An atomic read-modify-write: it conflicts with plain accesses of other
+    threads (or blocks), not with other atomics."""
 
 
 class Buffer:
@@ -120,6 +124,19 @@ class Buffer:
             offset = np.broadcast_to(offset, value.shape)  # lanes write one element: a race if several
         self.data[offset] = value
 
+    def atomic_add(self, lanes: np.ndarray, index: tuple[Any, ...], value: Any, site: int) -> Any:
+        """`memref.atomic_rmw addf/addi`: each lane adds `value` to its element
+        (lanes of one element add in turn); the old values."""
+        offset = self.offset(lanes, index, site)
+        if self.initialized is not None and not self.initialized[offset].all():
+            self.uninitialized(lanes, offset, site)
+        if self.log is not None:
+            self.log.append(Access(self.launch.ordinals(lanes), offset, self.launch.epoch[lanes], True, site, True))
+        offsets = np.broadcast_to(offset, lanes.shape)
+        old = self.data[offsets]
+        np.add.at(self.data, offsets, np.broadcast_to(value, lanes.shape).astype(self.data.dtype))
+        return old
+
     # Faults -----------------------------------------------------------------
 
     def describe(self) -> str:
@@ -171,15 +188,24 @@ class Buffer:
         )
         epochs = np.concatenate([a.epochs for a in log])
         writes = np.repeat(np.array([a.write for a in log]), sizes)
+        atomics = np.repeat(np.array([a.atomic for a in log]), sizes)
         entries = np.repeat(np.arange(len(log)), sizes)
         blocks = lanes // self.launch.threads
-        if self.kind == GLOBAL:
-            pair = find_conflict((offsets,), blocks, writes)
+        sites = lambda pair: [log[k].site for k in entries[list(pair)]]  # noqa: E731
+        checks = [(blocks, True), (lanes, False)] if self.kind == GLOBAL else [(lanes, False)]
+        plain = np.flatnonzero(~atomics) if atomics.any() else None
+        for who, across_blocks in checks:
+            keys = (offsets,) if across_blocks else (offsets, blocks, epochs)
+            if plain is None:
+                pair = find_conflict(keys, who, writes)
+            else:  # plain accesses among themselves, then against the atomics
+                pair = find_conflict(tuple(k[plain] for k in keys), who[plain], writes[plain])
+                if pair is not None:
+                    pair = (int(plain[pair[0]]), int(plain[pair[1]]))
+                else:
+                    pair = _atomic_conflict(keys, who, atomics)
             if pair is not None:
-                self.report(pair, lanes, offsets, writes, [log[k].site for k in entries[list(pair)]], True)
-        pair = find_conflict((offsets, blocks, epochs), lanes, writes)
-        if pair is not None:
-            self.report(pair, lanes, offsets, writes, [log[k].site for k in entries[list(pair)]], False)
+                self.report(pair, lanes, offsets, writes, sites(pair), across_blocks)
 
     def report(
         self,
@@ -208,6 +234,28 @@ class Buffer:
             f"between the same two barriers"
         )
         launch.fault("race", message)
+
+
+def _atomic_conflict(
+    keys: tuple[np.ndarray, ...], who: np.ndarray, atomics: np.ndarray
+) -> tuple[int, int] | None:
+    """An atomic entry and a plain one with equal `keys` and different `who`
+    (atomics among themselves never conflict); None if there is none."""
+    _, group = np.unique(np.stack(keys), axis=1, return_inverse=True)
+    group = group.reshape(-1)
+    n = int(group.max()) + 1
+    big = np.iinfo(np.int64).max
+    low = np.full(n, big)
+    high = np.full(n, -1)
+    np.minimum.at(low, group[atomics], who[atomics])
+    np.maximum.at(high, group[atomics], who[atomics])
+    plain = np.flatnonzero(~atomics & (high[group] >= 0))
+    bad = plain[(low[group[plain]] != who[plain]) | (high[group[plain]] != who[plain])]
+    if not bad.size:
+        return None
+    p = int(bad[0])
+    partner = np.flatnonzero(atomics & (group == group[p]) & (who != who[p]))
+    return int(partner[0]), p
 
 
 def find_conflict(

@@ -121,6 +121,8 @@ class SimProgram:
                 for k, (arg, value) in enumerate(zip(launch.args, arguments))
             ]
             state.run(code.function, kernel_args)
+            if state.index_error is not None:
+                raise self.host.index_error(*state.index_error, args)
 
 
 def _poison(dtype: str) -> Any:

@@ -45,6 +45,7 @@ from tcir.backends.cuda.scalar_types import (
     static_shape,
 )
 from tcir.backends.cuda_sim import values
+from tcir.dialects.check import IndexOp
 from tcir.backends.source_text import IndentedLines
 from tcir.errors import TCError
 
@@ -94,7 +95,7 @@ def _math_name(op: Operation) -> str | None:
 
 def _kernel_buffers(kernel: gpu.FuncOp) -> set[SSAValue]:
     """The memref arguments the kernel stores to."""
-    return {op.memref for op in kernel.walk() if isinstance(op, memref.StoreOp)}
+    return {op.memref for op in kernel.walk() if isinstance(op, memref.StoreOp | memref.AtomicRMWOp)}
 
 
 def is_global(t: Any) -> bool:
@@ -127,6 +128,8 @@ def varying_values(
                 sizes = {gpu.ThreadIdOp: (block,), gpu.BlockIdOp: (grid,)}.get(type(op), (block, grid))
                 if any(s[dim] > 1 for s in sizes):
                     changed |= mark(op.results)
+            elif isinstance(op, memref.AtomicRMWOp):  # the old value, one per lane
+                changed |= mark(op.results)
             elif isinstance(op, memref.LoadOp):
                 if not is_global(op.memref.type) or any(i in varying for i in op.indices):
                     changed |= mark(op.results)
@@ -150,10 +153,10 @@ def varying_values(
 
 
 def _site_lines(kernel: gpu.FuncOp) -> list[str]:
-    """The printed line of each load, store and barrier of `kernel`, in walk order."""
+    """The printed line of each load, store, atomic and barrier of `kernel`, in walk order."""
     stream = StringIO()
     Printer(stream=stream).print_op(kernel)
-    pattern = re.compile(r"(= memref\.load |^\s*memref\.store |\"gpu\.barrier\")")
+    pattern = re.compile(r"(= memref\.load |^\s*memref\.store |\"gpu\.barrier\"|\"memref\.atomic_rmw\")")
     return [line.strip() for line in stream.getvalue().splitlines() if pattern.search(line)]
 
 
@@ -425,6 +428,18 @@ class KernelTranslator(IndentedLines):
         value = self.ref(scope, op.value)
         self.line(f"{buffer}.store({scope.lanes}, {index}, {value}, {self.site(op)})")
 
+    def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
+        if op.kind.value.data not in (0, 1):  # addf, addi
+            raise TCError(f"cuda-sim: op 'memref.atomic_rmw' of kind {op.kind.value.data} is not supported")
+        buffer, index = self.ref(scope, op.memref), self.index(scope, op.indices)
+        value = self.ref(scope, op.value)
+        self.define(scope, op.result, f"{buffer}.atomic_add({scope.lanes}, {index}, {value}, {self.site(op)})")
+
+    def op_check_index(self, op: IndexOp, scope: Scope) -> None:
+        sub, value = self.ref(scope, op.subscript), self.ref(scope, op.value)
+        check, extent = op.check_id.value.data, op.extent.value.data
+        self.define(scope, op.result, f"rt.check_index({check}, {sub}, {value}, {extent})")
+
     def op_alloca(self, op: memref.AllocaOp, scope: Scope) -> None:
         t = op.memref.type
         space = memory_space(t)
@@ -553,7 +568,8 @@ _HANDLERS: dict[type[Operation], str] = {
     gpu.ThreadIdOp: "op_thread_id", gpu.BlockIdOp: "op_block_id", gpu.GlobalIdOp: "op_global_id",
     gpu.BlockDimOp: "op_block_dim", gpu.GridDimOp: "op_grid_dim", gpu.BarrierOp: "op_barrier",
     gpu.ReturnOp: "op_return", memref.LoadOp: "op_load", memref.StoreOp: "op_store",
-    memref.AllocaOp: "op_alloca", scf.IfOp: "op_if", scf.ForOp: "op_for", scf.YieldOp: "op_yield",
+    memref.AtomicRMWOp: "op_atomic_rmw",
+    memref.AllocaOp: "op_alloca", IndexOp: "op_check_index", scf.IfOp: "op_if", scf.ForOp: "op_for", scf.YieldOp: "op_yield",
 }  # fmt: skip
 
 

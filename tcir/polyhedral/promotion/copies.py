@@ -15,13 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import islpy as isl
-from xdsl.dialects.builtin import ArrayAttr, IndexType, StringAttr
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ArrayAttr, IndexType, StringAttr, UnitAttr
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from tcir.dialects.poly import StmtOp
-from tcir.dialects.tc import ReadOp, UpdateOp
-from tcir.lowering.tc_point import PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
+from tcir.dialects.tc import ReadOp, TensorType, UpdateOp
+from tcir.lowering.tc_point import ATOMIC, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS, identity
 from tcir.polyhedral.promotion.affine import affine_map_attr, function_of
 from tcir.polyhedral.promotion.tiles import ArrayTile
 
@@ -53,6 +54,10 @@ class Copy:
     tile: ArrayTile
     threads: tuple[str, ...]
     symbols: tuple[str, ...]
+    atomic: bool
+    """The buffer accumulates an atomic sum (`poly-parallel-reduction`): it
+    starts at 0 instead of the tensor's values and is added to the tensor
+    atomically."""
 
     @property
     def _dims(self) -> tuple[list[str], list[str], list[str]]:
@@ -125,26 +130,39 @@ class Copy:
         return block, list(block.args[len(p) + len(t) :])
 
     def statement(self) -> StmtOp:
-        """The copy statement: `buffer[b] = T[a]` or `T[a] = buffer[b]`."""
+        """The copy statement: `buffer[b] = T[a]` or `T[a] = buffer[b]`
+        (atomic: `buffer[b] = 0`, `T[a] += buffer[b]` atomically)."""
         domain = self.domain()
         _, _, a = self._dims
         block, elements = self._body()
         subscripts = [AffineExpr.dimension(k) for k in range(len(a))]
-        read = ReadOp(self.tensor, subscripts, elements)
-        write = UpdateOp(self.tensor, "=", read.result, subscripts, elements)
         index = self._buffer_index(domain)
-        promote_access(
-            read if not self.into_buffer else write, self.buffer, index, self.symbols
-        )
-        block.add_ops([read, write])
+        if self.atomic and self.into_buffer:
+            assert isinstance(self.tensor.type, TensorType)
+            zero = arith.ConstantOp(identity("+", self.tensor.type.element_type))
+            write = UpdateOp(self.tensor, "=", zero.result, subscripts, elements)
+            promote_access(write, self.buffer, index, self.symbols)
+            block.add_ops([zero, write])
+        else:
+            read = ReadOp(self.tensor, subscripts, elements)
+            write = UpdateOp(self.tensor, "+=" if self.atomic else "=", read.result, subscripts, elements)
+            if self.atomic:
+                write.attributes[ATOMIC] = UnitAttr()
+            promote_access(
+                read if not self.into_buffer else write, self.buffer, index, self.symbols
+            )
+            block.add_ops([read, write])
         tensor = self.elements.get_tuple_name(isl.dim_type.out)
         access = isl.Map(
             f"{{ {self._instance()} -> {tensor}[{', '.join(a)}] }}"
         ).intersect_domain(domain)
         empty = isl.UnionMap.empty(access.get_space().params()).to_str()
-        reads, writes = (
-            (access.to_str(), empty) if self.into_buffer else (empty, access.to_str())
-        )
+        if self.atomic:  # the tensor is not read into the buffer; the sum reads and writes it
+            reads, writes = (empty, empty) if self.into_buffer else (access.to_str(), access.to_str())
+        else:
+            reads, writes = (
+                (access.to_str(), empty) if self.into_buffer else (empty, access.to_str())
+            )
         return StmtOp(self.name, domain.to_str(), reads, writes, Region(block))
 
     def _buffer_index(self, domain: isl.Set) -> isl.MultiAff:

@@ -5,7 +5,10 @@ For each kernel whose outer band is mapped to blocks:
   the block-mapped band): groups that write, whose elements no other thread
   touches, with a fixed tile of at most `max_private_elements` elements (the
   per-thread accumulators: 8x8 of them make a register micro-tile). They
-  are loaded before the tile's code and stored after it, by each thread;
+  are loaded before the tile's code and stored after it, by each thread.
+  The atomic sums of `poly-parallel-reduction` are promoted although other
+  threads update the same elements: each thread's buffer starts at 0 and is
+  added to the tensor atomically at the end (never to shared memory);
 - shared-memory promotion at the tile level below the tile loops that
   iterate inside the block (bands whose members are all tile indices, e.g.
   tmm's `kk` tile loop): groups with a fixed tile, elements accessed more
@@ -353,7 +356,7 @@ class Promoter:
                 or group.footprint is None
                 or tile is None
                 or tile.elements > self.max_private_elements
-                or not _thread_exclusive(group.footprint)
+                or not (group.atomic or _thread_exclusive(group.footprint))
                 or self._shared_with_other_threads(site, group, groups)
             ):
                 continue
@@ -390,6 +393,8 @@ class Promoter:
         for group in groups:
             tile = group.tile
             if group.footprint is None or tile is None or any(r.conditional for r in group.refs):
+                continue
+            if group.atomic:  # combined across the block's threads: never one shared copy
                 continue
             indirect = group.refs[0].indirection is not None
             if not indirect and all(r.op in consumed for r in group.refs):
@@ -612,6 +617,7 @@ class Promoter:
             decision.group.tile,
             () if shared else tuple(ident for ident, _ in self.threads),
             tuple(self.scop.param_names),
+            decision.group.atomic,
         )
         indirection = decision.group.refs[0].indirection
         if indirection is None:

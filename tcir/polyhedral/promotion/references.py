@@ -24,6 +24,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from tcir.dialects.poly import StmtOp
 from tcir.dialects.tc import ReadOp, TensorType, UpdateOp
+from tcir.lowering.tc_point import ATOMIC
 from tcir.polyhedral.affine_isl import IslAffineBuilder, NotAffine, relation
 from tcir.polyhedral.promotion.tiles import ArrayTile, array_tile
 
@@ -252,6 +253,12 @@ class Group:
     @property
     def writes(self) -> bool:
         return any(r.writes for r in self.refs)
+
+    @property
+    def atomic(self) -> bool:
+        """Whether the group is the atomic sum of `poly-parallel-reduction`:
+        its references are updates combined across threads, nothing else."""
+        return all(isinstance(r.op, UpdateOp) and ATOMIC in r.op.attributes for r in self.refs)
 
 
 Footprint = Callable[[Reference], isl.Map | None]

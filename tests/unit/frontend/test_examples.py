@@ -11,6 +11,7 @@ from frontend_helpers import EXAMPLES, ranges, shape
 # file stem -> (output/temporary shapes, ranges of each statement)
 EXPECTED: dict[str, tuple[dict[str, list[str]], list[dict[str, tuple[str, str]]]]] = {
     "mv": ({"C": ["M"]}, [{"i": ("0", "M")}, {"i": ("0", "M"), "k": ("0", "K")}]),
+    "rowsum": ({"s": ["B"]}, [{"b": ("0", "B"), "k": ("0", "K")}]),
     "sgemm": ({"O": ["N", "K"]}, [{"i": ("0", "N"), "j": ("0", "K")},
                                  {"i": ("0", "N"), "j": ("0", "K"), "k": ("0", "M")}]),
     "fcrelu": ({"out": ["B", "O"]}, [{"i": ("0", "B"), "j": ("0", "O")},

@@ -1,0 +1,88 @@
+"""`poly-parallel-reduction`: run `+=` reductions on many threads, combined by atomics.
+
+Replaces the schedule tree of every `poly.scop` by its canonical tree (one
+filter per statement in program order, each with its identity band: one
+kernel per statement once mapped) in which a sum's reduction dimensions are
+coincident too, so that `poly-map-to-gpu` maps them to blocks and threads
+like the output's dimensions, and marks the sum's `tc.update` `atomic`:
+
+    tc.update %s[%b] "+=" %v                      (S1[b, k], k reduced)
+    poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" coincident = [1, 0]
+
+becomes
+
+    tc.update %s[%b] "+=" %v {atomic}
+    poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" coincident = [1, 1]
+
+Code generation turns an atomic update into `memref.atomic_rmw addf` (CUDA
+`atomicAdd`); a private accumulator promoted for it starts at 0 and is added
+to the output atomically (`poly-promote`). The statement that initializes the
+output (`!`) is a kernel of its own before it. A statement qualifies when its
+update is `+=` of floats or signed integers over at least one reduction
+dimension and its only self-dependences relate instances updating the same
+element (a statement reading its own output elsewhere stays serial). Floats
+are then summed in another order than the serial one: the results differ
+within the usual rounding tolerance. The paper names this parallelism as
+what Tensor Comprehensions lacked (section 8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+from xdsl.context import Context
+from xdsl.dialects.builtin import AnyFloat, IntegerType, ModuleOp, Signedness, UnitAttr
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from tcir.dialects.poly import DomainOp, ScopOp, StmtOp
+from tcir.dialects.tc import UpdateOp
+from tcir.polyhedral.canonical import canonical_subtree, reduction_dims
+from tcir.polyhedral.dependences import compute_dependences
+from tcir.polyhedral.scop import scop_context
+
+ATOMIC = "atomic"
+"""Unit attribute of a `tc.update` that several threads combine into one element."""
+
+
+def _atomic_sum(stmt: StmtOp) -> UpdateOp | None:
+    """The statement's final update, where it is a sum that atomics can combine."""
+    update = stmt.body.block.last_op
+    if not isinstance(update, UpdateOp) or update.kind.data != "+=" or not reduction_dims(stmt):
+        return None
+    element = update.tensor_type.element_type
+    if isinstance(element, AnyFloat) and element.bitwidth in (32, 64):
+        return update
+    if isinstance(element, IntegerType) and element.signedness.data != Signedness.UNSIGNED:
+        return update if element.width.data in (32, 64) else None
+    return None
+
+
+def _only_same_element(stmt: StmtOp, validity: isl.UnionMap, context: isl.Set) -> bool:
+    """Whether every self-dependence of `stmt` relates instances that write one element."""
+    domain = isl.UnionSet(stmt.domain.data).intersect_params(context)
+    own = validity.intersect_domain(domain).intersect_range(domain)
+    writes = isl.UnionMap(stmt.writes.data).intersect_domain(domain)
+    same = writes.apply_range(writes.reverse())
+    return own.is_subset(same)
+
+
+@dataclass(frozen=True)
+class PolyParallelReduction(ModulePass):
+    """Schedule sums for atomic combination across threads and blocks."""
+
+    name = "poly-parallel-reduction"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+            validity = compute_dependences(scop).validity
+            context = scop_context(scop)
+            parallel = []
+            for stmt in scop.statements:
+                update = _atomic_sum(stmt)
+                if update is not None and _only_same_element(stmt, validity, context):
+                    update.attributes[ATOMIC] = UnitAttr()
+                    parallel.append(stmt)
+            root = scop.schedule
+            Rewriter.replace_op(root, DomainOp(root.domain.data, canonical_subtree(scop.statements, parallel)))

@@ -1,0 +1,108 @@
+"""Host cost of a tcir call on the GPU: tcir against a bare cupy launch of the same kernels.
+
+    python tools/bench_host.py [--only 1LUT,MLP3] [--json host.json]
+
+For small configurations of `tools/bench.py` (and its 1LUT/2LUT), measured in
+one run on the same inputs:
+
+- `dev`: p50 device time per call of tcir's kernels (`bench.device_ms`);
+- `wall`: p50 wall time of one call plus a synchronize, for tcir on cupy
+  arrays, tcir on torch tensors, the bare launches (cupy `RawKernel`-style
+  `Function` calls of the very kernels, outputs allocated once), and eager;
+- `host`: mean host time per call queued without synchronizing (what a call
+  costs the Python thread), tcir on cupy arrays and on torch tensors, and bare.
+
+The issue's bar: tcir's wall time at most 4 µs over the bare launch's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench import EXAMPLES, check, configs, device_inputs, device_ms, wall_ms  # noqa: E402
+
+import tcir  # noqa: E402
+
+SMALL = ("tmm 128x32x256", "tbmm 500,26,72,26", "1LUT", "2LUT", "MLP3", "C3")
+
+
+def host_us(call: Callable[[], Any], calls: int, sync: Callable[[], None]) -> float:
+    """Mean host time of `calls` queued calls (p50 of 5 rounds), in µs."""
+    rounds = []
+    for _ in range(5):
+        sync()
+        begin = time.perf_counter()
+        for _ in range(calls):
+            call()
+        rounds.append((time.perf_counter() - begin) / calls * 1e6)
+    sync()
+    return statistics.median(rounds)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="comma-separated config labels")
+    parser.add_argument("--json", type=Path, help="write the rows here")
+    args = parser.parse_args()
+    import cupy
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    wanted = [w for w in args.only.split(",") if w] or list(SMALL)
+    rows = []
+    for config in configs(torch):
+        if config.label not in wanted:
+            continue
+        function = tcir.define((EXAMPLES / f"{config.example}.tc").read_text())[config.example]
+        inputs = device_inputs(function.definition, config.sizes, cupy)
+        tensors = [torch.as_tensor(x, device="cuda") for x in inputs]
+        reference = config.peer(*tensors)
+        error = max(check(function(*inputs), reference, torch), check(function(*tensors), reference, torch))
+        outputs = function(*inputs)
+        outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
+        (entry,) = [e for key, e in function._compiled.items() if key[0] == "cuda"][:1]
+        launches = entry.kernel.raw_launches(*inputs, *outputs)
+
+        def bare() -> None:
+            for kernel, grid, block, kernel_args in launches:
+                kernel(grid, block, kernel_args)
+
+        calls: dict[str, Callable[[], Any]] = {
+            "tcir": lambda: function(*inputs),
+            "torch": lambda: function(*tensors),
+            "bare": bare,
+            "eager": lambda: config.peer(*tensors),
+        }
+        row: dict[str, Any] = {"config": config.label, "error": error, "launches": len(launches)}
+        for name, call in calls.items():
+            call()
+            torch.cuda.synchronize()
+            row[f"{name}_wall_us"] = wall_ms(torch, call, 200) * 1e3
+            row[f"{name}_host_us"] = host_us(call, 200, torch.cuda.synchronize)
+        row["tcir_dev_us"] = device_ms(torch, calls["tcir"], 200) * 1e3
+        row["eager_dev_us"] = device_ms(torch, calls["eager"], 200) * 1e3
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print("\n| config | kernels | tcir dev | eager dev | wall tcir | wall tcir (torch) | wall bare | tcir - bare | host tcir | host tcir (torch) | host bare | eager wall | max err |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['config']} | {r['launches']} | {r['tcir_dev_us']:.1f} | {r['eager_dev_us']:.1f} | {r['tcir_wall_us']:.1f} "
+            f"| {r['torch_wall_us']:.1f} | {r['bare_wall_us']:.1f} | {r['tcir_wall_us'] - r['bare_wall_us']:+.1f} "
+            f"| {r['tcir_host_us']:.1f} | {r['torch_host_us']:.1f} | {r['bare_host_us']:.1f} | {r['eager_wall_us']:.1f} | {r['error']:.1e} |"
+        )
+    print("µs; dev = p50 device time per call; wall = p50 of call + synchronize; host = host time per queued call")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+    return 0 if all(r["error"] <= 1e-3 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
