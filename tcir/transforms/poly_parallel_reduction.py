@@ -18,7 +18,7 @@ Code generation turns an atomic update into `memref.atomic_rmw addf` (CUDA
 `atomicAdd`); a private accumulator promoted for it starts at 0 and is added
 to the output atomically (`poly-promote`). The statement that initializes the
 output (`!`) is a kernel of its own before it. A statement qualifies when its
-update is `+=` of floats or signed integers over at least one reduction
+update is `+=` of f32, f64 or i32 over at least one reduction
 dimension and its only self-dependences relate instances updating the same
 element (a statement reading its own output elsewhere stays serial). Floats
 are then summed in another order than the serial one: the results differ
@@ -55,7 +55,7 @@ def _atomic_sum(stmt: StmtOp) -> UpdateOp | None:
     if isinstance(element, AnyFloat) and element.bitwidth in (32, 64):
         return update
     if isinstance(element, IntegerType) and element.signedness.data != Signedness.UNSIGNED:
-        return update if element.width.data in (32, 64) else None
+        return update if element.width.data == 32 else None  # CUDA has no signed 64-bit atomicAdd
     return None
 
 

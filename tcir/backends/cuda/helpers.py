@@ -43,6 +43,30 @@ __device__ __forceinline__ float tc_minimum(float a, float b) {
 __device__ __forceinline__ double tc_minimum(double a, double b) {
   return (a != a || b != b) ? a + b : fmin(a, b);
 }""",
+    # memref.atomic_rmw addf/addi whose old value is unused: the active lanes
+    # of a warp that add to one address first sum their values (shuffles),
+    # then one of them adds the sum. Many threads adding to few addresses
+    # (parallel reductions) otherwise queue at the L2 one atomic at a time.
+    "tc_atomic_add": """\
+template <typename T>
+__device__ __forceinline__ void tc_atomic_add(T* address, T value) {
+  const unsigned active = __activemask();
+  const unsigned peers = __match_any_sync(active, (unsigned long long)address);
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  T sum = value;
+  if (peers == 0xffffffffu) {
+    for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+  } else {
+    sum = 0;
+    for (int source = 0; source < 32; ++source) {
+      if (!((active >> source) & 1u)) continue;
+      const T other = __shfl_sync(active, value, source);
+      if ((peers >> source) & 1u) sum += other;
+    }
+  }
+  if (lane == __ffs(peers) - 1) atomicAdd(address, sum);
+}""",
     # check.index: an out-of-range subscript reads element 0 instead, and the
     # first one of the module is reported to the host without a synchronization
     # (tcir/backends/cuda/index_errors.py sets the pointers when it loads the

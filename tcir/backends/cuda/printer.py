@@ -694,11 +694,12 @@ class KernelPrinter(IndentedLines):
         if kind not in _ATOMIC_ADD:
             raise TCError(f"cuda backend: op 'memref.atomic_rmw' of kind {kind} is not supported (only addf, addi)")
         target = self.access(op.memref, op.indices)
-        call = f"atomicAdd(&{target}, {self.expr(op.value, ANY)})"
-        if op.result.uses:
-            self.define(op.result, call, ATOM)
-        else:
-            self.line(f"{call};")
+        value = self.expr(op.value, ANY)
+        if op.result.uses:  # the old value is needed: one atomic per thread
+            self.define(op.result, f"atomicAdd(&{target}, {value})", ATOM)
+        else:  # summed across the warp first (`tc_atomic_add`)
+            self.helpers.add("tc_atomic_add")
+            self.line(f"tc_atomic_add(&{target}, {value});")
 
     @emit.register
     def _(self, op: IndexOp) -> None:
