@@ -15,6 +15,7 @@ Outputs come back in the inputs' array library.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -41,16 +42,42 @@ def uninitialized(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
 
 @dataclass(frozen=True)
 class _Entry:
-    """A compiled kernel with what the calls with its signature share."""
+    """A compiled kernel with what the calls with its signature share; on the
+    GPU, how its outputs are made and which stream it launches on."""
 
     kernel: Callable[..., None]
     binding: Binding
     outputs: list[tuple[tuple[int, ...], Any, bool]]
+    allocate: Callable[[], list[Any]] | None = None
+    stream: Callable[[], Any] | None = None
 
 
 def _allocate(xp: Any, shape: tuple[int, ...], dtype: Any, zero: bool) -> Any:
     """An output: zeros when a statement accumulates into it first."""
     return xp.zeros(shape, dtype) if zero else uninitialized(xp, shape, dtype)
+
+
+def _gpu_launching(
+    specs: list[tuple[tuple[int, ...], Any, bool]], args: tuple[Any, ...]
+) -> tuple[Callable[[], list[Any]], Callable[[], Any]]:
+    """How a call with these arguments makes its outputs and picks its stream:
+    where an argument is a torch tensor, torch tensors (from torch's caching
+    allocator, ordered on its current stream, so CUDA graphs capture them) and
+    torch's current stream; else cupy arrays and cupy's current stream."""
+    from tcir.backends.cuda.runtime import cupy_module, is_torch_tensor, torch_stream
+
+    tensor = next((a for a in args if is_torch_tensor(a)), None)
+    if tensor is None:
+        cupy = cupy_module()
+        return (lambda: [_allocate(cupy, *spec) for spec in specs]), lambda: None
+    import torch
+
+    device = tensor.device
+    makers = [
+        functools.partial(torch.zeros if zero else torch.empty, shape, dtype=getattr(torch, np.dtype(dtype).name), device=device)
+        for shape, dtype, zero in specs
+    ]
+    return (lambda: [make() for make in makers]), functools.partial(torch_stream, device.index)
 
 
 def _value_range(array: Any) -> tuple[int, int] | None:
@@ -157,7 +184,9 @@ class Function:
 
                 options = best_options(self.definition, binding, backend)
             kernel = self._compile(binding, options, backend)
-            entry = self._compiled[key] = _Entry(kernel, binding, self._output_specs(binding))
+            specs = self._output_specs(binding)
+            launching = _gpu_launching(specs, args) if backend == "cuda" else (None, None)
+            entry = self._compiled[key] = _Entry(kernel, binding, specs, *launching)
         if self._indirect and backend == "cpu":  # GPU kernels check on the device (check.index)
             binding = Binding(entry.binding.sizes, args)
             IndexChecker(self.definition, binding, _value_range).check()
@@ -172,27 +201,10 @@ class Function:
                 undefined = [len(args) + k for k, (_, _, zero) in enumerate(entry.outputs) if not zero]
                 entry.kernel(*arrays, *buffers, undefined=undefined)
             return self._result(originals if given else buffers)
-        buffers = given or self._gpu_outputs(entry, args)
-        entry.kernel(*args, *buffers)
+        assert entry.allocate is not None and entry.stream is not None
+        buffers = given or entry.allocate()
+        entry.kernel(*args, *buffers, stream=entry.stream())
         return self._result(originals if given else buffers)
-
-    @staticmethod
-    def _gpu_outputs(entry: _Entry, args: tuple[Any, ...]) -> list[Any]:
-        """New outputs on the GPU: torch tensors (from torch's caching allocator,
-        ordered on its current stream, so CUDA graphs can capture them) where an
-        argument is a torch tensor, else cupy arrays."""
-        from tcir.backends.cuda.runtime import cupy_module, is_torch_tensor
-
-        tensor = next((a for a in args if is_torch_tensor(a)), None)
-        if tensor is None:
-            cupy = cupy_module()
-            return [_allocate(cupy, *spec) for spec in entry.outputs]
-        import torch
-
-        return [
-            (torch.zeros if zero else torch.empty)(shape, dtype=getattr(torch, np.dtype(dtype).name), device=tensor.device)
-            for shape, dtype, zero in entry.outputs
-        ]
 
     def _given_outputs(self, given: list[Any], entry: _Entry, backend: str) -> list[Any]:
         """The arrays of `outputs=`, checked, as the backend's kernels take them

@@ -14,7 +14,7 @@ def on_gpu(value: Any) -> bool:
     """Whether `value` is an array on a CUDA device (cupy, torch, DLPack)."""
     # torch's and cupy's own attributes first: their __cuda_array_interface__
     # builds a dict on each access, which every call would pay.
-    if getattr(value, "is_cuda", False) or type(value).__module__.startswith("cupy"):
+    if type(value).__module__.startswith("cupy") or getattr(value, "is_cuda", False):
         return True
     if hasattr(value, "__cuda_array_interface__"):
         return True

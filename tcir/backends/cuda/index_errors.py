@@ -111,9 +111,9 @@ def check_pending() -> None:
         _errors.raise_pending()
 
 
-def sync_each_call() -> bool:
-    """`TCIR_SYNC=1`: every call waits for its kernels and raises their errors."""
-    return os.environ.get("TCIR_SYNC", "") not in ("", "0")
+SYNC_EACH_CALL = os.environ.get("TCIR_SYNC", "") not in ("", "0")
+"""`TCIR_SYNC=1` (read when tcir's CUDA runtime loads): every call waits for
+its kernels and raises their errors."""
 
 
 def uses_index_checks(source: str) -> bool:

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from tcir.backends.cuda.index_errors import check_pending, index_errors, sync_each_call, uses_index_checks
+from tcir.backends.cuda import index_errors as index_errors_module
+from tcir.backends.cuda.index_errors import check_pending, index_errors, uses_index_checks
 from tcir.errors import ShapeError, TCError
 from tcir.runtime.host_program import (
     ArgRef,
@@ -207,6 +208,9 @@ def _scalar_converter(param: HostParam) -> Callable[[Any], Any]:
     return convert
 
 
+CALLERS_STREAM: Any = object()
+"""`CudaProgram`'s default stream: the caller's current one (`current_stream`)."""
+
 class _LaunchPlan:
     """One launch with everything not depending on the call's arguments prebuilt."""
 
@@ -301,6 +305,12 @@ class CudaProgram:
             _LaunchPlan(functions[launch.kernel_name], launch, host.params)
             for launch in host.launches
         ]
+        self._static = (
+            [(p.function, p.static_grid, p.block, p.gather) for p in self._plans if 0 not in p.static_grid]
+            if not host.temporaries and all(p.static_grid is not None and p.gather is not None for p in self._plans)
+            else None
+        )
+        """The launches prebuilt where nothing in them depends on the call (the common case)."""
 
     def raw_launches(self, *args: Any) -> list[tuple[Any, tuple[int, ...], tuple[int, int, int], tuple[Any, ...]]]:
         """(kernel, grid, block, kernel arguments) of each launch of a call on
@@ -318,38 +328,45 @@ class CudaProgram:
         """The error that check `check` of these kernels reported."""
         return self.host.index_error(check, subscript, value, self._last_args)
 
-    def __call__(self, *args: Any) -> None:
-        """Run every launch in order, asynchronously, on the caller's current
-        stream: torch's where an argument is a torch tensor, else cupy's. An
-        index error that an earlier call's kernels reported is raised first."""
+    def __call__(self, *args: Any, stream: Any = CALLERS_STREAM) -> None:
+        """Run every launch in order, asynchronously, on `stream` (a cupy
+        stream; by default the caller's current stream: torch's where an
+        argument is a torch tensor, else cupy's). An index error that an
+        earlier call's kernels reported is raised first."""
         check_pending()
         if len(args) != len(self._converters):
             raise TCError(
                 f"{self.host.name}: expected {len(self._converters)} arguments, got {len(args)}"
             )
         values = [convert(a) for convert, a in zip(self._converters, args)]
-        stream = current_stream(args, self.device)
+        if stream is CALLERS_STREAM:
+            stream = current_stream(args, self.device)
         if self._checked:
             self._last_args = args
+        try:
+            if self._static is not None:  # every grid fixed, every argument a host argument
+                for function, grid, block, gather in self._static:
+                    function(grid, block, gather(values), stream=stream)
+            else:
+                self._launch(args, values, stream)
+        except TCError:
+            raise
+        except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
+            path = write_source(self.source)
+            raise TCError(f"cuda backend: launching {self.host.name}'s kernels failed: {e}; source: {path}") from None
+        if index_errors_module.SYNC_EACH_CALL:
+            (stream or cupy_module().cuda.get_current_stream()).synchronize()
+            check_pending()
+
+    def _launch(self, args: tuple[Any, ...], values: list[Any], stream: Any) -> None:
         temps = []
         if self.host.temporaries:
             cupy = cupy_module()
             temps = [cupy.empty(t.shape, dtype=t.dtype) for t in self.host.temporaries]
         for plan in self._plans:
             grid = plan.grid_for(args)
-            if 0 in grid:
-                continue
-            try:
+            if 0 not in grid:
                 plan.function(grid, plan.block, plan.arguments(values, temps, args), stream=stream)
-            except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
-                path = write_source(self.source)
-                raise TCError(
-                    f"cuda backend: launching '{plan.name}' (grid {grid}, block {plan.block}) "
-                    f"failed: {e}; source: {path}"
-                ) from None
-        if sync_each_call():
-            (stream or cupy_module().cuda.get_current_stream()).synchronize()
-            check_pending()
 
 
 _external_streams: dict[tuple[int, int], Any] = {}
@@ -360,6 +377,11 @@ def current_stream(args: Sequence[Any], device: int) -> Any:
     is a torch tensor; else None (cupy's current stream)."""
     if not any(is_torch_tensor(a) for a in args):
         return None
+    return torch_stream(device)
+
+
+def torch_stream(device: int) -> Any:
+    """torch's current stream of `device`, as a cupy stream (made once per stream)."""
     import torch
 
     pointer = torch.cuda.current_stream(device).cuda_stream
