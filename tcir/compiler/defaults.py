@@ -28,6 +28,11 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   point's reduction on 256 threads, partial sums added atomically; the
   slices are as long as keeps about four blocks per SM, and at least 8
   points a thread.
+- **A chain of layers** (several 2-D outputs, a later statement reading an
+  earlier one's output, MLP3): no fusion, each statement a kernel mapped
+  over its 2-D output in 4x32 tiles on 32x4 threads (one block per tile,
+  many blocks per layer) rather than one fused kernel whose dependent
+  layers run in few threads.
 - Everything else keeps `MappingOptions()` (one block per point of the
   outer parallel loops, 32x8 or 256 threads).
 
@@ -68,6 +73,8 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
     """The GPU mapping used without options (see the module docstring)."""
     layer = _one_output_layer(definition)
     if layer is None:
+        if _layer_chain(definition):
+            return MappingOptions(fusion="min", tile=[4, 32], threads=[32, 4])
         return MappingOptions()
     sizes = [binding.sizes[n] for n in definition.size_params]
     extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in layer.ranges.items()}
@@ -115,6 +122,17 @@ def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:
     if any(s.lhs != first.lhs or s.lhs_indices != first.lhs_indices for s in definition.stmts):
         return None
     return next((s for s in definition.stmts if s.reduces), first)
+
+
+def _layer_chain(definition: A.CheckedDef) -> bool:
+    """Whether every output is 2-D and a statement reads another statement's output."""
+    if any(len(p.dims) != 2 for p in definition.outputs):
+        return False
+    return any(
+        isinstance(node, A.Access) and node.tensor != stmt.lhs and node.tensor in {p.name for p in definition.outputs}
+        for stmt in definition.stmts
+        for node in walk(stmt.rhs)
+    )
 
 
 def _indices_of_every_read(stmt: A.Stmt) -> set[str]:

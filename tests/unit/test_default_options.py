@@ -89,9 +89,15 @@ def test_empty_outputs_keep_the_plain_mapping_and_run(shape):
     assert add(a, a, backend="cuda-sim").shape == shape
 
 
-def test_defs_of_several_outputs_keep_the_plain_mapping():
-    # MLP3 writes three tensors: no single layer to model.
-    assert options_at("MLP3", (8, 16), (8, 16), (8,), (4, 8), (4,), (2, 4), (2,)) == tcir.MappingOptions()
+def test_defs_of_several_outputs():
+    # MLP3's layers read each other's outputs: one kernel per statement, 4x32 tiles.
+    mlp3 = options_at("MLP3", (8, 16), (8, 16), (8,), (4, 8), (4,), (2, 4), (2,))
+    assert mlp3 == tcir.MappingOptions(fusion="min", tile=[4, 32], threads=[32, 4])
+    # 2LUT's two outputs are independent: the plain mapping, fused.
+    lut = function("2LUT")
+    f32, i32 = np.zeros((23, 13), np.float32), np.zeros((7, 5), np.int32)
+    binding = bind(lut.definition, [f32, i32, f32, i32])
+    assert default_options(lut.definition, binding) == tcir.MappingOptions()
     # A 1-D output has no plane to tile.
     assert options_at("mv", (64, 600), (600,)) == tcir.MappingOptions()
 
@@ -138,4 +144,16 @@ def test_prefetched_copies_compute_right_numbers_on_cuda_sim(name, shapes, optio
     got = fn(*inputs, backend="cuda-sim", options=options)
     expected = reference_outputs(fn.definition, bind(fn.definition, inputs))
     for g, e in zip(got if isinstance(got, tuple) else (got,), expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+
+
+def test_layer_chain_default_computes_right_numbers_on_cuda_sim():
+    """MLP3 at small ragged sizes with its default (one kernel per statement, 4x32 tiles)."""
+    fn = function("MLP3")
+    shapes = [(7, 13), (11, 13), (11,), (9, 11), (9,), (5, 9), (5,)]
+    binding = bind(fn.definition, [np.zeros(s, np.float32) for s in shapes])
+    assert default_options(fn.definition, binding).fusion == "min"
+    inputs = random_inputs(fn.definition, binding.sizes, 0)
+    got = fn(*inputs, backend="cuda-sim")
+    for g, e in zip(got, reference_outputs(fn.definition, bind(fn.definition, inputs)), strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
