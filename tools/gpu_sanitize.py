@@ -5,7 +5,7 @@
     compute-sanitizer --tool memcheck  python tools/gpu_sanitize.py --tuned tuned.json
     (and --tool synccheck, --tool initcheck)
 
-Runs each of the 13 configurations of `tools/bench.py` (the paper's sizes)
+Runs each configuration of `tools/bench.py` (the paper's sizes, and the sums)
 with the default mapping and, given `--tuned`, with the tuned options that
 `bench.py --tuned` recorded for it; checks every result against PyTorch
 eager (float32, TF32 off). Exits with 1 if any result is wrong; the
