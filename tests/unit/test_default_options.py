@@ -14,7 +14,7 @@ import tcir
 from tcir.compiler.defaults import default_options
 from tcir.runtime.inputs import random_inputs
 from tcir.runtime.numpy_reference import reference_outputs
-from tcir.runtime.signature import bind
+from tcir.runtime.signature import NUMPY_DTYPES, bind
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -23,9 +23,14 @@ def function(name: str) -> tcir.api.Function:
     return tcir.define((EXAMPLES / f"{name}.tc").read_text())[name]
 
 
+def zeros(fn: tcir.api.Function, shapes: tuple[tuple[int, ...], ...]) -> list[np.ndarray]:
+    """Arrays of these shapes with the def's input dtypes."""
+    return [np.zeros(s, NUMPY_DTYPES[p.dtype]) for s, p in zip(shapes, fn.definition.inputs)]
+
+
 def options_at(name: str, *shapes: tuple[int, ...]) -> tcir.MappingOptions:
     fn = function(name)
-    return default_options(fn.definition, bind(fn.definition, [np.zeros(s, np.float32) for s in shapes]))
+    return default_options(fn.definition, bind(fn.definition, zeros(fn, shapes)))
 
 
 RULES = {
@@ -62,6 +67,8 @@ RULES = {
         ("mv", (64, 65536), (65536,)),
         tcir.MappingOptions(parallel_reductions=True, tile=[1, 8192], threads=[256]),
     ),
+    # An embedding (gathers through an index tensor): 4 rows of 64 a block.
+    "embedding": (("1LUT", (1000, 64), (128, 50)), tcir.MappingOptions(tile=[4, 64], threads=[64, 4])),
     # An odd number of rows: one thread a row.
     "odd-rows": (
         ("gconv", (32, 32, 32, 7, 7), (32, 32, 32, 3, 3), (32, 32)),
@@ -94,10 +101,7 @@ def test_defs_of_several_outputs():
     mlp3 = options_at("MLP3", (8, 16), (8, 16), (8,), (4, 8), (4,), (2, 4), (2,))
     assert mlp3 == tcir.MappingOptions(fusion="min", tile=[4, 32], threads=[32, 4])
     # 2LUT's two outputs are independent: the plain mapping, fused.
-    lut = function("2LUT")
-    f32, i32 = np.zeros((23, 13), np.float32), np.zeros((7, 5), np.int32)
-    binding = bind(lut.definition, [f32, i32, f32, i32])
-    assert default_options(lut.definition, binding) == tcir.MappingOptions()
+    assert options_at("2LUT", (23, 13), (7, 5), (19, 13), (7, 3)) == tcir.MappingOptions()
     # A 1-D output has no plane to tile.
     assert options_at("mv", (64, 600), (600,)) == tcir.MappingOptions()
 
@@ -112,9 +116,10 @@ def test_rule_computes_right_numbers_on_cuda_sim(rule: str):
         "tbmm": [(2, 27, 9), (2, 30, 9)],
         "gconv": [(1, 2, 3, 9, 40), (2, 3, 3, 3, 3), (2, 3)],
         "mv": [(3, 9001), (9001,)],
+        "1LUT": [(23, 70), (7, 5)],
     }[name]
     fn = function(name)
-    binding = bind(fn.definition, [np.zeros(s, np.float32) for s in small])
+    binding = bind(fn.definition, zeros(fn, small))
     inputs = random_inputs(fn.definition, binding.sizes, 0)
     got = fn(*inputs, backend="cuda-sim", options=options)
     expected = reference_outputs(fn.definition, bind(fn.definition, inputs))
