@@ -94,6 +94,9 @@ class Function:
         self.definition = definition = ir.definition
         self._ir = ir
         self._compiled: dict[tuple[Any, ...], _Entry] = {}
+        self._launchers: dict[tuple[Any, ...], Callable[[tuple[Any, ...]], Any]] = {}
+        """Argument types, shapes and dtypes -> the whole of a default call on the
+        GPU (`CudaProgram.launcher`): a call with nothing but arrays looks here first."""
         self._size_scalars = {
             k for k, p in enumerate(definition.inputs) if p.name in definition.scalar_size_params
         }
@@ -152,6 +155,7 @@ class Function:
 
         best = tune(self._ir, *args, **knobs)
         self._compiled.clear()
+        self._launchers.clear()
         return best
 
     def __call__(
@@ -166,6 +170,13 @@ class Function:
         the arrays to write the outputs into, in place: one array, or one per
         output in order, of the outputs' shapes and dtypes, C-contiguous, on
         the backend's device; they are returned."""
+        if self._launchers and backend is None and options is None and outputs is None and out is None:
+            try:
+                launcher = self._launchers.get(tuple([(type(a), a.shape, a.dtype) for a in args]))
+            except AttributeError:  # not all arrays: the checks below say what is wrong
+                launcher = None
+            if launcher is not None:  # a GPU call with the signature of an earlier one
+                return launcher(args)
         check_pending()
         if out is not None:
             if outputs is not None:
@@ -187,6 +198,10 @@ class Function:
             specs = self._output_specs(binding)
             launching = _gpu_launching(specs, args) if backend == "cuda" else (None, None)
             entry = self._compiled[key] = _Entry(kernel, binding, specs, *launching)
+            if backend == "cuda" and key[1] is None and not self._scalars and outputs is None:
+                launcher = kernel.launcher(*launching, single=len(specs) == 1)  # type: ignore[attr-defined]
+                if launcher is not None:
+                    self._launchers[tuple([(type(a), a.shape, a.dtype) for a in args])] = launcher
         if self._indirect and backend == "cpu":  # GPU kernels check on the device (check.index)
             binding = Binding(entry.binding.sizes, args)
             IndexChecker(self.definition, binding, _value_range).check()

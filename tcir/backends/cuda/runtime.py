@@ -358,6 +358,40 @@ class CudaProgram:
             (stream or cupy_module().cuda.get_current_stream()).synchronize()
             check_pending()
 
+    def launcher(
+        self, allocate: Callable[[], list[Any]], stream_of: Callable[[], Any], single: bool
+    ) -> Callable[[tuple[Any, ...]], Any] | None:
+        """The whole of a call on inputs of the signature these kernels were
+        compiled for: `allocate()` makes the outputs, `stream_of()` picks the
+        stream; returns the outputs (one, or a tuple). What a call of a
+        `tcir.Function` does, less its lookups, for the host time of small
+        kernels. None where the launches depend on the call."""
+        static = self._static
+        if static is None:
+            return None
+        converters, checked = self._converters, self._checked
+
+        def call(args: tuple[Any, ...]) -> Any:
+            check_pending()
+            outputs = allocate()
+            every = (*args, *outputs)
+            values = [convert(a) for convert, a in zip(converters, every)]
+            stream = stream_of()
+            if checked:
+                self._last_args = every
+            try:
+                for function, grid, block, gather in static:
+                    function(grid, block, gather(values), stream=stream)
+            except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
+                path = write_source(self.source)
+                raise TCError(f"cuda backend: launching {self.host.name}'s kernels failed: {e}; source: {path}") from None
+            if index_errors_module.SYNC_EACH_CALL:
+                (stream or cupy_module().cuda.get_current_stream()).synchronize()
+                check_pending()
+            return outputs[0] if single else tuple(outputs)
+
+        return call
+
     def _launch(self, args: tuple[Any, ...], values: list[Any], stream: Any) -> None:
         temps = []
         if self.host.temporaries:
