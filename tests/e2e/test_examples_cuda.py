@@ -23,7 +23,7 @@ OPTIONS = {
 def test_paper_kernel_cuda_compiles(case, tmp_path):
     inputs = case.inputs(np.random.default_rng(0))
     function = tcir.define(case.source, f"{case.name}.tc")[case.entry]
-    source = function.ir(*inputs, backend="cuda")
+    source = function.ir(*inputs, backend="cuda", options=tcir.MappingOptions())
     assert source.count("__global__") == 1, "max fusion gives one kernel"
     assert_nvcc_compiles(source, tmp_path / f"{case.name}.cu")
 
