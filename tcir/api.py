@@ -57,6 +57,12 @@ def _allocate(xp: Any, shape: tuple[int, ...], dtype: Any, zero: bool) -> Any:
     return xp.zeros(shape, dtype) if zero else uninitialized(xp, shape, dtype)
 
 
+def _launch_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """What picks a call's launcher: each argument's type, shape, dtype and,
+    for torch, whether it is on the GPU (cupy arrays always are)."""
+    return tuple([(type(a), a.shape, a.dtype, getattr(a, "is_cuda", True)) for a in args])
+
+
 def _gpu_launching(
     specs: list[tuple[tuple[int, ...], Any, bool]], args: tuple[Any, ...]
 ) -> tuple[Callable[[], list[Any]], Callable[[], Any]]:
@@ -172,7 +178,7 @@ class Function:
         the backend's device; they are returned."""
         if self._launchers and backend is None and options is None and outputs is None and out is None:
             try:
-                launcher = self._launchers.get(tuple([(type(a), a.shape, a.dtype) for a in args]))
+                launcher = self._launchers.get(_launch_key(args))
             except AttributeError:  # not all arrays: the checks below say what is wrong
                 launcher = None
             if launcher is not None:  # a GPU call with the signature of an earlier one
@@ -184,6 +190,7 @@ class Function:
             outputs = out
         if self._scalars:
             args = tuple(scalar_value(a) if k in self._scalars else a for k, a in enumerate(args))
+        default_backend = backend is None
         backend = self.resolve_backend(backend, args)
         options = self._check_options(options)
         key = (backend, None if options is None else options.key, self._signature(args))
@@ -195,13 +202,17 @@ class Function:
 
                 options = best_options(self.definition, binding, backend)
             kernel = self._compile(binding, options, backend)
+            host = getattr(kernel, "host", None)  # the GPU backends' host program
+            error = host.empty_dimension_error(args) if host is not None else None
+            if error is not None:
+                raise error
             specs = self._output_specs(binding)
             launching = _gpu_launching(specs, args) if backend == "cuda" else (None, None)
             entry = self._compiled[key] = _Entry(kernel, binding, specs, *launching)
-            if backend == "cuda" and key[1] is None and not self._scalars and outputs is None:
+            if backend == "cuda" and default_backend and key[1] is None and not self._scalars and outputs is None:
                 launcher = kernel.launcher(*launching, single=len(specs) == 1)  # type: ignore[attr-defined]
                 if launcher is not None:
-                    self._launchers[tuple([(type(a), a.shape, a.dtype) for a in args])] = launcher
+                    self._launchers[_launch_key(args)] = launcher
         if self._indirect and backend == "cpu":  # GPU kernels check on the device (check.index)
             binding = Binding(entry.binding.sizes, args)
             IndexChecker(self.definition, binding, _value_range).check()

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 
-from tcir.compiler.options import MappingOptions
+from tcir.compiler.options import ATOMIC_SUM_DTYPES, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.subscripts import walk
 from tcir.runtime.signature import Binding, evaluate
@@ -90,6 +90,7 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
     reduction = math.prod(extents[i] for i in layer.reduction_indices)
     if (
         layer.op.startswith("+=")
+        and definition.tensor(layer.lhs).dtype in ATOMIC_SUM_DTYPES
         and len(layer.reduction_indices) == 1
         and math.prod(out) < SMALL_OUTPUT
         and reduction >= SPLIT_REDUCTION

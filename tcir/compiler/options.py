@@ -23,6 +23,8 @@ MAX_PRIVATE_ELEMENTS = 255
 """A thread has at most 255 registers: a larger private tile cannot stay in them."""
 MAX_STAGES = 2
 """Copies are staged in registers one step ahead at most."""
+ATOMIC_SUM_DTYPES = ("float32", "float64", "int32")
+"""Element types whose `+=` sums `poly-parallel-reduction` combines by atomic adds."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ the compilation cache without loading the compiler.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,21 +103,42 @@ class HostProgram:
     launches: tuple[KernelLaunch, ...]
     index_checks: tuple[IndexCheck, ...] = ()
 
-    def index_error(self, check: int, subscript: int, value: int, args: Sequence[Any]) -> TCError:
+    def index_error(self, check: int, subscript: int, value: int, args: Mapping[int, Any]) -> TCError:
         """The error a kernel reported: check `check` found `subscript`, from
-        `value` of the index tensor, out of range. `args` are the call's host
-        arguments (where the value is looked for, to give its position)."""
+        `value` of the index tensor, out of range. `args` holds host arguments
+        by position, where the value's position is looked for (the index
+        tensor of the call that reported, if at hand: a best effort)."""
         c = self.index_checks[check]
         names = [p.name for p in self.params]
         where = ""
-        if c.source in names:
-            found = np.argwhere(np.asarray(_host_array(args[names.index(c.source)])) == value)
+        source = args.get(names.index(c.source)) if c.source in names else None
+        if source is not None:
+            found = np.argwhere(np.asarray(_host_array(source)) == value)
             if len(found):
                 where = f" at {tuple(int(i) for i in found[0])}"
         return TCError(
             f"{self.name}: index tensor '{c.source}' holds {value}{where}, which gives subscript "
             f"{subscript} for dimension {c.dim} of '{c.tensor}' (size {c.extent})"
         )
+
+    @property
+    def index_sources(self) -> tuple[int, ...]:
+        """Positions of the parameters that index tensors the kernels check."""
+        names = [p.name for p in self.params]
+        return tuple(sorted({names.index(c.source) for c in self.index_checks if c.source in names}))
+
+    def empty_dimension_error(self, args: Sequence[Any]) -> TCError | None:
+        """The error of a call whose index tensor, not empty, indexes an empty
+        dimension (every value is out of range, and the kernels' fallback
+        element 0 does not exist): None for other calls. `args` are the
+        call's arguments (the inputs come first)."""
+        names = [p.name for p in self.params]
+        for c in self.index_checks:
+            if c.extent == 0 and c.source in names and int(np.prod(args[names.index(c.source)].shape)) > 0:
+                return TCError(
+                    f"{self.name}: index tensor '{c.source}' indexes dimension {c.dim} of '{c.tensor}', which is empty"
+                )
+        return None
 
 
 def _host_array(x: Any) -> Any:

@@ -38,13 +38,10 @@ from xdsl.rewriter import Rewriter
 
 from tcir.dialects.poly import DomainOp, ScopOp, StmtOp
 from tcir.dialects.tc import UpdateOp
+from tcir.lowering.tc_point import ATOMIC
 from tcir.polyhedral.canonical import canonical_subtree, reduction_dims
 from tcir.polyhedral.dependences import compute_dependences
 from tcir.polyhedral.scop import scop_context
-
-ATOMIC = "atomic"
-"""Unit attribute of a `tc.update` that several threads combine into one element."""
-
 
 def _atomic_sum(stmt: StmtOp) -> UpdateOp | None:
     """The statement's final update, where it is a sum that atomics can combine."""

@@ -23,6 +23,7 @@ from typing import Any
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.signature import evaluate
 from tcir.compiler.options import (
+    ATOMIC_SUM_DTYPES,
     FUSION_STRATEGIES,
     GPU_BACKENDS,
     MAX_THREADS_PER_BLOCK,
@@ -132,7 +133,10 @@ class SearchSpace:
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
                 Gene("num_stages", (1, 2)),
             ]
-            if any(s.op.startswith("+=") and s.reduces for s in definition.stmts):
+            if any(
+                s.op.startswith("+=") and s.reduces and definition.tensor(s.lhs).dtype in ATOMIC_SUM_DTYPES
+                for s in definition.stmts
+            ):
                 genes.append(Gene("parallel_reductions", (False, True)))
         return SearchSpace(backend, tuple(genes))
 

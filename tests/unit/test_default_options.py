@@ -162,3 +162,15 @@ def test_layer_chain_default_computes_right_numbers_on_cuda_sim():
     got = fn(*inputs, backend="cuda-sim")
     for g, e in zip(got, reference_outputs(fn.definition, bind(fn.definition, inputs)), strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+
+
+def test_a_sum_that_atomics_cannot_combine_stays_serial():
+    """An int64 row sum has no atomic add: no parallel reductions, no tuner gene for them."""
+    from tcir.tuner.space import SearchSpace
+
+    fn = tcir.define("def rowsum(int64(B,K) A) -> (s) { s(b) +=! A(b,k) }").rowsum
+    binding = bind(fn.definition, [np.zeros((64, 65536), np.int64)])
+    assert not default_options(fn.definition, binding).parallel_reductions
+    assert "parallel_reductions" not in SearchSpace.build(fn.definition, binding.sizes, "cuda").names
+    f32 = tcir.define("def rowsum(float(B,K) A) -> (s) { s(b) +=! A(b,k) }").rowsum
+    assert "parallel_reductions" in SearchSpace.build(f32.definition, {"B": 64, "K": 65536}, "cuda").names

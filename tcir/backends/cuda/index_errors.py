@@ -10,7 +10,8 @@ platform), pinned host memory has the same address on the device.
 On every call, the CUDA runtime reads the process-wide flag (a load from
 host memory: no synchronization, no extra launch); once set, the next call
 of any tcir function, or `synchronize()`, raises the recorded error as a
-`TCError` naming the index tensor, the value's position in it and the value.
+`TCError` naming the index tensor, the value and its position (looked up in
+that tensor as the last call of those kernels passed it: a best effort).
 A kernel's report is visible once the kernel has run: a call that the GPU
 has not reached yet reports at a later call, and `synchronize()` waits for
 the GPU first. `TCIR_SYNC=1` makes every call wait for its kernels and
@@ -21,13 +22,12 @@ from __future__ import annotations
 
 import ctypes
 import os
-import weakref
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from tcir.errors import TCError
+from tcir.runtime.host_program import HostProgram
 
 SLOTS = 4096
 """Records in the pinned buffer; a process loading more modules reuses them
@@ -47,8 +47,10 @@ class IndexErrors:
         self.words = np.ctypeslib.as_array((ctypes.c_longlong * words).from_address(self.pointer))
         self.words[:] = 0
         self.next_slot = 0
-        self.owners: dict[int, tuple[Any, int]] = {}
-        """Slot -> (what builds its error, if still alive; the module's claim word)."""
+        self.owners: dict[int, tuple[HostProgram | None, int]] = {}
+        """Slot -> (the host program of its kernels, the module's claim word)."""
+        self.last: dict[int, dict[int, Any]] = {}
+        """Slot -> the index tensors of the last call of its kernels, by position."""
 
     def attach(self, module: Any) -> int:
         """Point `module`'s kernels at a free record (a cupy `Module` or
@@ -63,11 +65,11 @@ class IndexErrors:
         self.owners[slot] = (None, _global(module, _GLOBALS[2]))
         return slot
 
-    def own(self, slot: int, error: Callable[[int, int, int], TCError]) -> None:
-        """`error(check, subscript, value)` builds the error of `slot`'s reports
-        (a weak reference to its bound method's object is kept)."""
+    def own(self, slot: int, host: HostProgram) -> None:
+        """`host` runs `slot`'s kernels (programs of one source share a slot,
+        and their host programs are the same)."""
         _, claim = self.owners[slot]
-        self.owners[slot] = (weakref.WeakMethod(error), claim)  # type: ignore[arg-type]
+        self.owners[slot] = (host, claim)
 
     def raise_pending(self) -> None:
         """Raise the first recorded error, clearing it (and every flag)."""
@@ -77,12 +79,11 @@ class IndexErrors:
             base = 1 + 4 * int(slot)
             check, subscript, value = (int(w) for w in self.words[base + 1 : base + 4])
             self.words[base : base + 4] = 0
-            owner, claim = self.owners.get(int(slot), (None, None))
+            host, claim = self.owners.get(int(slot), (None, None))
             if claim is not None:
                 self.runtime.memset(claim, 0, 4)  # let the module report again
-            builder = owner() if owner is not None else None
-            if found is None and builder is not None:
-                found = builder(check, subscript, value)
+            if found is None and host is not None:
+                found = host.index_error(check, subscript, value, self.last.get(int(slot), {}))
         if found is not None:
             raise found
 

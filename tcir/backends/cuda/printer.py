@@ -57,6 +57,7 @@ from tcir.dialects.check import IndexOp
 from tcir.backends.cuda.launch import constant_block_size, kernel_symbol
 from tcir.backends.cuda.naming import NameTable
 from tcir.backends.cuda.scalar_types import (
+    ATOMIC_ADD_KINDS,
     PRIVATE_SPACE,
     SHARED_SPACE,
     c_type,
@@ -175,9 +176,6 @@ _CMPF = {
 }
 _CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
-_ATOMIC_ADD = (0, 1)
-"""`memref.atomic_rmw` kinds printed as `atomicAdd` (MLIR's `addf`, `addi`)."""
-
 #: C precedence levels (lower binds tighter); ATOM needs no parentheses anywhere.
 ATOM, UNARY, TERNARY, ANY = 1, 3, 15, 16
 _PRECEDENCE = {
@@ -242,7 +240,9 @@ def _memref_fits(t: MemRefType[Attribute]) -> bool:
 def index32_fits(kernel: gpu.FuncOp) -> bool:
     """Whether `kernel`'s `index` values may be printed as 32-bit `int`: its
     memrefs are static with fewer than 2^31 elements, its `index` constants
-    fit in 32 bits, and it has no `index` scalar argument."""
+    fit in 32 bits, it has no `index` scalar argument, and no subscript it
+    checks comes from a 64-bit index tensor (narrowed to `int` before
+    `check.index`, 2^32 + 3 would pass as 3)."""
     args = kernel.body.block.args
     if any(isinstance(arg.type, IndexType) for arg in args):
         return False
@@ -256,6 +256,8 @@ def index32_fits(kernel: gpu.FuncOp) -> bool:
             if isinstance(op.value.type, IndexType):
                 if not INT32_MIN <= op.value.value.data < INT32_LIMIT:
                     return False
+        if isinstance(op, IndexOp) and int_width(op.value.type) not in (None, 8, 16, 32):
+            return False
     return all(_memref_fits(v.type) for v in values if isinstance(v.type, MemRefType))
 
 
@@ -691,7 +693,7 @@ class KernelPrinter(IndentedLines):
     @emit.register
     def _(self, op: memref.AtomicRMWOp) -> None:
         kind = op.kind.value.data
-        if kind not in _ATOMIC_ADD:
+        if kind not in ATOMIC_ADD_KINDS:
             raise TCError(f"cuda backend: op 'memref.atomic_rmw' of kind {kind} is not supported (only addf, addi)")
         target = self.access(op.memref, op.indices)
         value = self.expr(op.value, ANY)

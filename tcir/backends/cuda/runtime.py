@@ -17,6 +17,7 @@ compilation cache stores it, so that a fresh process skips the compiler.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import operator
@@ -296,17 +297,17 @@ class CudaProgram:
         self._converters = [
             _buffer_converter(p, device) if p.is_buffer else _scalar_converter(p) for p in host.params
         ]
-        self._last_args: tuple[Any, ...] = ()
-        """The arguments of the last call, where an index error's value is looked for."""
-        self._checked = slot is not None
-        if slot is not None:
-            index_errors(cupy_module()).own(slot, self.index_error)
+        self._slot = slot
+        self._sources = host.index_sources
+        self._errors = index_errors(cupy_module()) if slot is not None else None
+        if self._errors is not None:
+            self._errors.own(slot, host)
         self._plans = [
             _LaunchPlan(functions[launch.kernel_name], launch, host.params)
             for launch in host.launches
         ]
         self._static = (
-            [(p.function, p.static_grid, p.block, p.gather) for p in self._plans if 0 not in p.static_grid]
+            [(p.function, p.name, p.static_grid, p.block, p.gather) for p in self._plans if 0 not in p.static_grid]
             if not host.temporaries and all(p.static_grid is not None and p.gather is not None for p in self._plans)
             else None
         )
@@ -324,10 +325,6 @@ class CudaProgram:
             for plan in self._plans
         ]
 
-    def index_error(self, check: int, subscript: int, value: int) -> TCError:
-        """The error that check `check` of these kernels reported."""
-        return self.host.index_error(check, subscript, value, self._last_args)
-
     def __call__(self, *args: Any, stream: Any = CALLERS_STREAM) -> None:
         """Run every launch in order, asynchronously, on `stream` (a cupy
         stream; by default the caller's current stream: torch's where an
@@ -338,25 +335,7 @@ class CudaProgram:
             raise TCError(
                 f"{self.host.name}: expected {len(self._converters)} arguments, got {len(args)}"
             )
-        values = [convert(a) for convert, a in zip(self._converters, args)]
-        if stream is CALLERS_STREAM:
-            stream = current_stream(args, self.device)
-        if self._checked:
-            self._last_args = args
-        try:
-            if self._static is not None:  # every grid fixed, every argument a host argument
-                for function, grid, block, gather in self._static:
-                    function(grid, block, gather(values), stream=stream)
-            else:
-                self._launch(args, values, stream)
-        except TCError:
-            raise
-        except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
-            path = write_source(self.source)
-            raise TCError(f"cuda backend: launching {self.host.name}'s kernels failed: {e}; source: {path}") from None
-        if index_errors_module.SYNC_EACH_CALL:
-            (stream or cupy_module().cuda.get_current_stream()).synchronize()
-            check_pending()
+        self._run(args, current_stream(args, self.device) if stream is CALLERS_STREAM else stream)
 
     def launcher(
         self, allocate: Callable[[], list[Any]], stream_of: Callable[[], Any], single: bool
@@ -366,41 +345,50 @@ class CudaProgram:
         stream; returns the outputs (one, or a tuple). What a call of a
         `tcir.Function` does, less its lookups, for the host time of small
         kernels. None where the launches depend on the call."""
-        static = self._static
-        if static is None:
+        if self._static is None:
             return None
-        converters, checked = self._converters, self._checked
 
         def call(args: tuple[Any, ...]) -> Any:
             check_pending()
             outputs = allocate()
-            every = (*args, *outputs)
-            values = [convert(a) for convert, a in zip(converters, every)]
-            stream = stream_of()
-            if checked:
-                self._last_args = every
-            try:
-                for function, grid, block, gather in static:
-                    function(grid, block, gather(values), stream=stream)
-            except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
-                path = write_source(self.source)
-                raise TCError(f"cuda backend: launching {self.host.name}'s kernels failed: {e}; source: {path}") from None
-            if index_errors_module.SYNC_EACH_CALL:
-                (stream or cupy_module().cuda.get_current_stream()).synchronize()
-                check_pending()
+            self._run((*args, *outputs), stream_of())
             return outputs[0] if single else tuple(outputs)
 
         return call
 
-    def _launch(self, args: tuple[Any, ...], values: list[Any], stream: Any) -> None:
-        temps = []
-        if self.host.temporaries:
-            cupy = cupy_module()
-            temps = [cupy.empty(t.shape, dtype=t.dtype) for t in self.host.temporaries]
-        for plan in self._plans:
-            grid = plan.grid_for(args)
-            if 0 not in grid:
-                plan.function(grid, plan.block, plan.arguments(values, temps, args), stream=stream)
+    def _run(self, args: tuple[Any, ...], stream: Any) -> None:
+        """Check and convert `args`, launch every kernel on `stream`; with
+        `TCIR_SYNC=1`, wait and raise what they reported."""
+        values = [convert(a) for convert, a in zip(self._converters, args)]
+        if self._errors is not None:  # where an error's value is looked for
+            self._errors.last[self._slot] = {k: args[k] for k in self._sources}  # type: ignore[index]
+        if self._static is not None:  # every grid fixed, every argument a host argument
+            for function, name, grid, block, gather in self._static:
+                self._launch_one(function, name, grid, block, gather(values), stream)
+        else:
+            temps = []
+            if self.host.temporaries:
+                with stream or contextlib.nullcontext():  # from the pool of the stream that uses them
+                    cupy = cupy_module()
+                    temps = [cupy.empty(t.shape, dtype=t.dtype) for t in self.host.temporaries]
+            for plan in self._plans:
+                grid = plan.grid_for(args)
+                if 0 not in grid:
+                    self._launch_one(plan.function, plan.name, grid, plan.block, plan.arguments(values, temps, args), stream)
+        if index_errors_module.SYNC_EACH_CALL:
+            (stream or cupy_module().cuda.get_current_stream()).synchronize()
+            check_pending()
+
+    def _launch_one(
+        self, function: Any, name: str, grid: tuple[int, ...], block: tuple[int, ...], values: Any, stream: Any
+    ) -> None:
+        try:
+            function(grid, block, values, stream=stream)
+        except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
+            path = write_source(self.source)
+            raise TCError(
+                f"cuda backend: launching '{name}' (grid {grid}, block {block}) failed: {e}; source: {path}"
+            ) from None
 
 
 _external_streams: dict[tuple[int, int], Any] = {}

@@ -116,3 +116,8 @@ def static_shape(t: MemRefType[Attribute]) -> tuple[int, ...]:
     if not isinstance(t.layout, NoneAttr):
         raise TCError(f"cuda backend: memref type '{t}' has a non-identity layout")
     return shape
+
+
+ATOMIC_ADD_KINDS = (0, 1)
+"""The `memref.atomic_rmw` kinds the backends run (MLIR's `AtomicRMWKind`
+`addf`, `addi`; `poly-parallel-reduction` makes no other)."""

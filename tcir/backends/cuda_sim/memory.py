@@ -125,8 +125,10 @@ class Buffer:
         self.data[offset] = value
 
     def atomic_add(self, lanes: np.ndarray, index: tuple[Any, ...], value: Any, site: int) -> Any:
-        """`memref.atomic_rmw addf/addi`: each lane adds `value` to its element
-        (lanes of one element add in turn); the old values."""
+        """`memref.atomic_rmw addf/addi`: each lane adds `value` to its element;
+        the values before the launch's adds of this op (lanes adding to one
+        element all see the same one, where the GPU would give each the value
+        after the adds that came first: no kernel of tcir uses them)."""
         offset = self.offset(lanes, index, site)
         if self.initialized is not None and not self.initialized[offset].all():
             self.uninitialized(lanes, offset, site)

@@ -122,7 +122,7 @@ class SimProgram:
             ]
             state.run(code.function, kernel_args)
             if state.index_error is not None:
-                raise self.host.index_error(*state.index_error, args)
+                raise self.host.index_error(*state.index_error, dict(enumerate(args)))
 
 
 def _poison(dtype: str) -> Any:

@@ -36,6 +36,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.printer import Printer
 
 from tcir.backends.cuda.scalar_types import (
+    ATOMIC_ADD_KINDS,
     PRIVATE_SPACE,
     SHARED_SPACE,
     int_width,
@@ -429,7 +430,7 @@ class KernelTranslator(IndentedLines):
         self.line(f"{buffer}.store({scope.lanes}, {index}, {value}, {self.site(op)})")
 
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
-        if op.kind.value.data not in (0, 1):  # addf, addi
+        if op.kind.value.data not in ATOMIC_ADD_KINDS:
             raise TCError(f"cuda-sim: op 'memref.atomic_rmw' of kind {op.kind.value.data} is not supported")
         buffer, index = self.ref(scope, op.memref), self.index(scope, op.indices)
         value = self.ref(scope, op.value)

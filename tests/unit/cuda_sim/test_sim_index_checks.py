@@ -84,3 +84,24 @@ def test_without_the_check_the_simulator_sees_the_bad_read():
     with pytest.raises(tcir.KernelFault, match=r"out-of-bounds access to global memory .X. of shape \[20\].* accesses \[25\]") as fault:
         program(X, index, np.zeros((1, 2), np.float32))
     assert fault.value.fault == "bounds"
+
+
+def test_a_64_bit_index_is_checked_before_any_narrowing():
+    """An int64 value of 2^32 + 3 must not pass as 3: kernels checking 64-bit
+    index tensors compute their indices in 64 bits (`long long`)."""
+    wide = tcir.define("def gather(float(N) X, int64(A,B) I) -> (Z) { Z(i,j) = X(I(i,j)) }").gather
+    index = np.zeros((3, 4), np.int64)
+    index[1, 2] = (1 << 32) + 3
+    with pytest.raises(tcir.TCError, match=r"'I' holds 4294967299 at \(1, 2\), which gives subscript 4294967299"):
+        wide(X, index, backend="cuda-sim")
+    cuda = wide.ir(X, index, backend="cuda")
+    assert "const long long v6 = I[" in cuda and "tc_checked_index(v6, 20, v6, 0)" in cuda
+    assert "const int v6 = I[" in mod.gather.ir(X, index.astype(np.int32), backend="cuda")
+
+
+def test_an_index_into_an_empty_dimension_is_an_error_before_launching():
+    """Every value is out of range and the fallback element 0 does not exist."""
+    index = np.zeros((2, 3), np.int32)
+    with pytest.raises(tcir.TCError, match=r"gather: index tensor 'I' indexes dimension 0 of 'X', which is empty"):
+        mod.gather(np.zeros(0, np.float32), index, backend="cuda-sim")
+    assert mod.gather(np.zeros(0, np.float32), np.zeros((0, 3), np.int32), backend="cuda-sim").shape == (0, 3)
