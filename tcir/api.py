@@ -28,9 +28,8 @@ from tcir.compiler.lowering import DefIR, pipeline
 from tcir.compiler.options import MappingOptions
 from tcir.compiler.targets import on_gpu, resolve_backend
 from tcir.errors import ShapeError, TCError
-from tcir.frontend import ast as A
 from tcir.frontend import parse as parse_tc
-from tcir.frontend.subscripts import walk
+from tcir.frontend.subscripts import gathers
 from tcir.passmanager import PassManager, print_ir
 from tcir.runtime.index_check import IndexChecker
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, scalar_value
@@ -107,14 +106,7 @@ class Function:
             k for k, p in enumerate(definition.inputs) if p.name in definition.scalar_size_params
         }
         self._scalars = {k for k, p in enumerate(definition.inputs) if p.is_scalar}
-        self._indirect = any(
-            isinstance(inner, A.Access)
-            for stmt in definition.stmts
-            for node in walk(stmt.rhs)
-            if isinstance(node, A.Access)
-            for sub in node.subscripts
-            for inner in walk(sub)
-        )
+        self._indirect = any(gathers(stmt.rhs) for stmt in definition.stmts)
 
     @property
     def name(self) -> str:

@@ -51,7 +51,7 @@ import math
 
 from tcir.compiler.options import ATOMIC_SUM_DTYPES, MappingOptions
 from tcir.frontend import ast as A
-from tcir.frontend.subscripts import walk
+from tcir.frontend.subscripts import gathers, walk
 from tcir.runtime.signature import Binding, evaluate
 
 BLOCKS_TO_FILL_GPU = 128
@@ -113,7 +113,7 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()
-    if len(out) == 2 and _gathers(layer):  # an embedding: 4 rows of up to 64 a block
+    if len(out) == 2 and gathers(layer.rhs):  # an embedding: 4 rows of up to 64 a block
         x = min(out[-1], GATHER_ROW)
         rows = min(out[-2], GATHER_ROWS)
         return MappingOptions(tile=[rows, x], threads=[x, rows])
@@ -135,20 +135,13 @@ def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:
     return next((s for s in definition.stmts if s.reduces), first)
 
 
-def _gathers(stmt: A.Stmt) -> bool:
-    """Whether `stmt` reads a tensor at subscripts read from another (`LUT(I(i,k), j)`)."""
-    return any(
-        isinstance(node, A.Access) and any(isinstance(n, A.Access) for sub in node.subscripts for n in walk(sub))
-        for node in walk(stmt.rhs)
-    )
-
-
 def _layer_chain(definition: A.CheckedDef) -> bool:
     """Whether every output is 2-D and a statement reads another statement's output."""
     if any(len(p.dims) != 2 for p in definition.outputs):
         return False
+    outputs = {p.name for p in definition.outputs}
     return any(
-        isinstance(node, A.Access) and node.tensor != stmt.lhs and node.tensor in {p.name for p in definition.outputs}
+        isinstance(node, A.Access) and node.tensor != stmt.lhs and node.tensor in outputs
         for stmt in definition.stmts
         for node in walk(stmt.rhs)
     )

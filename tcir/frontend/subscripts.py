@@ -59,6 +59,14 @@ def walk(e: A.Expr) -> Iterator[A.Expr]:
         stack.extend(reversed(children(node)))
 
 
+def gathers(e: A.Expr) -> bool:
+    """Whether `e` reads a tensor at a subscript that reads a tensor (`LUT(I(i,k), j)`)."""
+    return any(
+        isinstance(node, A.Access) and any(isinstance(n, A.Access) for sub in node.subscripts for n in walk(sub))
+        for node in walk(e)
+    )
+
+
 def guarded_walk(e: A.Expr) -> Iterator[tuple[A.Expr, tuple[tuple[A.Ternary, bool], ...]]]:
     """As `walk`, each node with the ternaries whose branch it sits in
     (outermost first; True for the `a` branch, False for `b`)."""

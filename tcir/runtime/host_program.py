@@ -113,7 +113,7 @@ class HostProgram:
         where = ""
         source = args.get(names.index(c.source)) if c.source in names else None
         if source is not None:
-            found = np.argwhere(np.asarray(_host_array(source)) == value)
+            found = np.argwhere(to_numpy(source) == value)
             if len(found):
                 where = f" at {tuple(int(i) for i in found[0])}"
         return TCError(
@@ -141,13 +141,15 @@ class HostProgram:
         return None
 
 
-def _host_array(x: Any) -> Any:
-    """`x` as a numpy array (copied from the GPU if it lives there)."""
-    if hasattr(x, "get"):
-        return x.get()  # cupy
-    if hasattr(x, "cpu"):
-        return x.cpu().numpy()  # torch
-    return x
+def to_numpy(value: Any) -> Any:
+    """An array as a numpy array (copied from a GPU), or the scalar it is."""
+    if not hasattr(value, "shape"):
+        return value
+    if hasattr(value, "__cuda_array_interface__") and hasattr(value, "get"):
+        return value.get()  # cupy
+    if type(value).__module__.startswith("torch"):
+        return value.detach().cpu().numpy()
+    return np.asarray(value)
 
 
 def _floordiv(a: int, b: int) -> int:

@@ -23,8 +23,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from tcir.compiler.artifacts import target_architecture
 from tcir.compiler.cache import CompilationCache
 from tcir.compiler.canonical import ProblemKey
@@ -35,6 +33,7 @@ from tcir.compiler.options import MappingOptions
 from tcir.compiler.targets import resolve_backend
 from tcir.errors import TCError
 from tcir.frontend.ast import CheckedDef
+from tcir.runtime.host_program import to_numpy
 from tcir.runtime.numpy_reference import reference_outputs
 from tcir.runtime.signature import bind
 from tcir.tuner.evaluate import Evaluator, Outcome
@@ -113,17 +112,6 @@ class TuningResult:
         return self.default_seconds / self.best_seconds
 
 
-def _to_numpy(value: Any) -> Any:
-    """An input as a numpy array (copied from a GPU) or as the scalar it is."""
-    if not hasattr(value, "shape"):
-        return value
-    if hasattr(value, "__cuda_array_interface__") and hasattr(value, "get"):
-        return value.get()  # cupy
-    if type(value).__module__.startswith("torch"):
-        return value.detach().cpu().numpy()
-    return np.asarray(value)
-
-
 class Tuner:
     """One tuning session of a def on `inputs` (see `tune` for the knobs)."""
 
@@ -156,7 +144,7 @@ class Tuner:
             raise TCError(f"tuner: search must be one of {', '.join(SEARCHES)}, got '{search}'")
         self.backend = resolve_backend(backend, tuple(inputs))
         self.definition: CheckedDef = _def_ir(function).definition
-        self.inputs = [_to_numpy(a) for a in inputs]
+        self.inputs = [to_numpy(a) for a in inputs]
         self.binding = bind(self.definition, self.inputs)
         self.generations = generations
         self.max_time = max_time
