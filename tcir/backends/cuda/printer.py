@@ -94,6 +94,8 @@ _SIGNED_BINARY = {
 #: Ops computed on the unsigned type of the operands' width.
 _UNSIGNED_BINARY = {arith.DivUIOp: "/", arith.RemUIOp: "%", arith.ShRUIOp: ">>", arith.ShLIOp: "<<"}
 #: On i1 (`bool`), modular add/sub/mul are logical ops.
+INDEX_FAULT = "tc_fault"
+"""The local holding a kernel's first bad subscript (`tc_index_fault`)."""
 _BOOL_BINARY = {arith.AddiOp: "^", arith.SubiOp: "^", arith.MuliOp: "&"}
 _MIN_MAX_INT = {arith.MinSIOp: "<", arith.MaxSIOp: ">", arith.MinUIOp: "<", arith.MaxUIOp: ">"}
 _DIV_HELPERS = {
@@ -351,7 +353,14 @@ class KernelPrinter(IndentedLines):
         bounds = f"__launch_bounds__({math.prod(self.block_size)}) " if self.block_size else ""
         self.depth = 1
         self.declare_shared()
+        checks = any(isinstance(op, IndexOp) for op in self.kernel.walk())
+        if checks:  # a thread's first bad subscript (`tc_checked_index`)
+            self.line(f"tc_index_fault {INDEX_FAULT} = {{-1, 0, 0}};")
         self.block(block, [])
+        if checks:
+            self.line(f"if ({INDEX_FAULT}.check >= 0) {{")
+            self.line(f"  tc_report_index_error({INDEX_FAULT}.check, {INDEX_FAULT}.subscript, {INDEX_FAULT}.value);")
+            self.line("}")
         body = self.lines
         head = f'extern "C" __global__ void {bounds}{name}({", ".join(params)}) {{'
         return "\n".join([head, *body, "}"])
@@ -708,7 +717,7 @@ class KernelPrinter(IndentedLines):
         self.helpers.add("tc_checked_index")
         sub, value = self.expr(op.subscript, ANY), self.expr(op.value, ANY)
         check, extent = op.check_id.value.data, op.extent.value.data
-        self.define(op.result, f"tc_checked_index({sub}, {extent}, {value}, {check})", ATOM)
+        self.define(op.result, f"tc_checked_index({sub}, {extent}, {value}, {check}, {INDEX_FAULT})", ATOM)
 
     @emit.register
     def _(self, op: memref.AllocaOp) -> None:
