@@ -52,6 +52,13 @@ class MappingOptions:
     (`poly-parallel-reduction`): for reductions whose output alone cannot
     fill the GPU (a matrix-vector product, a row sum, split-K). The fusion
     and scheduler options then do not apply."""
+    reductions_outermost: bool = False
+    """With `parallel_reductions`, split-K: a sum's reduction dimensions lead
+    its band (`poly-parallel-reduction{reduction-outermost=true}`), so tile
+    sizes list the reduction slice first (`tile=[256, 32, 32]` for a matmul),
+    blocks take the slices and output tiles (three grid dimensions when
+    `blocks` is empty) and threads the output points, each thread adding its
+    slice's partial sum atomically."""
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -96,8 +103,11 @@ class MappingOptions:
                 f"got {self.max_private_elements!r}"
             )
 
-        if type(self.parallel_reductions) is not bool:
-            raise TCError(f"MappingOptions: parallel_reductions must be a bool, got {self.parallel_reductions!r}")
+        for name in ("parallel_reductions", "reductions_outermost"):
+            if type(getattr(self, name)) is not bool:
+                raise TCError(f"MappingOptions: {name} must be a bool, got {getattr(self, name)!r}")
+        if self.reductions_outermost and not self.parallel_reductions:
+            raise TCError("MappingOptions: reductions_outermost needs parallel_reductions=True")
         if type(self.num_stages) is not int or not 1 <= self.num_stages <= MAX_STAGES:
             raise TCError(f"MappingOptions: num_stages must be in [1, {MAX_STAGES}], got {self.num_stages!r}")
 
@@ -129,14 +139,22 @@ class MappingOptions:
             raise TCError(f"MappingOptions: {e}") from None
 
     @property
-    def scheduler_key(self) -> tuple[str, bool, bool, bool]:
+    def scheduler_key(self) -> tuple[str, bool, bool, bool, bool]:
         """The options the schedule depends on: candidates that share them
         share the schedule."""
-        return (self.fusion, self.allow_skewing, self.positive_coefficients, self.parallel_reductions)
+        return (
+            self.fusion,
+            self.allow_skewing,
+            self.positive_coefficients,
+            self.parallel_reductions,
+            self.reductions_outermost,
+        )
 
     def schedule_pass(self) -> str:
         """The pass that schedules the scop: `poly-schedule` with these
         options, or `poly-parallel-reduction`."""
+        if self.reductions_outermost:
+            return "poly-parallel-reduction{reduction-outermost=true}"
         if self.parallel_reductions:
             return "poly-parallel-reduction"
         return (
@@ -175,8 +193,9 @@ class MappingOptions:
 
     def gpu_passes(self) -> list[str]:
         """Mapping to blocks and threads (empty sizes let the pass choose: one
-        block per tile; 32x8 or 256 threads), memory promotion, then kernels."""
-        blocks = ",".join(map(str, self.blocks or [0, 0]))
+        block per tile, of three tile members for split-K, else two; 32x8 or
+        256 threads), memory promotion, then kernels."""
+        blocks = ",".join(map(str, self.blocks or [0] * (3 if self.reductions_outermost else 2)))
         threads = ",".join(map(str, self.threads or [0]))
         passes = [f"poly-map-to-gpu{{blocks={blocks} threads={threads}}}"]
         if self.use_shared_memory or self.use_private_memory:

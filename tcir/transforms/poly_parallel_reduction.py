@@ -14,6 +14,21 @@ becomes
     tc.update %s[%b] "+=" %v {atomic}
     poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" coincident = [1, 1]
 
+With `reduction-outermost=true` (split-K), the band of an atomic statement
+lists its reduction dimensions first, then the others in domain order (all
+coincident, still permutable); other statements keep their identity bands.
+Tiled by `[kslice, 32, 32]`, a matmul `S1[m, n, k]` then gets blocks over
+(k slice, m tile, n tile) and threads over the output point members, each
+thread summing its k slice before one atomic add:
+
+    poly.band "[{ S1[m, n, k] -> [(m)] }, { S1[m, n, k] -> [(n)] }, { S1[m, n, k] -> [(k)] }]"
+        coincident = [1, 1, 0]
+
+becomes
+
+    poly.band "[{ S1[m, n, k] -> [(k)] }, { S1[m, n, k] -> [(m)] }, { S1[m, n, k] -> [(n)] }]"
+        coincident = [1, 1, 1]
+
 Code generation turns an atomic update into `memref.atomic_rmw addf` (CUDA
 `atomicAdd`); a private accumulator promoted for it starts at 0 and is added
 to the output atomically (`poly-promote`). The statement that initializes the
@@ -71,6 +86,9 @@ class PolyParallelReduction(ModulePass):
 
     name = "poly-parallel-reduction"
 
+    reduction_outermost: bool = False
+    """Put the reduction dimensions of atomic sums first in their bands (split-K)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
             validity = compute_dependences(scop).validity
@@ -82,4 +100,5 @@ class PolyParallelReduction(ModulePass):
                     update.attributes[ATOMIC] = UnitAttr()
                     parallel.append(stmt)
             root = scop.schedule
-            Rewriter.replace_op(root, DomainOp(root.domain.data, canonical_subtree(scop.statements, parallel)))
+            subtree = canonical_subtree(scop.statements, parallel, self.reduction_outermost)
+            Rewriter.replace_op(root, DomainOp(root.domain.data, subtree))

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tcir.frontend.ast import CheckedDef
+from tcir.frontend.ast import CheckedDef, Stmt
 from tcir.runtime.signature import evaluate
 from tcir.compiler.options import (
     ATOMIC_SUM_DTYPES,
@@ -121,7 +121,13 @@ class SearchSpace:
             Gene("unroll", tuple(powers_of_two(max_unroll))),
         ]
         if backend in GPU_BACKENDS:
-            mapped = min(3, max((len(s.lhs_indices) for s in definition.stmts), default=1))
+            # Blocks and threads map parallel members: with `parallel_reductions`,
+            # an atomic sum's reduction dimensions are parallel too.
+            sums = [_atomic_sum(definition, s) for s in definition.stmts]
+            parallel = (
+                len(s.ranges) if atomic else len(s.lhs_indices) for s, atomic in zip(definition.stmts, sums)
+            )
+            mapped = min(3, max(parallel, default=1))
             blocks = (None, *size_candidates(extents, MAX_GRID_DIM))
             threads = (None, *size_candidates(extents, MAX_THREADS_PER_BLOCK))
             genes += [
@@ -133,11 +139,11 @@ class SearchSpace:
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
                 Gene("num_stages", (1, 2)),
             ]
-            if any(
-                s.op.startswith("+=") and s.reduces and definition.tensor(s.lhs).dtype in ATOMIC_SUM_DTYPES
-                for s in definition.stmts
-            ):
-                genes.append(Gene("parallel_reductions", (False, True)))
+            if any(sums):
+                genes += [
+                    Gene("parallel_reductions", (False, True)),
+                    Gene("reductions_outermost", (False, True)),
+                ]
         return SearchSpace(backend, tuple(genes))
 
     @property
@@ -201,7 +207,14 @@ class SearchSpace:
         while _product(threads) > MAX_THREADS_PER_BLOCK:
             largest = threads.index(max(threads))
             threads[largest] = -(-threads[largest] // 2)
+        if not values.get("parallel_reductions", False):
+            values.pop("reductions_outermost", None)  # split-K is a kind of parallel reduction
         return MappingOptions(**values, **lists)
+
+
+def _atomic_sum(definition: CheckedDef, stmt: Stmt) -> bool:
+    """Whether `poly-parallel-reduction` may combine `stmt`'s sum by atomic adds."""
+    return stmt.op.startswith("+=") and stmt.reduces and definition.tensor(stmt.lhs).dtype in ATOMIC_SUM_DTYPES
 
 
 def _product(values: list[int]) -> int:

@@ -1,5 +1,7 @@
 """MappingOptions: validation, JSON round trip, the pipeline it implies."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -34,6 +36,24 @@ def test_parallel_reductions_replace_the_scheduler():
     assert options.scheduler_key != tcir.MappingOptions(fusion="min").scheduler_key
     with pytest.raises(tcir.TCError, match="parallel_reductions must be a bool"):
         tcir.MappingOptions(parallel_reductions=1)
+
+
+def test_split_k_puts_reductions_outermost_on_a_three_dimensional_grid():
+    options = tcir.MappingOptions(parallel_reductions=True, reductions_outermost=True, tile=[256, 32, 32])
+    assert options.pipeline(backend="cuda") == (
+        "convert-tc-to-poly,poly-parallel-reduction{reduction-outermost=true},"
+        "poly-tile{sizes=256,32,32},poly-sink,poly-map-to-gpu{blocks=0,0,0 threads=0},"
+        "poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32},"
+        "convert-poly-to-gpu,gpu-check-indices"
+    )
+    assert "blocks=4,2 " in replace(options, blocks=[4, 2]).pipeline(backend="cuda")
+    assert options.scheduler_key != tcir.MappingOptions(parallel_reductions=True).scheduler_key
+    assert tcir.MappingOptions.from_json(options.to_json()) == options
+    assert str(options).endswith("parallel_reductions=True, reductions_outermost=True)")
+    with pytest.raises(tcir.TCError, match="reductions_outermost needs parallel_reductions=True"):
+        tcir.MappingOptions(reductions_outermost=True)
+    with pytest.raises(tcir.TCError, match="reductions_outermost must be a bool"):
+        tcir.MappingOptions(parallel_reductions=True, reductions_outermost=1)
 
 
 def test_two_stages_add_the_prefetch_pass_on_gpus():

@@ -1,10 +1,13 @@
 // RUN: tcir-opt %s -p "convert-tc-to-poly,poly-parallel-reduction" | filecheck %s
 // RUN: tcir-opt %s -p "convert-tc-to-poly,poly-schedule{fusion=max}" | filecheck %s --check-prefix=SERIAL
+// RUN: tcir-opt %s -p "convert-tc-to-poly,poly-parallel-reduction{reduction-outermost=true}" | filecheck %s --check-prefix=SPLITK
 
 // poly-parallel-reduction: the canonical tree (a filter and an identity band
 // per statement), where a sum's reduction member is coincident too and its
 // update atomic. The initialization (`!`) is a statement of its own before it.
 // poly-schedule, for comparison, keeps the reduction member serial.
+// With reduction-outermost (split-K), an atomic sum's band lists its
+// reduction members first; other statements keep their identity bands.
 
 tc.def @rowsum(%A: !tc.tensor<f32, [16, 1024]>) -> (%s: !tc.tensor<f32, [16]>) {
   tc.comprehension %s[%b] "+=!" (%b in [0, 16), %k in [0, 1024)) {
@@ -23,6 +26,12 @@ tc.def @rowsum(%A: !tc.tensor<f32, [16, 1024]>) -> (%s: !tc.tensor<f32, [16]>) {
 // CHECK-NEXT:          poly.band "[{ S0[b] -> [(b)] }]" permutable coincident = [1]
 // CHECK:             poly.filter "{ S1[b, k] }" {
 // CHECK-NEXT:          poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 1]
+
+// SPLITK-LABEL: tc.def @rowsum
+// SPLITK:         poly.filter "{ S0[b] }" {
+// SPLITK-NEXT:      poly.band "[{ S0[b] -> [(b)] }]" permutable coincident = [1]
+// SPLITK:         poly.filter "{ S1[b, k] }" {
+// SPLITK-NEXT:      poly.band "[{ S1[b, k] -> [(k)] }, { S1[b, k] -> [(b)] }]" permutable coincident = [1, 1]
 
 // SERIAL-LABEL: tc.def @rowsum
 // SERIAL-NOT:     atomic
@@ -50,6 +59,9 @@ tc.def @rowmax(%A: !tc.tensor<f32, [16, 1024]>) -> (%m: !tc.tensor<f32, [16]>) {
 // CHECK-LABEL: tc.def @rowmax
 // CHECK-NOT:     atomic
 // CHECK:         poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 0]
+// SPLITK-LABEL: tc.def @rowmax
+// SPLITK-NOT:     atomic
+// SPLITK:         poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 0]
 
 // A sum that reads its own output at other points, as TC's frontend writes
 // it: from a copy of the old values (`s_old`), so its only self-dependences
@@ -65,3 +77,25 @@ tc.def @chain(%A: !tc.tensor<f32, [8, 8]>) -> (%s: !tc.tensor<f32, [8]>) {
 // CHECK-LABEL: tc.def @chain
 // CHECK:         tc.read %s_old[%k]
 // CHECK:         tc.update %s[%b] "+=" %{{.*}} attributes {atomic}
+
+// A matmul: kk is coincident but innermost; split-K puts it outermost, so
+// that tiles `[kslice, 32, 32]` give blocks (k slice, m tile, n tile) and
+// threads over (m, n) points. The initialization keeps its identity band.
+tc.def @tmm(%A: !tc.tensor<f32, [64, 1024]>, %B: !tc.tensor<f32, [32, 1024]>) -> (%C: !tc.tensor<f32, [64, 32]>) {
+  tc.comprehension %C[%m, %n] "+=!" (%m in [0, 64), %n in [0, 32), %kk in [0, 1024)) {
+    %0 = tc.read %A[%m, %kk]
+    %1 = tc.read %B[%n, %kk]
+    %2 = arith.mulf %0, %1 : f32
+    tc.yield %2 : f32
+  }
+}
+// CHECK-LABEL: tc.def @tmm
+// CHECK:         poly.band "[{ S1[m, n, kk] -> [(m)] }, { S1[m, n, kk] -> [(n)] }, { S1[m, n, kk] -> [(kk)] }]" permutable coincident = [1, 1, 1]
+
+// SPLITK-LABEL: tc.def @tmm
+// SPLITK:         tc.update %C[%{{.*}}, %{{.*}}] "=" %{{.*}}{{$}}
+// SPLITK:         tc.update %C[%{{.*}}, %{{.*}}] "+=" %{{.*}} attributes {atomic}
+// SPLITK:         poly.filter "{ S0[m, n] }" {
+// SPLITK-NEXT:      poly.band "[{ S0[m, n] -> [(m)] }, { S0[m, n] -> [(n)] }]" permutable coincident = [1, 1]
+// SPLITK:         poly.filter "{ S1[m, n, kk] }" {
+// SPLITK-NEXT:      poly.band "[{ S1[m, n, kk] -> [(kk)] }, { S1[m, n, kk] -> [(m)] }, { S1[m, n, kk] -> [(n)] }]" permutable coincident = [1, 1, 1]

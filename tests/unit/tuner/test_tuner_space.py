@@ -65,14 +65,28 @@ def test_cuda_space_keeps_blocks_within_limits():
     space = SearchSpace.build(tmm().definition, {"M": 512, "N": 512, "K": 512}, "cuda")
     names = space.names
     assert {"blocks_0", "blocks_1", "threads_0", "threads_1", "use_shared_memory"} <= set(names)
-    assert "blocks_2" not in names, "tmm has two parallel dimensions"
+    assert {"blocks_2", "threads_2", "reductions_outermost"} <= set(names), "split-K maps kk too"
     rng = random.Random(0)
+    split_k = 0
     for _ in range(300):
         options = space.random(rng)
+        split_k += options.reductions_outermost
         total = 1
         for t in options.threads:
             total *= t
         assert total <= 1024
+    assert split_k > 0
+    maximum = tcir.define("def tmax(float(M,K) A, float(N,K) B) -> (C) { C(m,n) max=! A(m,kk) * B(n,kk) }")
+    names = SearchSpace.build(maximum.tmax.definition, {"M": 512, "N": 512, "K": 512}, "cuda").names
+    assert "blocks_2" not in names and "reductions_outermost" not in names, "a maximum has two parallel dimensions"
+
+
+def test_split_k_needs_parallel_reductions():
+    space = SearchSpace.build(tmm().definition, {"M": 64, "N": 64, "K": 64}, "cuda")
+    genes = space.encode(tcir.MappingOptions())
+    assert not space.decode({**genes, "reductions_outermost": True}).reductions_outermost
+    split_k = tcir.MappingOptions(parallel_reductions=True, reductions_outermost=True, tile=[64, 32, 32])
+    assert space.decode(space.encode(split_k)) == split_k
 
 
 def test_random_candidates_are_deterministic():
