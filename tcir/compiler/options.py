@@ -54,7 +54,7 @@ class MappingOptions:
     and scheduler options then do not apply."""
     reductions_outermost: bool = False
     """With `parallel_reductions`, split-K: a sum's reduction dimensions lead
-    its band (`poly-parallel-reduction{reduction-outermost=true}`), so tile
+    its band (`poly-parallel-reduction{reductions-outermost=true}`), so tile
     sizes list the reduction slice first (`tile=[256, 32, 32]` for a matmul),
     blocks take the slices and output tiles (three grid dimensions when
     `blocks` is empty) and threads the output points, each thread adding its
@@ -154,7 +154,7 @@ class MappingOptions:
         """The pass that schedules the scop: `poly-schedule` with these
         options, or `poly-parallel-reduction`."""
         if self.reductions_outermost:
-            return "poly-parallel-reduction{reduction-outermost=true}"
+            return "poly-parallel-reduction{reductions-outermost=true}"
         if self.parallel_reductions:
             return "poly-parallel-reduction"
         return (

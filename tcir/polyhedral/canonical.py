@@ -29,11 +29,11 @@ def reduction_dims(stmt: StmtOp) -> list[int]:
 
 
 def identity_band(
-    stmt: StmtOp, parallel_reduction: bool = False, reductions_first: bool = False
+    stmt: StmtOp, parallel_reduction: bool = False, reductions_outermost: bool = False
 ) -> BandOp | None:
     """The statement's permutable identity band (None for a 0-d statement);
     with `parallel_reduction` (its update combined by atomics), the
-    reduction dimensions are coincident too, and with `reductions_first`
+    reduction dimensions are coincident too, and with `reductions_outermost`
     as well they lead the band (split-K), the others following in order."""
     domain = isl.Set(stmt.domain.data)
     n_dim = domain.dim(isl.dim_type.set)
@@ -44,7 +44,7 @@ def identity_band(
         isl.UnionMap.from_map(identity.reset_tuple_id(isl.dim_type.out))
     )
     reductions = reduction_dims(stmt)
-    if parallel_reduction and reductions_first:
+    if parallel_reduction and reductions_outermost:
         order = [*reductions, *(k for k in range(n_dim) if k not in reductions)]
         functions = isl.UnionPwAffList.alloc(domain.get_ctx(), n_dim)
         for k in order:
@@ -63,16 +63,16 @@ def statement_filter(stmt: StmtOp) -> str:
 def canonical_subtree(
     statements: Sequence[StmtOp],
     parallel_reductions: Collection[StmtOp] = (),
-    reductions_first: bool = False,
+    reductions_outermost: bool = False,
 ) -> ScheduleNodeOp | None:
     """The canonical tree below the domain node (None: a leaf); the
     reduction dimensions of `parallel_reductions` are coincident (and
-    outermost in their bands with `reductions_first`)."""
+    outermost in their bands with `reductions_outermost`)."""
     if len(statements) == 1:
-        return identity_band(statements[0], statements[0] in parallel_reductions, reductions_first)
+        return identity_band(statements[0], statements[0] in parallel_reductions, reductions_outermost)
     return SequenceOp(
         [
-            FilterOp(statement_filter(s), identity_band(s, s in parallel_reductions, reductions_first))
+            FilterOp(statement_filter(s), identity_band(s, s in parallel_reductions, reductions_outermost))
             for s in statements
         ]
     )

@@ -14,7 +14,7 @@ becomes
     tc.update %s[%b] "+=" %v {atomic}
     poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" coincident = [1, 1]
 
-With `reduction-outermost=true` (split-K), the band of an atomic statement
+With `reductions-outermost=true` (split-K), the band of an atomic statement
 lists its reduction dimensions first, then the others in domain order (all
 coincident, still permutable); other statements keep their identity bands.
 Tiled by `[kslice, 32, 32]`, a matmul `S1[m, n, k]` then gets blocks over
@@ -86,7 +86,7 @@ class PolyParallelReduction(ModulePass):
 
     name = "poly-parallel-reduction"
 
-    reduction_outermost: bool = False
+    reductions_outermost: bool = False
     """Put the reduction dimensions of atomic sums first in their bands (split-K)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -100,5 +100,5 @@ class PolyParallelReduction(ModulePass):
                     update.attributes[ATOMIC] = UnitAttr()
                     parallel.append(stmt)
             root = scop.schedule
-            subtree = canonical_subtree(scop.statements, parallel, self.reduction_outermost)
+            subtree = canonical_subtree(scop.statements, parallel, self.reductions_outermost)
             Rewriter.replace_op(root, DomainOp(root.domain.data, subtree))

@@ -41,7 +41,7 @@ def test_parallel_reductions_replace_the_scheduler():
 def test_split_k_puts_reductions_outermost_on_a_three_dimensional_grid():
     options = tcir.MappingOptions(parallel_reductions=True, reductions_outermost=True, tile=[256, 32, 32])
     assert options.pipeline(backend="cuda") == (
-        "convert-tc-to-poly,poly-parallel-reduction{reduction-outermost=true},"
+        "convert-tc-to-poly,poly-parallel-reduction{reductions-outermost=true},"
         "poly-tile{sizes=256,32,32},poly-sink,poly-map-to-gpu{blocks=0,0,0 threads=0},"
         "poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32},"
         "convert-poly-to-gpu,gpu-check-indices"

@@ -1,12 +1,12 @@
 // RUN: tcir-opt %s -p "convert-tc-to-poly,poly-parallel-reduction" | filecheck %s
 // RUN: tcir-opt %s -p "convert-tc-to-poly,poly-schedule{fusion=max}" | filecheck %s --check-prefix=SERIAL
-// RUN: tcir-opt %s -p "convert-tc-to-poly,poly-parallel-reduction{reduction-outermost=true}" | filecheck %s --check-prefix=SPLITK
+// RUN: tcir-opt %s -p "convert-tc-to-poly,poly-parallel-reduction{reductions-outermost=true}" | filecheck %s --check-prefix=SPLITK
 
 // poly-parallel-reduction: the canonical tree (a filter and an identity band
 // per statement), where a sum's reduction member is coincident too and its
 // update atomic. The initialization (`!`) is a statement of its own before it.
 // poly-schedule, for comparison, keeps the reduction member serial.
-// With reduction-outermost (split-K), an atomic sum's band lists its
+// With reductions-outermost (split-K), an atomic sum's band lists its
 // reduction members first; other statements keep their identity bands.
 
 tc.def @rowsum(%A: !tc.tensor<f32, [16, 1024]>) -> (%s: !tc.tensor<f32, [16]>) {
