@@ -28,10 +28,10 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   point's reduction on 256 threads, partial sums added atomically; the
   slices are as long as keeps about four blocks per SM, and at least 8
   points a thread.
-- **An embedding** (a one-output 2-D layer that gathers rows through an index
-  tensor, 1LUT): 4 rows of up to 64 points a block, a thread a point, so
-  that many blocks keep many gathers in flight (11.7 us against 21.1 us with
-  the plane rule below, for 128x64 outputs of 50 rows each).
+- **Embeddings** (2-D outputs, each summing rows gathered through an index
+  tensor: 1LUT, 2LUT): a block per output row of up to 64 points, a thread
+  a point, so that many blocks keep many gathers in flight (1LUT 4.0 us,
+  2LUT 5.7 us on an H100; 4 rows a block: 4.1 and 7.6 us).
 - **A chain of layers** (several 2-D outputs, a later statement reading an
   earlier one's output, MLP3): a kernel per layer, its statements (bias,
   sum, ReLU) fused point by point (`fusion="preserve3"` keeps the output's
@@ -73,18 +73,22 @@ SPLIT_REDUCTION = 8192
 """Reduction points from which a sum is spread over threads and blocks."""
 POINTS_PER_THREAD = 8
 """Fewest reduction points a thread sums before its atomic add."""
-GATHER_ROW, GATHER_ROWS = 64, 4
-"""An embedding's block: rows of up to 64 points (two warps), 4 rows."""
+GATHER_ROW = 64
+"""An embedding's block: a row of up to 64 points (two warps)."""
 
 
 def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOptions:
     """The GPU mapping used without options (see the module docstring)."""
+    sizes = [binding.sizes[n] for n in definition.size_params]
+    if _embeddings(definition):
+        rows = [evaluate(definition.tensor(s.lhs).dims[-1], sizes) for s in definition.stmts]
+        x = max(1, min(max(rows), GATHER_ROW))
+        return MappingOptions(tile=[1, x], threads=[x])
     layer = _one_output_layer(definition)
     if layer is None:
         if _layer_chain(definition):
             return MappingOptions(fusion="preserve3", tile=[4, 64], threads=[64, 4])
         return MappingOptions()
-    sizes = [binding.sizes[n] for n in definition.size_params]
     extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in layer.ranges.items()}
     out = [extents[i] for i in layer.lhs_indices]
     if any(e <= 0 for e in out):
@@ -115,10 +119,6 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()
-    if len(out) == 2 and gathers(layer.rhs):  # an embedding: 4 rows of up to 64 a block
-        x = min(out[-1], GATHER_ROW)
-        rows = min(out[-2], GATHER_ROWS)
-        return MappingOptions(tile=[rows, x], threads=[x, rows])
     x = min(out[-1], INNER_THREADS)
     rows = out[-2] if out[-2] <= 2 * (MAX_THREADS // x) else min(out[-2], 2 * max(1, THREADS // x))
     y = rows // 2 if rows % 2 == 0 else rows
@@ -135,6 +135,13 @@ def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:
     if any(s.lhs != first.lhs or s.lhs_indices != first.lhs_indices for s in definition.stmts):
         return None
     return next((s for s in definition.stmts if s.reduces), first)
+
+
+def _embeddings(definition: A.CheckedDef) -> bool:
+    """Whether every statement writes a 2-D output and every sum gathers (1LUT, 2LUT)."""
+    return all(len(definition.tensor(s.lhs).dims) == 2 for s in definition.stmts) and all(
+        gathers(s.rhs) for s in definition.stmts if s.reduces
+    ) and any(s.reduces for s in definition.stmts)
 
 
 def _layer_chain(definition: A.CheckedDef) -> bool:

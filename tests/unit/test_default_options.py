@@ -67,8 +67,13 @@ RULES = {
         ("mv", (64, 65536), (65536,)),
         tcir.MappingOptions(parallel_reductions=True, tile=[1, 8192], threads=[256]),
     ),
-    # An embedding (gathers through an index tensor): 4 rows of 64 a block.
-    "embedding": (("1LUT", (1000, 64), (128, 50)), tcir.MappingOptions(tile=[4, 64], threads=[64, 4])),
+    # An embedding (gathers through an index tensor): a row of 64 a block.
+    "embedding": (("1LUT", (1000, 64), (128, 50)), tcir.MappingOptions(tile=[1, 64], threads=[64])),
+    # Two embeddings: a row of each output a block, as wide as the wider.
+    "embeddings": (
+        ("2LUT", (1000, 16), (128, 50), (900, 16), (128, 20)),
+        tcir.MappingOptions(tile=[1, 16], threads=[16]),
+    ),
     # An odd number of rows: one thread a row.
     "odd-rows": (
         ("gconv", (32, 32, 32, 7, 7), (32, 32, 32, 3, 3), (32, 32)),
@@ -100,8 +105,10 @@ def test_defs_of_several_outputs():
     # MLP3's layers read each other's outputs: one kernel per layer, 4x64 tiles.
     mlp3 = options_at("MLP3", (8, 16), (8, 16), (8,), (4, 8), (4,), (2, 4), (2,))
     assert mlp3 == tcir.MappingOptions(fusion="preserve3", tile=[4, 64], threads=[64, 4])
-    # 2LUT's two outputs are independent: the plain mapping, fused.
-    assert options_at("2LUT", (23, 13), (7, 5), (19, 13), (7, 3)) == tcir.MappingOptions()
+    # A gather into a 3-D output is no embedding: the plane rule.
+    gather3 = tcir.define("def g(float(E,D) T, int(B,L) I) -> (O) { O(b,l,d) = T(I(b,l),d) }").g
+    binding = bind(gather3.definition, [np.zeros((9, 4), np.float32), np.zeros((3, 5), np.int32)])
+    assert default_options(gather3.definition, binding).tile == [1, 5, 4]
     # A 1-D output has no plane to tile.
     assert options_at("mv", (64, 600), (600,)) == tcir.MappingOptions()
 
@@ -117,6 +124,7 @@ def test_rule_computes_right_numbers_on_cuda_sim(rule: str):
         "gconv": [(1, 2, 3, 9, 40), (2, 3, 3, 3, 3), (2, 3)],
         "mv": [(3, 9001), (9001,)],
         "1LUT": [(23, 70), (7, 5)],
+        "2LUT": [(23, 70), (7, 5), (19, 70), (7, 3)],
     }[name]
     fn = function(name)
     binding = bind(fn.definition, zeros(fn, small))
