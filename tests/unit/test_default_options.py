@@ -44,9 +44,17 @@ RULES = {
         ("tmm", (128, 1024), (1024, 1024)),
         tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2),
     ),
-    # A small output with a long reduction (MLP1's 128x128): more, smaller blocks.
-    "small-output": (
+    # A small output with a long reduction (MLP1's 128x128): split-K, blocks
+    # over 128-point slices of the reduction and 32x32 output tiles.
+    "split-k": (
         ("MLP1", (128, 2000), (128, 2000), (128,)),
+        tcir.MappingOptions(
+            parallel_reductions=True, reductions_outermost=True, tile=[128, 32, 32], threads=[32, 8]
+        ),
+    ),
+    # A small output with a shorter reduction: more, smaller blocks.
+    "small-output": (
+        ("MLP1", (128, 1000), (128, 1000), (128,)),
         tcir.MappingOptions(tile=[8, 32, 32], threads=[32, 8], num_stages=2),
     ),
     # A short reduction: the 26x26 plane in one block, two rows a thread.
