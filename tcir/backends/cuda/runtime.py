@@ -347,19 +347,30 @@ class CudaProgram:
         kernels. None where the launches depend on the call."""
         if self._static is None:
             return None
+        converters = self._converters
+        ndarray = cupy_module().ndarray
 
         def call(args: tuple[Any, ...]) -> Any:
             check_pending()
             outputs = allocate()
-            self._run((*args, *outputs), stream_of())
+            # The launcher's key fixed each argument's type, shape and dtype: a
+            # contiguous cupy array (every output made here) goes as it is.
+            values = [
+                a if type(a) is ndarray and a.flags.c_contiguous else convert(a)
+                for convert, a in zip(converters, (*args, *outputs))
+            ]
+            self._launch(values, args, stream_of())
             return outputs[0] if single else tuple(outputs)
 
         return call
 
     def _run(self, args: tuple[Any, ...], stream: Any) -> None:
-        """Check and convert `args`, launch every kernel on `stream`; with
-        `TCIR_SYNC=1`, wait and raise what they reported."""
-        values = [convert(a) for convert, a in zip(self._converters, args)]
+        """Check and convert `args`, launch every kernel on `stream`."""
+        self._launch([convert(a) for convert, a in zip(self._converters, args)], args, stream)
+
+    def _launch(self, values: list[Any], args: tuple[Any, ...], stream: Any) -> None:
+        """Launch every kernel on `stream` with the converted `values` of
+        `args`; with `TCIR_SYNC=1`, wait and raise what they reported."""
         if self._errors is not None:  # where an error's value is looked for
             self._errors.last[self._slot] = {k: args[k] for k in self._sources}  # type: ignore[index]
         if self._static is not None:  # every grid fixed, every argument a host argument
