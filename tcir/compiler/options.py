@@ -13,7 +13,7 @@ from typing import Any
 
 from tcir.errors import TCError
 
-FUSION_STRATEGIES = ("min", "max", "preserve3")
+FUSION_STRATEGIES = ("min", "max", "preserve3", "outer")
 GPU_BACKENDS = ("cuda", "cuda-sim")
 """Backends that run the GPU pipeline (the simulated GPU runs CUDA's kernels)."""
 MAX_THREADS_PER_BLOCK = 1024

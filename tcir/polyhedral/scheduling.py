@@ -12,7 +12,13 @@ tried in order until one gives an acceptable schedule:
   clustering; then `min`;
 - `preserve3`: the same attempts as `max`, but one is only accepted if the
   outermost band keeps as many leading coincident members as the statements
-  have parallel dimensions, up to three (blocks and threads); else `min`.
+  have parallel dimensions, up to three (blocks and threads); else `min`;
+- `outer`: `preserve3`, then the outermost members of the bands of a
+  top-level sequence fused into one outer band where every dependence keeps
+  its instances at equal values of it: a chain of layers over a batch
+  (MLP3) becomes one band over the batch with each layer's own parallel band
+  below it, so one kernel's blocks own slices of the batch and run every
+  layer on them (see `fuse_outer_members`).
 
 Each attempt runs under `max_operations` (isl's operation counter), so a
 scheduler run that would take too long fails and the next, less fused,
@@ -42,6 +48,7 @@ from tcir.dialects.poly import (
     FilterOp,
     ScheduleNodeOp,
     ScopOp,
+    SequenceOp,
     StmtOp,
 )
 from tcir.errors import TCError
@@ -71,6 +78,7 @@ FUSION_ATTEMPTS: dict[str, list[IslOptions]] = {
     "min": [_MIN],
     "max": [_CLUSTER, _WHOLE, _MIN],
     "preserve3": [_CLUSTER, _WHOLE, _MIN],
+    "outer": [_CLUSTER, _WHOLE, _MIN],
 }
 """The isl option sets tried, in order, for each fusion strategy."""
 
@@ -107,7 +115,14 @@ class SchedulingStrategy:
     def schedule(self, scop: ScopOp) -> DomainOp:
         """A new schedule tree for `scop` (ops, not yet inserted): the first
         attempt that is acceptable and has one outer band over all statements,
-        else the first acceptable one, else the canonical tree."""
+        else the first acceptable one, else the canonical tree; with `outer`,
+        its outer members fused where legal."""
+        root = self._schedule(scop)
+        if self.fusion == "outer":
+            return fuse_outer_members(root, compute_dependences(scop).validity) or root
+        return root
+
+    def _schedule(self, scop: ScopOp) -> DomainOp:
         constraints = _constraints(scop)
         fallback = None
         for options in FUSION_ATTEMPTS[self.fusion]:
@@ -115,7 +130,7 @@ class SchedulingStrategy:
             if schedule is None:
                 continue
             root = self.restrict(scop, schedule_from_isl(schedule))
-            if self.fusion == "preserve3" and not _preserves_parallelism(scop, root):
+            if self.fusion in ("preserve3", "outer") and not _preserves_parallelism(scop, root):
                 continue
             if isinstance(root.child, BandOp):
                 return root
@@ -294,3 +309,39 @@ def _preserves_parallelism(scop: ScopOp, root: DomainOp) -> bool:
         if _leading_coincident(band) < target:
             return False
     return True
+
+
+def fuse_outer_members(root: DomainOp, validity: isl.UnionMap) -> DomainOp | None:
+    """`root`'s top-level sequence of bands as one band of their first members
+    above the sequence of what remains of them, or None where the tree has
+    no such sequence or a dependence would relate different values of the
+    fused member (it must be coincident, hence also legal: the sequence
+    below keeps the order of the rest)."""
+    sequence = root.child
+    if not isinstance(sequence, SequenceOp):
+        return None
+    filters = [f for f in sequence.children if isinstance(f, FilterOp)]
+    bands = [f.child for f in filters]
+    if not all(isinstance(b, BandOp) and b.coincident_flags[0] for b in bands):
+        return None
+    members = [isl.MultiUnionPwAff(b.schedule.data).get_union_pw_aff(0) for b in bands]  # type: ignore[union-attr]
+    outer = members[0]
+    for member in members[1:]:
+        outer = outer.union_add(member)
+    time = isl.UnionMap.from_union_pw_aff(outer)
+    distances = validity.apply_domain(time).apply_range(time)
+    if not distances.deltas().is_subset(isl.UnionSet("{ [0] }", context=validity.get_ctx())):
+        return None
+    fused: list[FilterOp] = []
+    for node, band in zip(filters, bands):
+        assert isinstance(band, BandOp)
+        child = band.child
+        if child is not None:
+            child.detach()
+        flags = band.coincident_flags
+        if len(flags) > 1:
+            permutable = band.permutable is not None
+            child = BandOp(_members(band, 1, len(flags)), flags[1:], permutable, None, child)
+        fused.append(FilterOp(node.value, child))
+    band = BandOp(isl.MultiUnionPwAff.from_union_pw_aff(outer).to_str(), [True], True, None, SequenceOp(fused))
+    return DomainOp(root.value, band)

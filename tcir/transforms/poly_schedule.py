@@ -1,10 +1,12 @@
-"""`poly-schedule{fusion=min|max|preserve3 allow-skewing=false positive-coefficients=true}`.
+"""`poly-schedule{fusion=min|max|preserve3|outer allow-skewing=false positive-coefficients=true}`.
 
 Replaces the schedule tree of every `poly.scop` by one computed by isl's
 scheduler from the scop's dependences (validity, proximity and coincidence:
 all of them), following a fusion strategy: `min` (no fusion), `max` (one
-outer band over all statements where legal) or `preserve3` (the most fusion
-that keeps up to three outer parallel members). Band members that skew or
+outer band over all statements where legal), `preserve3` (the most fusion
+that keeps up to three outer parallel members) or `outer` (`preserve3`'s
+bands fused along their outermost member where every dependence stays
+within one of its values: one kernel over a batch for a chain of layers). Band members that skew or
 have negative coefficients are cut away unless allowed, reduction members are
 never coincident, and a scheduler run that exceeds `max-operations` falls
 back to less fusion (see `tcir.polyhedral.scheduling`).

@@ -26,7 +26,7 @@ def test_paper_kernel_on_cpu(case):
     assert_matches(outputs, case.reference(*as_float64(inputs)))
 
 
-@pytest.mark.parametrize("fusion", ["min", "max", "preserve3"])
+@pytest.mark.parametrize("fusion", ["min", "max", "preserve3", "outer"])
 @pytest.mark.parametrize("case", PAPER_KERNELS, ids=lambda c: c.name)
 def test_paper_kernel_scheduled_on_cpu(case, fusion):
     inputs = case.inputs(np.random.default_rng(0))

@@ -66,7 +66,7 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
 @pytest.mark.parametrize(
     "fields, message",
     [
-        ({"fusion": "most"}, "fusion must be one of min, max, preserve3"),
+        ({"fusion": "most"}, "fusion must be one of min, max, preserve3, outer"),
         ({"threads": [64, 32]}, "2048 threads per block"),
         ({"tile": [32, 0]}, "tile sizes must be positive"),
         ({"blocks": [1, 2, 3, 4]}, "at most 3 block"),

@@ -1,6 +1,7 @@
 // RUN: tcir-opt %s -p "convert-tc-to-poly,poly-schedule{fusion=max}" | filecheck %s --check-prefix=MAX
 // RUN: tcir-opt %s -p "convert-tc-to-poly,poly-schedule{fusion=min}" | filecheck %s --check-prefix=MIN
 // RUN: tcir-opt %s -p "convert-tc-to-poly,poly-schedule{fusion=preserve3}" | filecheck %s --check-prefix=P3
+// RUN: tcir-opt %s -p "convert-tc-to-poly,poly-schedule{fusion=outer}" | filecheck %s --check-prefix=OUTER
 
 tc.def @sgemm(%a: f32, %b: f32, %A: !tc.tensor<f32, [N, M]>, %B: !tc.tensor<f32, [M, K]>) -> (%C: !tc.tensor<f32, [N, K]>) {
   tc.comprehension %C[%i, %j] "=" (%i in [0, N), %j in [0, K)) {
@@ -124,3 +125,32 @@ tc.def @MLP3(%I: !tc.tensor<f32, [B, M]>, %W2: !tc.tensor<f32, [O, M]>, %B2: !tc
 // P3-NEXT:          poly.band "{{.*}}" permutable coincident = [1, 1] {
 // P3:             poly.band "{{.*}}" permutable coincident = [1, 1] {
 // P3:             poly.band "{{.*}}" permutable coincident = [1, 1] {
+
+// outer fuses MLP3's layers (preserve3's sequence) along the batch only: one
+// band over b above the sequence, each layer keeping its band over its outputs.
+// OUTER-LABEL: tc.def @MLP3
+// OUTER:         poly.domain
+// OUTER-NEXT:      poly.band "[B, M, O, P, Q] -> [{ {{(S[0-9]+\[b, o(, n)?\] -> \[\(b\)\]; ){11}S[0-9]+\[b, o(, n)?\] -> \[\(b\)\]}} }]" permutable coincident = [1] {
+// OUTER-NEXT:        poly.sequence {
+// OUTER-NEXT:          poly.filter "[B, M, O, P, Q] -> { {{.*}} }" {
+// OUTER-NEXT:            poly.band "[B, M, O, P, Q] -> [{ {{(S[0-9]+\[b, o(, n)?\] -> \[\(o\)\]; ){3}S[0-9]+\[b, o(, n)?\] -> \[\(o\)\]}} }]" permutable coincident = [1] {
+// OUTER:                 poly.band "[B, M, O, P, Q] -> [{ {{(S[0-9]+\[b, o(, n)?\] -> \[\(o\)\]; ){3}S[0-9]+\[b, o(, n)?\] -> \[\(o\)\]}} }]" permutable coincident = [1] {
+// OUTER:                 poly.band "[B, M, O, P, Q] -> [{ {{(S[0-9]+\[b, o(, n)?\] -> \[\(o\)\]; ){3}S[0-9]+\[b, o(, n)?\] -> \[\(o\)\]}} }]" permutable coincident = [1] {
+
+// A sum over every row of B: fusing the two statements' rows would break the
+// dependence, so outer keeps preserve3's sequence of bands.
+// OUTER-LABEL: tc.def @rows
+// OUTER:         poly.domain
+// OUTER-NEXT:      poly.sequence {
+// OUTER-NEXT:        poly.filter "[N, M] -> { S0[i, j] }" {
+// OUTER-NEXT:          poly.band "[N, M] -> [{ S0[i, j] -> [(i)] }, { S0[i, j] -> [(j)] }]" permutable coincident = [1, 1]
+tc.def @rows(%A: !tc.tensor<f32, [N, M]>) -> (%B: !tc.tensor<f32, [N, M]>, %C: !tc.tensor<f32, [N, M]>) {
+  tc.comprehension %B[%i, %j] "=" (%i in [0, N), %j in [0, M)) {
+    %0 = tc.read %A[%i, %j]
+    tc.yield %0 : f32
+  }
+  tc.comprehension %C[%i, %j] "+=!" (%i in [0, N), %j in [0, M), %k in [0, N)) {
+    %0 = tc.read %B[%k, %j]
+    tc.yield %0 : f32
+  }
+}

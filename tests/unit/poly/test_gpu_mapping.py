@@ -82,6 +82,8 @@ CASES = [
         {"B": 7, "N": 13, "O": 11, "P": 9, "Q": 5},
         tcir.MappingOptions(fusion="preserve3", positive_coefficients=False, blocks=[7, 9], threads=[2], tile=[13, 9, 9], unroll=8),
     ),
+    # One kernel over the batch: each layer's band below the fused one mapped to threads.
+    ("MLP3", {"B": 7, "N": 13, "O": 11, "P": 9, "Q": 5}, tcir.MappingOptions(fusion="outer", tile=[3, 4], threads=[3, 4])),
 ]
 
 

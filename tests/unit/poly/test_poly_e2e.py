@@ -262,7 +262,7 @@ def test_poly_pipeline_matches_reference(name: str) -> None:
     definition = next(op for op in specialized.walk() if isinstance(op, DefOp))
     arguments = _arguments(definition, np.random.default_rng(0))
     expected = _run(text, name, f"{specialize},convert-tc-to-loops", arguments)
-    for fusion in ("min", "max", "preserve3"):
+    for fusion in ("min", "max", "preserve3", "outer"):
         pipeline = (
             f"{specialize},convert-tc-to-poly,poly-schedule{{fusion={fusion}}},"
             "convert-poly-to-loops"

@@ -43,7 +43,7 @@ def test_cpu_space_for_tmm():
         "tile_2",
         "unroll",
     }
-    assert genes["fusion"] == ("min", "max", "preserve3")
+    assert genes["fusion"] == ("min", "max", "preserve3", "outer")
     assert genes["unroll"] == tuple(2**k for k in range(7)), "LLVM unrolls beyond 64"
     assert genes["tile_0"][0] is None and {65, 64, 32, 130} <= set(genes["tile_0"])
     gpu = SearchSpace.build(tmm().definition, {"M": 64, "N": 130, "K": 32}, "cuda")
