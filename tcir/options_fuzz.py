@@ -236,11 +236,15 @@ def run_candidates(
     workers: int | None = None,
     timeout: float = 300.0,
     on_verdicts: Callable[[list[Verdict]], None] | None = None,
+    max_time: float | None = None,
 ) -> list[Verdict]:
     """`check` every candidate in `workers` processes (pebble: a candidate that
-    hangs past `timeout` seconds or kills its process fails alone)."""
+    hangs past `timeout` seconds or kills its process fails alone); after
+    `max_time` seconds, the candidates not yet checked are dropped and the
+    verdicts so far returned."""
     from pebble import ProcessExpired, ProcessPool
 
+    deadline = None if max_time is None else time.monotonic() + max_time
     verdicts: list[Verdict] = []
     with tempfile.TemporaryDirectory(prefix="tcir-fuzz-") as cache_dir:
         # Spawned, not forked: a parent that touched CUDA cannot fork workers that use it.
@@ -248,10 +252,14 @@ def run_candidates(
         count = workers or os.cpu_count() or 1
         with ProcessPool(count, initializer=_initialize, initargs=(cache_dir,), context=context) as pool:
             jobs = [(c, pool.schedule(check, (c, tuple(backends)), timeout=timeout)) for c in candidates]
-            for candidate, future in jobs:
+            for k, (candidate, future) in enumerate(jobs):
                 try:
-                    found = future.result()
+                    found = future.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
                 except FutureTimeout:
+                    if not future.done():  # out of time: drop the rest
+                        for _, later in jobs[k:]:
+                            later.cancel()
+                        break
                     found = [Verdict(candidate, "timeout", f"over {timeout:g} s", b, timeout) for b in backends]
                 except ProcessExpired as e:
                     found = [Verdict(candidate, "crash", f"worker died: {e}", b) for b in backends]

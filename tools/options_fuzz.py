@@ -74,6 +74,9 @@ def main() -> int:
     parser.add_argument("--options", help="check these options (JSON) only, with one --problem")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per candidate")
+    parser.add_argument(
+        "--max-time", type=float, default=None, help="seconds in all: then report what was checked"
+    )
     parser.add_argument("--minimize", action="store_true", help="shrink each failure")
     parser.add_argument("--json", type=Path, help="write every verdict here")
     args = parser.parse_args()
@@ -94,8 +97,11 @@ def main() -> int:
             print(f"  {done[0]}/{len(candidates)} checked", flush=True)
 
     verdicts = run_candidates(
-        candidates, backends, workers=args.workers, timeout=args.timeout, on_verdicts=progress
+        candidates, backends, workers=args.workers, timeout=args.timeout, on_verdicts=progress,
+        max_time=args.max_time,
     )
+    if done[0] < len(candidates):
+        print(f"  --max-time {args.max_time:g} s: {done[0]} of {len(candidates)} candidates checked")
     print(table(verdicts))
     failures = [v for v in verdicts if v.failed]
     if args.json is not None:

@@ -49,3 +49,11 @@ def test_random_mappings_are_correct_and_race_free():
     print(f"options fuzzing, seeds {first}..{first + SEEDS - 1}: {ok} ok, {len(rejected)} rejected")
     assert not failures, f"seeds {first}..{first + SEEDS - 1}:\n" + "\n".join(failures)
     assert len(rejected) <= len(verdicts) // 10, [v.detail for v in rejected[:5]]
+
+
+def test_max_time_reports_what_was_checked():
+    """Past `max_time`, the candidates not yet checked are dropped, not waited for."""
+    candidates = draw(7, 12, EXAMPLES)
+    assert run_candidates(candidates, ("cuda-sim",), workers=1, max_time=0.0) == []
+    checked = run_candidates(candidates[:2], ("cuda-sim",), workers=1, max_time=600.0)
+    assert len(checked) == 2 and all(v.status in ("ok", "rejected") for v in checked)
