@@ -256,9 +256,10 @@ def run_candidates(
                 try:
                     found = future.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
                 except FutureTimeout:
-                    if not future.done():  # out of time: drop the rest
+                    if not future.done():  # out of time: drop the rest, stop the workers
                         for _, later in jobs[k:]:
                             later.cancel()
+                        pool.stop()
                         break
                     found = [Verdict(candidate, "timeout", f"over {timeout:g} s", b, timeout) for b in backends]
                 except ProcessExpired as e:
