@@ -29,6 +29,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import wait
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -242,7 +243,7 @@ def run_candidates(
     hangs past `timeout` seconds or kills its process fails alone); after
     `max_time` seconds, the candidates not yet checked are dropped and the
     verdicts so far returned."""
-    from pebble import ProcessExpired, ProcessPool
+    from pebble import ProcessPool
 
     deadline = None if max_time is None else time.monotonic() + max_time
     verdicts: list[Verdict] = []
@@ -252,22 +253,33 @@ def run_candidates(
         count = workers or os.cpu_count() or 1
         with ProcessPool(count, initializer=_initialize, initargs=(cache_dir,), context=context) as pool:
             jobs = [(c, pool.schedule(check, (c, tuple(backends)), timeout=timeout)) for c in candidates]
-            for k, (candidate, future) in enumerate(jobs):
-                try:
-                    found = future.result(None if deadline is None else max(0.0, deadline - time.monotonic()))
-                except FutureTimeout:
-                    if not future.done():  # out of time: drop the rest, stop the workers
-                        for _, later in jobs[k:]:
-                            later.cancel()
-                        pool.stop()
-                        break
-                    found = [Verdict(candidate, "timeout", f"over {timeout:g} s", b, timeout) for b in backends]
-                except ProcessExpired as e:
-                    found = [Verdict(candidate, "crash", f"worker died: {e}", b) for b in backends]
+            out_of_time = False
+            for candidate, future in jobs:
+                if not out_of_time:
+                    remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    out_of_time = not wait([future], remaining).done
+                if out_of_time and not future.done():  # past max_time: dropped
+                    future.cancel()
+                    continue
+                found = _verdicts(candidate, future, backends, timeout)
                 verdicts += found
                 if on_verdicts is not None:
                     on_verdicts(found)
+            if out_of_time:
+                pool.stop()
     return verdicts
+
+
+def _verdicts(candidate: Candidate, future: Any, backends: Sequence[str], timeout: float) -> list[Verdict]:
+    """The verdicts of a finished check (a timeout or a dead worker fails on every backend)."""
+    from pebble import ProcessExpired
+
+    try:
+        return future.result()
+    except FutureTimeout:
+        return [Verdict(candidate, "timeout", f"over {timeout:g} s", b, timeout) for b in backends]
+    except ProcessExpired as e:
+        return [Verdict(candidate, "crash", f"worker died: {e}", b) for b in backends]
 
 
 # --- minimizing a failure -------------------------------------------------------------

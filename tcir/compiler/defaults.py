@@ -8,8 +8,8 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   128x128 tiles to give every SM a block, 128x128x16 block tiles on 16x16
   threads, so each thread keeps an 8x8 register micro-tile; else, where
   32x32 tiles give the blocks, 32x32x32 tiles on 32x8 threads (four
-  accumulators a thread); else, where the sum has one reduction index of at
-  least `SPLIT_K` points that atomics can combine, split-K: blocks take
+  accumulators a thread); else, for a 2-D output whose sum has one reduction
+  index of `SPLIT_K` to `MAX_SPLIT_K` points that atomics can combine, split-K: blocks take
   slices of 128 reduction points as well as 32x32 output tiles, on 32x8
   threads, each adding its partial sums atomically (`reductions_outermost`;
   MLP1 20.8 us against 38.7 us with 8x32x32 tiles, eager 16.1 us); else
@@ -32,8 +32,8 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   point's reduction on 256 threads, partial sums added atomically; the
   slices are as long as keeps about four blocks per SM, and at least 8
   points a thread.
-- **Embeddings** (2-D outputs, each summing rows gathered through an index
-  tensor: 1LUT, 2LUT): a block per output row of up to 64 points, a thread
+- **Embeddings** (2-D outputs, each summing fewer than 512 rows gathered
+  through an index tensor: 1LUT, 2LUT; checked first): a block per output row of up to 64 points, a thread
   a point, so that many blocks keep many gathers in flight (1LUT 4.0 us,
   2LUT 5.7 us on an H100; 4 rows a block: 4.1 and 7.6 us).
 - **A chain of layers** (several 2-D outputs, a later statement reading an
@@ -43,7 +43,9 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   batch), a layer's outputs on 4x64 threads between barriers, its operands
   in shared memory (MLP3: 6.8 us on an H100, against 8.6 us with a kernel
   per layer, 28.2 us with a kernel per statement and 83.5 us with `max`
-  fusion, whose dependent layers run in few threads; eager 88 us).
+  fusion, whose dependent layers run in few threads; eager 88 us). Where a
+  layer is wider than 256 or the batch gives fewer than 16 such blocks, a
+  kernel per statement in 4x32 tiles on 32x4 threads (28.2 us for MLP3).
 - Everything else keeps `MappingOptions()` (one block per point of the
   outer parallel loops, 32x8 or 256 threads).
 
@@ -76,9 +78,15 @@ SMALL_OUTPUT = 8192
 """Output points below which a sum's output alone leaves most of a GPU idle."""
 SPLIT_REDUCTION = 8192
 """Reduction points from which a sum is spread over threads and blocks."""
-SPLIT_K, K_SLICE = 1024, 128
-"""Reduction points from which a contraction whose output tiles leave SMs
-idle is split over blocks, and the points of a slice."""
+SPLIT_K, MAX_SPLIT_K, K_SLICE = 1024, 16384, 128
+"""Reduction points from (and up to) which a 2-D contraction whose output
+tiles leave SMs idle is split over blocks, and the points of a slice (a
+slice's operand tiles are copied to shared memory whole)."""
+CHAIN_WIDTH, CHAIN_ROWS, CHAIN_BLOCKS = 256, 4, 16
+"""A chain of layers runs in one kernel (`fusion="outer"`) where no layer is
+wider than `CHAIN_WIDTH` (isl's scheduling time grows fast with the width:
+1.4 s at 256, minutes at 1024) and the batch gives at least `CHAIN_BLOCKS`
+blocks of `CHAIN_ROWS` rows."""
 POINTS_PER_THREAD = 8
 """Fewest reduction points a thread sums before its atomic add."""
 GATHER_ROW = 64
@@ -88,23 +96,27 @@ GATHER_ROW = 64
 def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOptions:
     """The GPU mapping used without options (see the module docstring)."""
     sizes = [binding.sizes[n] for n in definition.size_params]
-    if _embeddings(definition):
-        rows = [evaluate(definition.tensor(s.lhs).dims[-1], sizes) for s in definition.stmts]
-        x = max(1, min(max(rows), GATHER_ROW))
+    if _embeddings(definition, sizes):
+        widths = [evaluate(definition.tensor(s.lhs).dims[-1], sizes) for s in definition.stmts]
+        x = max(1, min(max(widths), GATHER_ROW))
         return MappingOptions(tile=[1, x], threads=[x])
     layer = _one_output_layer(definition)
     if layer is None:
         if _layer_chain(definition):
-            return MappingOptions(fusion="outer", tile=[4, 64], threads=[4, 64])
+            shapes = [[evaluate(d, sizes) for d in p.dims] for p in definition.outputs]
+            batch, widest = min(s[0] for s in shapes), max(s[1] for s in shapes)
+            if widest <= CHAIN_WIDTH and -(-batch // CHAIN_ROWS) >= CHAIN_BLOCKS:
+                return MappingOptions(fusion="outer", tile=[CHAIN_ROWS, 64], threads=[CHAIN_ROWS, 64])
+            return MappingOptions(fusion="min", tile=[4, 32], threads=[32, 4])
         return MappingOptions()
     extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in layer.ranges.items()}
     out = [extents[i] for i in layer.lhs_indices]
     if any(e <= 0 for e in out):
         return MappingOptions()  # an empty output: nothing to tile
     reduction = math.prod(extents[i] for i in layer.reduction_indices)
-    atomic_sum = layer.op.startswith("+=") and definition.tensor(layer.lhs).dtype in ATOMIC_SUM_DTYPES
+    atomic = atomic_sum(definition, layer)
     if (
-        atomic_sum
+        atomic
         and len(layer.reduction_indices) == 1
         and math.prod(out) < SMALL_OUTPUT
         and reduction >= SPLIT_REDUCTION
@@ -124,7 +136,7 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
             )
         if fills_gpu(32):
             return MappingOptions(tile=[*outer, 32, 32, 32], threads=[32, 8], num_stages=2)
-        if atomic_sum and len(layer.reduction_indices) == 1 and reduction >= SPLIT_K:
+        if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
             return MappingOptions(
                 parallel_reductions=True, reductions_outermost=True, tile=[K_SLICE, *outer, 32, 32], threads=[32, 8]
             )
@@ -149,11 +161,28 @@ def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:
     return next((s for s in definition.stmts if s.reduces), first)
 
 
-def _embeddings(definition: A.CheckedDef) -> bool:
-    """Whether every statement writes a 2-D output and every sum gathers (1LUT, 2LUT)."""
-    return all(len(definition.tensor(s.lhs).dims) == 2 for s in definition.stmts) and all(
-        gathers(s.rhs) for s in definition.stmts if s.reduces
-    ) and any(s.reduces for s in definition.stmts)
+def _embeddings(definition: A.CheckedDef, sizes: list[int]) -> bool:
+    """Whether every statement writes a 2-D output and every sum gathers
+    fewer than `LARGE_REDUCTION` rows (1LUT, 2LUT: longer sums are left to
+    the contraction and reduction rules)."""
+    sums = [s for s in definition.stmts if s.reduces]
+    return (
+        bool(sums)
+        and all(len(definition.tensor(s.lhs).dims) == 2 for s in definition.stmts)
+        and all(gathers(s.rhs) and _reduction_points(s, sizes) < LARGE_REDUCTION for s in sums)
+    )
+
+
+def _reduction_points(stmt: A.Stmt, sizes: list[int]) -> int:
+    """The points of `stmt`'s reduction dimensions."""
+    return math.prod(
+        evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items() if i in stmt.reduction_indices
+    )
+
+
+def atomic_sum(definition: A.CheckedDef, stmt: A.Stmt) -> bool:
+    """Whether `poly-parallel-reduction` may combine `stmt`'s sum by atomic adds."""
+    return stmt.op.startswith("+=") and stmt.reduces and definition.tensor(stmt.lhs).dtype in ATOMIC_SUM_DTYPES
 
 
 def _layer_chain(definition: A.CheckedDef) -> bool:

@@ -44,13 +44,14 @@ def identity_band(
         isl.UnionMap.from_map(identity.reset_tuple_id(isl.dim_type.out))
     )
     reductions = reduction_dims(stmt)
+    order = list(range(n_dim))
     if parallel_reduction and reductions_outermost:
         order = [*reductions, *(k for k in range(n_dim) if k not in reductions)]
         functions = isl.UnionPwAffList.alloc(domain.get_ctx(), n_dim)
         for k in order:
             functions = functions.add(partial.get_union_pw_aff(k))
         partial = isl.MultiUnionPwAff.from_union_pw_aff_list(partial.get_space(), functions)
-    coincident = [parallel_reduction or k not in reductions for k in range(n_dim)]
+    coincident = [parallel_reduction or k not in reductions for k in order]
     return BandOp(partial.to_str(), coincident, permutable=True)
 
 

@@ -320,7 +320,8 @@ def fuse_outer_members(root: DomainOp, validity: isl.UnionMap) -> DomainOp | Non
     sequence = root.child
     if not isinstance(sequence, SequenceOp):
         return None
-    filters = [f for f in sequence.children if isinstance(f, FilterOp)]
+    filters = list(sequence.children)
+    assert all(isinstance(f, FilterOp) for f in filters), "a sequence's children are filters"
     bands = [f.child for f in filters]
     if not all(isinstance(b, BandOp) and b.coincident_flags[0] for b in bands):
         return None

@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tcir.frontend.ast import CheckedDef, Stmt
+from tcir.frontend.ast import CheckedDef
 from tcir.runtime.signature import evaluate
+from tcir.compiler.defaults import atomic_sum
 from tcir.compiler.options import (
-    ATOMIC_SUM_DTYPES,
     FUSION_STRATEGIES,
     GPU_BACKENDS,
     MAX_THREADS_PER_BLOCK,
@@ -123,7 +123,7 @@ class SearchSpace:
         if backend in GPU_BACKENDS:
             # Blocks and threads map parallel members: with `parallel_reductions`,
             # an atomic sum's reduction dimensions are parallel too.
-            sums = [_atomic_sum(definition, s) for s in definition.stmts]
+            sums = [atomic_sum(definition, s) for s in definition.stmts]
             parallel = (
                 len(s.ranges) if atomic else len(s.lhs_indices) for s, atomic in zip(definition.stmts, sums)
             )
@@ -210,11 +210,6 @@ class SearchSpace:
         if not values.get("parallel_reductions", False):
             values.pop("reductions_outermost", None)  # split-K is a kind of parallel reduction
         return MappingOptions(**values, **lists)
-
-
-def _atomic_sum(definition: CheckedDef, stmt: Stmt) -> bool:
-    """Whether `poly-parallel-reduction` may combine `stmt`'s sum by atomic adds."""
-    return stmt.op.startswith("+=") and stmt.reduces and definition.tensor(stmt.lhs).dtype in ATOMIC_SUM_DTYPES
 
 
 def _product(values: list[int]) -> int:

@@ -90,6 +90,20 @@ RULES = {
 }
 
 
+def test_long_gathered_sums_are_no_embeddings():
+    """An embedding of 100000 rows is a sum too long for one thread (a parallel
+    reduction), a gathered contraction gets the contraction rule."""
+    assert options_at("1LUT", (1000, 64), (4, 100000)).parallel_reductions
+    gemm = tcir.define("def g(float(M,K) A, float(E,N) X, int(K) I) -> (O) { O(i,j) +=! A(i,k) * X(I(k),j) }").g
+    binding = bind(gemm.definition, [np.zeros((2048, 2048), np.float32), np.zeros((4096, 2048), np.float32), np.zeros(2048, np.int32)])
+    assert default_options(gemm.definition, binding).tile == [128, 128, 16]
+
+
+def test_split_k_only_for_2d_outputs_of_bounded_reductions():
+    assert not options_at("MLP1", (128, 32768), (128, 32768), (128,)).parallel_reductions
+    assert not options_at("tbmm", (2, 32, 2048), (2, 32, 2048)).parallel_reductions
+
+
 @pytest.mark.parametrize("rule", RULES)
 def test_rule(rule: str):
     (name, *shapes), expected = RULES[rule]
@@ -111,8 +125,13 @@ def test_empty_outputs_keep_the_plain_mapping_and_run(shape):
 
 def test_defs_of_several_outputs():
     # MLP3's layers read each other's outputs: one kernel, 4 batch rows a block.
-    mlp3 = options_at("MLP3", (8, 16), (8, 16), (8,), (4, 8), (4,), (2, 4), (2,))
+    mlp3 = options_at("MLP3", (128, 16), (8, 16), (8,), (4, 8), (4,), (2, 4), (2,))
     assert mlp3 == tcir.MappingOptions(fusion="outer", tile=[4, 64], threads=[4, 64])
+    # A layer wider than 256, or a batch of fewer than 16 blocks of 4 rows: a
+    # kernel per statement (isl's schedule of wide layers takes minutes).
+    per_statement = tcir.MappingOptions(fusion="min", tile=[4, 32], threads=[32, 4])
+    assert options_at("MLP3", (128, 16), (512, 16), (512,), (4, 512), (4,), (2, 4), (2,)) == per_statement
+    assert options_at("MLP3", (60, 16), (8, 16), (8,), (4, 8), (4,), (2, 4), (2,)) == per_statement
     # A gather into a 3-D output is no embedding: the plane rule.
     gather3 = tcir.define("def g(float(E,D) T, int(B,L) I) -> (O) { O(b,l,d) = T(I(b,l),d) }").g
     binding = bind(gather3.definition, [np.zeros((9, 4), np.float32), np.zeros((3, 5), np.int32)])
@@ -168,14 +187,16 @@ def test_prefetched_copies_compute_right_numbers_on_cuda_sim(name, shapes, optio
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
 
 
-def test_layer_chain_default_computes_right_numbers_on_cuda_sim():
-    """MLP3 at small ragged sizes with its default (one kernel, 4 batch rows a block)."""
+@pytest.mark.parametrize(("batch", "fusion", "kernels"), [(65, "outer", 1), (7, "min", 9)])
+def test_layer_chain_default_computes_right_numbers_on_cuda_sim(batch: int, fusion: str, kernels: int):
+    """MLP3 at small ragged sizes with its default: one kernel, 4 batch rows a
+    block, where the batch gives 16 blocks; else a kernel per statement."""
     fn = function("MLP3")
-    shapes = [(7, 13), (11, 13), (11,), (9, 11), (9,), (5, 9), (5,)]
+    shapes = [(batch, 13), (11, 13), (11,), (9, 11), (9,), (5, 9), (5,)]
     binding = bind(fn.definition, [np.zeros(s, np.float32) for s in shapes])
-    assert default_options(fn.definition, binding).fusion == "outer"
+    assert default_options(fn.definition, binding).fusion == fusion
     inputs = random_inputs(fn.definition, binding.sizes, 0)
-    assert fn.ir(*inputs, backend="cuda").count("__global__") == 1
+    assert fn.ir(*inputs, backend="cuda").count("__global__") == kernels
     got = fn(*inputs, backend="cuda-sim")
     for g, e in zip(got, reference_outputs(fn.definition, bind(fn.definition, inputs)), strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
