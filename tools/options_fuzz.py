@@ -4,6 +4,7 @@
     python tools/options_fuzz.py --count 2000 --backend cuda,cuda-sim --seed 7
     python tools/options_fuzz.py --problem tmm --options '{"fusion": "min", ...}'
     python tools/options_fuzz.py --count 400 --minimize            # shrink each failure
+    python tools/options_fuzz.py --count 400 --backend cuda --max-time 240   # what fits in 4 min
 
 Every def of `examples/*.tc` at small odd sizes (`tcir.options_fuzz.PROBLEMS`)
 gets candidates from `SearchSpace.random`, compiled for the GPU and run on
