@@ -22,6 +22,7 @@ from xdsl.dialects import gpu, memref
 from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, ArrayAttr, IntegerAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
+from tcir.backends.cuda.scalar_types import ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT
 from tcir.dialects.poly import StmtOp
 from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.lowering.tc_point import (
@@ -118,10 +119,6 @@ def kernel_ast(build: isl.AstBuild, schedule: isl.Schedule, statements: dict[str
     if indices.error is not None:
         raise indices.error
     return root
-
-
-ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT = 0, 1
-"""`memref.atomic_rmw` kinds (MLIR's `AtomicRMWKind`): `addf`, `addi`."""
 
 
 @dataclass

@@ -109,9 +109,9 @@ class HostProgram:
         by position, where the value's position is looked for (the index
         tensor of the call that reported, if at hand: a best effort)."""
         c = self.index_checks[check]
-        names = [p.name for p in self.params]
         where = ""
-        source = args.get(names.index(c.source)) if c.source in names else None
+        position = self.position(c.source)
+        source = None if position is None else args.get(position)
         if source is not None:
             found = np.argwhere(to_numpy(source) == value)
             if len(found):
@@ -124,17 +124,21 @@ class HostProgram:
     @property
     def index_sources(self) -> tuple[int, ...]:
         """Positions of the parameters that index tensors the kernels check."""
-        names = [p.name for p in self.params]
-        return tuple(sorted({names.index(c.source) for c in self.index_checks if c.source in names}))
+        positions = {self.position(c.source) for c in self.index_checks}
+        return tuple(sorted(p for p in positions if p is not None))
+
+    def position(self, name: str) -> int | None:
+        """The position of parameter `name` (None if there is none)."""
+        return next((k for k, p in enumerate(self.params) if p.name == name), None)
 
     def empty_dimension_error(self, args: Sequence[Any]) -> TCError | None:
         """The error of a call whose index tensor, not empty, indexes an empty
         dimension (every value is out of range, and the kernels' fallback
         element 0 does not exist): None for other calls. `args` are the
         call's arguments (the inputs come first)."""
-        names = [p.name for p in self.params]
         for c in self.index_checks:
-            if c.extent == 0 and c.source in names and int(np.prod(args[names.index(c.source)].shape)) > 0:
+            position = self.position(c.source)
+            if c.extent == 0 and position is not None and int(np.prod(args[position].shape)) > 0:
                 return TCError(
                     f"{self.name}: index tensor '{c.source}' indexes dimension {c.dim} of '{c.tensor}', which is empty"
                 )

@@ -38,6 +38,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
+from tcir.backends.cuda.scalar_types import written_memrefs
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
 
@@ -234,7 +235,7 @@ class GpuPrefetchCopiesPass(ModulePass):
             raise TCError(f"gpu-prefetch-copies: max-values must be in [1, 255], got {self.max_values}")
         for kernel in [o for o in op.walk() if isinstance(o, gpu.FuncOp)]:
             entry = kernel.body.block
-            written = {o.memref for o in kernel.walk() if isinstance(o, memref.StoreOp | memref.AtomicRMWOp)}
+            written = written_memrefs(kernel)
             count = 0
 
             def buffer_at(element: Attribute, size: int) -> SSAValue:

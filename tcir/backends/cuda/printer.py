@@ -68,6 +68,7 @@ from tcir.backends.cuda.scalar_types import (
     memory_space,
     static_shape,
     unsigned_c_type,
+    written_memrefs,
 )
 from tcir.backends.source_text import IndentedLines
 from tcir.errors import TCError
@@ -94,9 +95,9 @@ _SIGNED_BINARY = {
 #: Ops computed on the unsigned type of the operands' width.
 _UNSIGNED_BINARY = {arith.DivUIOp: "/", arith.RemUIOp: "%", arith.ShRUIOp: ">>", arith.ShLIOp: "<<"}
 #: On i1 (`bool`), modular add/sub/mul are logical ops.
+_BOOL_BINARY = {arith.AddiOp: "^", arith.SubiOp: "^", arith.MuliOp: "&"}
 INDEX_FAULT = "tc_fault"
 """The local holding a kernel's first bad subscript (`tc_index_fault`)."""
-_BOOL_BINARY = {arith.AddiOp: "^", arith.SubiOp: "^", arith.MuliOp: "&"}
 _MIN_MAX_INT = {arith.MinSIOp: "<", arith.MaxSIOp: ">", arith.MinUIOp: "<", arith.MaxUIOp: ">"}
 _DIV_HELPERS = {
     arith.FloorDivSIOp: "tc_floordiv",
@@ -347,7 +348,7 @@ class KernelPrinter(IndentedLines):
     def print_kernel(self) -> str:
         """The CUDA C definition of the kernel."""
         block = self.kernel.body.block
-        stored = {op.memref for op in self.kernel.walk() if isinstance(op, memref.StoreOp | memref.AtomicRMWOp)}
+        stored = written_memrefs(self.kernel)
         params = [self.param(arg, arg in stored) for arg in block.args]
         name = self.kernel.sym_name.data
         bounds = f"__launch_bounds__({math.prod(self.block_size)}) " if self.block_size else ""

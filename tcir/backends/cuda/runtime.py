@@ -335,7 +335,8 @@ class CudaProgram:
             raise TCError(
                 f"{self.host.name}: expected {len(self._converters)} arguments, got {len(args)}"
             )
-        self._run(args, current_stream(args, self.device) if stream is CALLERS_STREAM else stream)
+        values = [convert(a) for convert, a in zip(self._converters, args)]
+        self._launch(values, args, current_stream(args, self.device) if stream is CALLERS_STREAM else stream)
 
     def launcher(
         self, allocate: Callable[[], list[Any]], stream_of: Callable[[], Any], single: bool
@@ -363,10 +364,6 @@ class CudaProgram:
             return outputs[0] if single else tuple(outputs)
 
         return call
-
-    def _run(self, args: tuple[Any, ...], stream: Any) -> None:
-        """Check and convert `args`, launch every kernel on `stream`."""
-        self._launch([convert(a) for convert, a in zip(self._converters, args)], args, stream)
 
     def _launch(self, values: list[Any], args: tuple[Any, ...], stream: Any) -> None:
         """Launch every kernel on `stream` with the converted `values` of

@@ -19,7 +19,8 @@ from xdsl.dialects.builtin import (
     NoneAttr,
     Signedness,
 )
-from xdsl.ir import Attribute
+from xdsl.dialects import memref
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from tcir.errors import TCError
 
@@ -118,6 +119,12 @@ def static_shape(t: MemRefType[Attribute]) -> tuple[int, ...]:
     return shape
 
 
-ATOMIC_ADD_KINDS = (0, 1)
-"""The `memref.atomic_rmw` kinds the backends run (MLIR's `AtomicRMWKind`
-`addf`, `addi`; `poly-parallel-reduction` makes no other)."""
+ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT = 0, 1
+"""`memref.atomic_rmw` kinds (MLIR's `AtomicRMWKind`): `addf`, `addi`."""
+ATOMIC_ADD_KINDS = (ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT)
+"""The kinds the backends run (`poly-parallel-reduction` makes no other)."""
+
+
+def written_memrefs(kernel: Operation) -> set[SSAValue]:
+    """The memrefs `kernel` writes: stored to or updated atomically."""
+    return {op.memref for op in kernel.walk() if isinstance(op, memref.StoreOp | memref.AtomicRMWOp)}

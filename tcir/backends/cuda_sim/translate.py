@@ -44,6 +44,7 @@ from tcir.backends.cuda.scalar_types import (
     memory_space,
     numpy_dtype,
     static_shape,
+    written_memrefs,
 )
 from tcir.backends.cuda_sim import values
 from tcir.dialects.check import IndexOp
@@ -92,11 +93,6 @@ def _math_name(op: Operation) -> str | None:
         name = op.name.removeprefix("math.")
         return name if name in values.MATH else None
     return None
-
-
-def _kernel_buffers(kernel: gpu.FuncOp) -> set[SSAValue]:
-    """The memref arguments the kernel stores to."""
-    return {op.memref for op in kernel.walk() if isinstance(op, memref.StoreOp | memref.AtomicRMWOp)}
 
 
 def is_global(t: Any) -> bool:
@@ -250,7 +246,7 @@ class KernelTranslator(IndentedLines):
 
     def translate(self) -> tuple[str, list[str], list[bool]]:
         block = self.kernel.body.block
-        stored = _kernel_buffers(self.kernel)
+        stored = written_memrefs(self.kernel)
         args = [f"a{k}" for k in range(len(block.args))]
         scope = Scope("L0", dict(zip(block.args, args)))
         for arg, name in zip(block.args, args):
