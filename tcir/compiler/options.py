@@ -24,6 +24,8 @@ MAX_PRIVATE_ELEMENTS = 255
 MAX_STAGES = 2
 """Copies are staged in registers one step ahead at most."""
 ATOMIC_SUM_DTYPES = ("float32", "float64", "int32")
+VECTOR_WIDTHS = (1, 2, 4)
+"""Elements of a thread's vector loads: CUDA's float, float2 and float4."""
 """Element types whose `+=` sums `poly-parallel-reduction` combines by atomic adds."""
 
 
@@ -59,6 +61,12 @@ class MappingOptions:
     blocks take the slices and output tiles (three grid dimensions when
     `blocks` is empty) and threads the output points, each thread adding its
     slice's partial sum atomically."""
+    vector_width: int = 1
+    """Elements a thread reads at once from a shared buffer, as CUDA's float2
+    and float4 (1, 2 or 4): shared rows padded to aligned, conflict-free
+    vectors (`poly-promote{vector-width=...}`) and each kernel's reduction
+    point loop unrolled by the width (`poly-vectorize`), so that nvcc loads
+    them with one instruction."""
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -110,6 +118,12 @@ class MappingOptions:
             raise TCError("MappingOptions: reductions_outermost needs parallel_reductions=True")
         if type(self.num_stages) is not int or not 1 <= self.num_stages <= MAX_STAGES:
             raise TCError(f"MappingOptions: num_stages must be in [1, {MAX_STAGES}], got {self.num_stages!r}")
+
+        if type(self.vector_width) is not int or self.vector_width not in VECTOR_WIDTHS:
+            raise TCError(
+                f"MappingOptions: vector_width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, "
+                f"got {self.vector_width!r}"
+            )
 
         object.__setattr__(self, "key", self.to_json())
 
@@ -203,8 +217,11 @@ class MappingOptions:
                 f"poly-promote{{shared={str(self.use_shared_memory).lower()} "
                 f"private={str(self.use_private_memory).lower()} "
                 f"max-shared-bytes={self.max_shared_memory} "
-                f"max-private-elements={self.max_private_elements}}}"
+                f"max-private-elements={self.max_private_elements}"
+                f"{f' vector-width={self.vector_width}' if self.vector_width > 1 else ''}}}"
             )
+        if self.vector_width > 1:
+            passes.append(f"poly-vectorize{{width={self.vector_width}}}")
         passes.append("convert-poly-to-gpu")
         if self.num_stages == 2:
             passes.append("gpu-prefetch-copies")

@@ -27,6 +27,7 @@ from tcir.compiler.options import (
     FUSION_STRATEGIES,
     GPU_BACKENDS,
     MAX_THREADS_PER_BLOCK,
+    VECTOR_WIDTHS,
     MappingOptions,
 )
 
@@ -138,6 +139,7 @@ class SearchSpace:
                 Gene("max_shared_memory", SHARED_MEMORY_CHOICES),
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
                 Gene("num_stages", (1, 2)),
+                Gene("vector_width", VECTOR_WIDTHS),
             ]
             if any(sums):
                 genes += [

@@ -12,7 +12,8 @@ parentheses only where C's precedence needs them; integer ops on two
 literals are folded, and `x + 0` is `x`; index casts that print as the same C type are no-ops;
 a value used several times stays one `const` local. Memref arguments are
 flat row-major arrays indexed from their static shapes; `memref.alloca`s in
-address space 3 become `__shared__` arrays declared at kernel scope, those in
+address space 3 become `__shared__` arrays declared at kernel scope (with
+`__align__(n)` where the alloca has an alignment), those in
 space 5 (or none) per-thread local arrays. Semantics chosen for C:
 
 - `arith.maximumf`/`minimumf` propagate NaN (helpers `tc_maximum`/`tc_minimum`,
@@ -381,7 +382,8 @@ class KernelPrinter(IndentedLines):
         for op in self.kernel.walk():
             if isinstance(op, memref.AllocaOp) and memory_space(op.memref.type) == SHARED_SPACE:
                 name = self.names.declare(op.memref)
-                self.line(f"__shared__ {self.array_declaration(op.memref.type, name)};")
+                align = f"__align__({op.alignment.value.data}) " if op.alignment is not None else ""
+                self.line(f"__shared__ {align}{self.array_declaration(op.memref.type, name)};")
 
     def array_declaration(self, t: MemRefType[Attribute], name: str) -> str:
         shape = static_shape(t) or (1,)
