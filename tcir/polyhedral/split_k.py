@@ -10,13 +10,21 @@ from `lo`; a new first member
     floor((member - lo) / ceil(E / slices))
 
 numbers the slice each value falls in. It is coincident, so that mapping
-gives its values to blocks as the output tile members after it, while the
-k member stays a loop of the block over its slice. The band stays
-permutable where every dependence it does not carry goes forward along
-every member (checked with isl); the slice member is monotone in the k
-member, so a permutable band stays one. Bands of statements that are not
-atomic sums, members with one value and members whose extent is not a
-known number (symbolic sizes) are left alone.
+gives its values to blocks as the output tile members after it. The band is
+split before the k member: the block-mapped band is (slice, output tiles)
+and the k member and those after it form the band below, a loop of each
+block over its slice's k tiles, like the k tile band of a fused matmul, so
+that promotion keeps the private accumulators across it and the shared
+copies inside it. Below that, a point band on a leaf that has coincident
+members outside non-coincident ones (`[m mod 32, n mod 32, k mod 32]`)
+becomes a band of the latter over one of the former, so that each thread
+loops over its k points outside its output points (its register tile).
+
+The bands stay permutable where they were and every dependence they do not
+carry goes forward along every member (checked with isl); the slice member
+is monotone in the k member, so a permutable band stays one. Bands of
+statements that are not atomic sums, members with one value and members
+whose extent is not a known number (symbolic sizes) are left alone.
 """
 
 from __future__ import annotations
@@ -27,7 +35,9 @@ from tcir.polyhedral.bands import (
     coincident,
     insert_band,
     is_band,
+    is_leaf,
     is_permutable,
+    map_top_down,
     member_range,
     members,
 )
@@ -77,7 +87,25 @@ def _split_band(
     functions = [slice_member, *functions]
     permutable = bool(node.band_get_permutable()) and is_permutable(node, functions, dependences)
     node = insert_band(node.delete(), functions, [True, *flags], permutable)
-    return node.band_split(member + 1)
+    node = node.band_split(member + 1)
+    return map_top_down(node.child(0), _serial_members_first).parent()
+
+
+def _serial_members_first(node: isl.ScheduleNode) -> isl.ScheduleNode:
+    """A band on a leaf (the point band) whose coincident members are not
+    all innermost becomes its other members over its coincident ones, so
+    that a thread runs its k points outside its output points (as in a
+    fused matmul's point band); returns the band at `node`'s position."""
+    if not is_band(node) or not is_leaf(node.child(0)):
+        return node
+    functions, flags = members(node), coincident(node)
+    if flags == sorted(flags):  # coincident members innermost already
+        return node
+    permutable = bool(node.band_get_permutable())
+    inner = [f for f, flag in zip(functions, flags) if flag]
+    outer = [f for f, flag in zip(functions, flags) if not flag]
+    node = insert_band(node.delete(), inner, [True] * len(inner), permutable)
+    return insert_band(node, outer, [False] * len(outer), permutable)
 
 
 def split_k_schedule(

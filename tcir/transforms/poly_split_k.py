@@ -7,23 +7,32 @@ reduction dimensions serial), `poly-tile` and `poly-sink`, before
 non-coincident member that depends only on the sum's reduction dimensions
 (the loop over k tiles) takes `E` values; a new coincident first member
 `floor(member / ceil(E / slices))` (from 0) numbers the slice of k tiles
-each instance falls in, so that three block dimensions take (slice, m tile,
-n tile) and each block loops over the k tiles of its slice, with its shared
-copies per k tile, its partial sums in private accumulators that it adds to
-the output atomically. A matmul tiled by 64x64x32, K = 1024 (32 k tiles),
-four slices:
+each instance falls in, and the band is split before the k member. Three
+block dimensions then take (slice, m tile, n tile), and each block loops
+over the k tiles of its slice, with its shared copies per k tile and its
+partial sums in private accumulators that it adds to the output atomically
+at the end. The point band below puts its k points outside the output
+points that threads map. A matmul tiled by 64x64x32, K = 1024 (32 k
+tiles), four slices:
 
     poly.band "[{ S1[m, n, k] -> [(floor((m)/64))] }, { S1[m, n, k] -> [(floor((n)/64))] },
-                { S1[m, n, k] -> [(floor((k)/32))] }]" permutable coincident = [1, 1, 0]
+                { S1[m, n, k] -> [(floor((k)/32))] }]" permutable coincident = [1, 1, 0] {
+      poly.band "[{ S1[m, n, k] -> [((m) mod 64)] }, { S1[m, n, k] -> [((n) mod 64)] },
+                  { S1[m, n, k] -> [((k) mod 32)] }]" permutable coincident = [1, 1, 0]
+    }
 
-becomes
+becomes (isl writes `floor(floor(k/32)/8)` as `floor(k/256)`)
 
     poly.band "[{ S1[m, n, k] -> [(floor((k)/256))] }, { S1[m, n, k] -> [(floor((m)/64))] },
-                { S1[m, n, k] -> [(floor((n)/64))] }, { S1[m, n, k] -> [(floor((k)/32))] }]"
-        permutable coincident = [1, 1, 1, 0]
+                { S1[m, n, k] -> [(floor((n)/64))] }]" permutable coincident = [1, 1, 1] {
+      poly.band "[{ S1[m, n, k] -> [(floor((k)/32))] }]" permutable coincident = [0] {
+        poly.band "[{ S1[m, n, k] -> [((k) mod 32)] }]" permutable coincident = [0] {
+          poly.band "[{ S1[m, n, k] -> [((m) mod 64)] }, { S1[m, n, k] -> [((n) mod 64)] }]"
+              permutable coincident = [1, 1]
+    }}}
 
-(isl writes `floor(floor(k/32)/8)` as `floor(k/256)`). Bands of statements
-that are not atomic sums stay as they are. See `tcir.polyhedral.split_k`.
+Bands of statements that are not atomic sums stay as they are; `slices=1`
+changes nothing. See `tcir.polyhedral.split_k`.
 """
 
 from __future__ import annotations
