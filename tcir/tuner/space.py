@@ -189,7 +189,8 @@ class SearchSpace:
 
     def decode(self, genes: Mapping[str, Any]) -> MappingOptions:
         """The options of a candidate: list genes up to the first `None`, the
-        thread sizes halved (largest first) until a block fits 1024 threads."""
+        thread sizes halved (largest first) until a block fits 1024 threads,
+        no split-K where parallel reductions are on."""
         values: dict[str, Any] = {}
         lists: dict[str, list[int]] = {name: [] for name in LIST_GENES}
         ended: set[str] = set()
