@@ -10,9 +10,10 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   32x32 tiles give the blocks, 32x32x32 tiles on 32x8 threads (four
   accumulators a thread); else, for a 2-D output whose sum has one reduction
   index of `SPLIT_K` to `MAX_SPLIT_K` points that atomics can combine, split-K: blocks take
-  slices of 128 reduction points as well as 32x32 output tiles, on 32x8
-  threads, each adding its partial sums atomically (`reductions_outermost`;
-  MLP1 20.8 us against 38.7 us with 8x32x32 tiles, eager 16.1 us); else
+  slices of the reduction as well as 32x32 output tiles, on 32x8 threads,
+  each adding its partial sums atomically (`split_k`: one k tile of
+  `K_SLICE` points a slice; MLP1 took 20.8 us so split before `split_k`
+  existed, against 38.7 us with 8x32x32 tiles, eager 16.1 us); else
   8x32x32 tiles, one output a thread. The tiled kernels load the next k
   step's operand tiles into registers while this step computes
   (`num_stages=2`).
@@ -80,8 +81,8 @@ SPLIT_REDUCTION = 8192
 """Reduction points from which a sum is spread over threads and blocks."""
 SPLIT_K, MAX_SPLIT_K, K_SLICE = 1024, 16384, 128
 """Reduction points from (and up to) which a 2-D contraction whose output
-tiles leave SMs idle is split over blocks, and the points of a slice (a
-slice's operand tiles are copied to shared memory whole)."""
+tiles leave SMs idle is split over blocks, and the points of its k tile
+(one k tile a slice: `split_k` is the number of k tiles)."""
 CHAIN_WIDTH, CHAIN_ROWS, CHAIN_BLOCKS = 256, 4, 16
 """A chain of layers runs in one kernel (`fusion="outer"`) where no layer is
 wider than `CHAIN_WIDTH` (isl's scheduling time grows fast with the width:
@@ -137,9 +138,7 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         if fills_gpu(32):
             return MappingOptions(tile=[*outer, 32, 32, 32], threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
-            return MappingOptions(
-                parallel_reductions=True, reductions_outermost=True, tile=[K_SLICE, *outer, 32, 32], threads=[32, 8]
-            )
+            return MappingOptions(tile=[32, 32, K_SLICE], threads=[32, 8], split_k=-(-reduction // K_SLICE))
         return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()

@@ -45,12 +45,11 @@ RULES = {
         tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2),
     ),
     # A small output with a long reduction (MLP1's 128x128): split-K, blocks
-    # over 128-point slices of the reduction and 32x32 output tiles.
+    # over 32x32 output tiles and slices of one 128-point k tile each (16 of
+    # them for 2000 points).
     "split-k": (
         ("MLP1", (128, 2000), (128, 2000), (128,)),
-        tcir.MappingOptions(
-            parallel_reductions=True, reductions_outermost=True, tile=[128, 32, 32], threads=[32, 8]
-        ),
+        tcir.MappingOptions(tile=[32, 32, 128], threads=[32, 8], split_k=16),
     ),
     # A small output with a shorter reduction: more, smaller blocks.
     "small-output": (
@@ -100,8 +99,13 @@ def test_long_gathered_sums_are_no_embeddings():
 
 
 def test_split_k_only_for_2d_outputs_of_bounded_reductions():
-    assert not options_at("MLP1", (128, 32768), (128, 32768), (128,)).parallel_reductions
-    assert not options_at("tbmm", (2, 32, 2048), (2, 32, 2048)).parallel_reductions
+    assert options_at("MLP1", (128, 1024), (128, 1024), (128,)).split_k == 8
+    assert options_at("MLP1", (128, 16384), (128, 16384), (128,)).split_k == 128
+    for long_or_3d in (
+        options_at("MLP1", (128, 32768), (128, 32768), (128,)),
+        options_at("tbmm", (2, 32, 2048), (2, 32, 2048)),
+    ):
+        assert long_or_3d.split_k == 1 and not long_or_3d.parallel_reductions
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -146,7 +150,7 @@ def test_rule_computes_right_numbers_on_cuda_sim(rule: str):
     (name, *_), options = RULES[rule]
     small = {
         "tmm": [(37, 29), (45, 29)],
-        "MLP1": [(11, 70), (13, 70), (13,)],
+        "MLP1": [(11, 300), (13, 300), (13,)],  # 3 k tiles of 128 (split-K), the last partial
         "tbmm": [(2, 27, 9), (2, 30, 9)],
         "gconv": [(1, 2, 3, 9, 40), (2, 3, 3, 3, 3), (2, 3)],
         "mv": [(3, 9001), (9001,)],
@@ -203,12 +207,14 @@ def test_layer_chain_default_computes_right_numbers_on_cuda_sim(batch: int, fusi
 
 
 def test_a_sum_that_atomics_cannot_combine_stays_serial():
-    """An int64 row sum has no atomic add: no parallel reductions, no tuner gene for them."""
+    """An int64 row sum has no atomic add: no parallel reductions or split-K,
+    no tuner gene for them."""
     from tcir.tuner.space import SearchSpace
 
     fn = tcir.define("def rowsum(int64(B,K) A) -> (s) { s(b) +=! A(b,k) }").rowsum
     binding = bind(fn.definition, [np.zeros((64, 65536), np.int64)])
     assert not default_options(fn.definition, binding).parallel_reductions
-    assert "parallel_reductions" not in SearchSpace.build(fn.definition, binding.sizes, "cuda").names
+    names = SearchSpace.build(fn.definition, binding.sizes, "cuda").names
+    assert "parallel_reductions" not in names and "split_k" not in names
     f32 = tcir.define("def rowsum(float(B,K) A) -> (s) { s(b) +=! A(b,k) }").rowsum
     assert "parallel_reductions" in SearchSpace.build(f32.definition, {"B": 64, "K": 65536}, "cuda").names

@@ -68,3 +68,24 @@ def test_register_micro_tiles_feed_four_fmas_per_shared_load(shapes, options, tm
     assert fmas >= 64 and fmas >= 4 * loads, (fmas, loads)
     assert re.search(r"\b0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
     assert ".local" not in ptx
+
+
+@needs_nvcc
+def test_split_k_keeps_register_micro_tiles(tmp_path: Path):
+    """Split-K over 64x64x32 block tiles on 8x8 threads: each thread loops
+    over its k points outside its 8x8 micro-tile (one loop updates all 64
+    accumulators), 64 FMAs per 16 shared loads, in registers."""
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    options = tcir.MappingOptions(split_k=8, tile=[64, 64, 32], threads=[8, 8], max_private_elements=64)
+    source = tmm.ir(np.zeros((128, 1024), np.float32), np.zeros((1024, 1024), np.float32), backend="cuda", options=options)
+    assert "float private_C[8][8];" in source and "tc_atomic_add" in source
+    lines = source[source.index("tmm_kernel1(") :].splitlines()
+    start = next(k for k, line in enumerate(lines) if re.fullmatch(r"\s*for \(int (c\w+) = 0; \1 < 32; \+\+\1\) \{", line))
+    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+    body = lines[start + 1 : lines.index(f"{indent}}}", start)]
+    assert sum(bool(re.fullmatch(r"\s*private_C\[\d\]\[\d\] = v\d+;", line)) for line in body) == 64
+    ptx, report = ptxas_report(source, tmp_path)
+    fmas, loads = len(re.findall(r"\bfma\.rn\.f32\b", ptx)), len(re.findall(r"\bld\.shared\b", ptx))
+    assert fmas >= 64 and fmas >= 4 * loads, (fmas, loads)
+    assert re.search(r"\b0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
+    assert ".local" not in ptx
