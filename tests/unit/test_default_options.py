@@ -34,15 +34,17 @@ def options_at(name: str, *shapes: tuple[int, ...]) -> tcir.MappingOptions:
 
 
 RULES = {
-    # Enough 128x128 output tiles for every SM: 8x8 register micro-tiles.
+    # Enough 128x128 output tiles for every SM: 16x4 register micro-tiles, float4 reads.
     "large-matmul": (
         ("tmm", (128, 4096), (16384, 4096)),
-        tcir.MappingOptions(tile=[128, 128, 16], threads=[16, 16], max_private_elements=64, num_stages=2),
+        tcir.MappingOptions(
+            tile=[128, 128, 32], threads=[32, 8], max_private_elements=64, num_stages=2, vector_width=4
+        ),
     ),
-    # Enough 32x32 tiles: four accumulators a thread.
+    # Enough 32x32 tiles: 4x2 accumulators a thread, float4 reads.
     "matmul": (
         ("tmm", (128, 1024), (1024, 1024)),
-        tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2),
+        tcir.MappingOptions(tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4),
     ),
     # A small output with a long reduction (MLP1's 128x128): split-K, blocks
     # over 32x32 output tiles and slices of one 128-point k tile each (16 of
@@ -56,8 +58,12 @@ RULES = {
         ("MLP1", (128, 1000), (128, 1000), (128,)),
         tcir.MappingOptions(tile=[8, 32, 32], threads=[32, 8], num_stages=2),
     ),
-    # A short reduction: the 26x26 plane in one block, two rows a thread.
-    "batched": (("tbmm", (500, 26, 72), (500, 26, 72)), tcir.MappingOptions(tile=[1, 26, 26], threads=[26, 13])),
+    # A short reduction: the 26x26 plane in one block, two rows a thread; the
+    # reduction (72, a multiple of 4) read as float4.
+    "batched": (
+        ("tbmm", (500, 26, 72), (500, 26, 72)),
+        tcir.MappingOptions(tile=[1, 26, 26], threads=[26, 13], vector_width=4),
+    ),
     # gconv: output channels tiled by 16 (the input plane does not depend on them).
     "conv": (
         ("gconv", (32, 32, 16, 14, 14), (32, 16, 16, 3, 3), (32, 16)),
@@ -95,7 +101,7 @@ def test_long_gathered_sums_are_no_embeddings():
     assert options_at("1LUT", (1000, 64), (4, 100000)).parallel_reductions
     gemm = tcir.define("def g(float(M,K) A, float(E,N) X, int(K) I) -> (O) { O(i,j) +=! A(i,k) * X(I(k),j) }").g
     binding = bind(gemm.definition, [np.zeros((2048, 2048), np.float32), np.zeros((4096, 2048), np.float32), np.zeros(2048, np.int32)])
-    assert default_options(gemm.definition, binding).tile == [128, 128, 16]
+    assert default_options(gemm.definition, binding).tile == [128, 128, 32]
 
 
 def test_split_k_only_for_2d_outputs_of_bounded_reductions():

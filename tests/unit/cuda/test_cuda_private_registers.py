@@ -51,10 +51,12 @@ def test_private_arrays_need_no_local_memory(
         # 64x64 block tiles on 8x8 threads.
         ([(128, 1024), (1024, 1024)],
          tcir.MappingOptions(tile=[64, 64, 8], threads=[8, 8], max_private_elements=64)),
-        # The default of a matmul with enough 128x128 output tiles (128x128x16 on 16x16).
-        ([(128, 4096), (16384, 4096)], None),
+        # 128x128x16 block tiles on 16x16 threads (the defaults' tiles are
+        # checked by test_cuda_ptx_fma.py).
+        ([(128, 4096), (16384, 4096)],
+         tcir.MappingOptions(tile=[128, 128, 16], threads=[16, 16], max_private_elements=64)),
     ],
-    ids=["options", "default"],
+    ids=["options", "large"],
 )
 def test_register_micro_tiles_feed_four_fmas_per_shared_load(shapes, options, tmp_path: Path):
     """An 8x8 micro-tile per thread (`max_private_elements=64`): the compute
