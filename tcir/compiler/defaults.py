@@ -4,21 +4,25 @@ In the spirit of the paper's "reasonable guesses", but each rule is what
 measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
 
 - **A large contraction** (one reduction statement over at least 512 points
-  with a 2-D or 3-D output, e.g. a matmul): when the output has enough
-  128x128 tiles to give every SM a block, 128x128x32 block tiles on 32x8
-  threads, so each thread keeps a 16x4 register micro-tile; else, where
-  32x32 tiles give the blocks, 32x32x32 tiles on 16x8 threads (4x2
-  accumulators a thread: tmm 128x1024x1024 18.9 us, against 29.2 us with
-  four a thread and scalar loads; eager 16.5 us); both read their shared
-  operands as float4 (`vector_width=4`); else, for a 2-D output whose sum
-  has one reduction index of `SPLIT_K` to `MAX_SPLIT_K` points that atomics
-  can combine, split-K: blocks take
-  slices of the reduction as well as 32x32 output tiles, on 32x8 threads,
-  each adding its partial sums atomically (`split_k`: one k tile of
-  `K_SLICE` points a slice; MLP1 took 20.8 us so split before `split_k`
-  existed, against 38.7 us with 8x32x32 tiles, eager 16.1 us); else
-  8x32x32 tiles, one output a thread. The tiled kernels load the next k
-  step's operand tiles into registers while this step computes
+  with a 2-D or 3-D output, e.g. a matmul), its k tiles of 32 points: when
+  the output has enough 128x128 tiles to give every SM a block, 128x128x32
+  block tiles on 32x8 threads, so each thread keeps a 16x4 register
+  micro-tile (tmm 128x4096x16384 453 us against 614 us with 8x8 ones and
+  scalar reads; eager 349 us); else, where 32x32 tiles give the blocks,
+  32x32x32 tiles on 16x8 threads (4x2 accumulators a thread: tmm
+  128x1024x1024 18.8 us, against 29.2 us with four a thread and scalar
+  reads; eager 16.1 us); both read their shared operands as float4
+  (`vector_width=4`). A reduction that k tiles do not divide (C3's 1000
+  points) keeps 32x32x32 tiles on 32x8 threads with scalar reads (32.2 us,
+  against 118.6 us with a ragged last tile read as vectors). Else, for a 2-D
+  output whose sum has one reduction index of `SPLIT_K` to `MAX_SPLIT_K`
+  points that atomics can combine, split-K: blocks take slices of the
+  reduction as well as 32x32 output tiles, on 16x8 threads, float4 reads of
+  k tiles of 16, each block adding its partial sums atomically (`split_k`:
+  a slice per `K_SLICE` points; MLP1 14.2 us, against 16.1 us with one
+  128-point k tile a slice on 32x8 threads and scalar reads, eager 15.6
+  us); else 8x32x32 tiles, one output a thread. The tiled kernels load the
+  next k step's operand tiles into registers while this step computes
   (`num_stages=2`).
 - **Any other one-output layer** (convolutions, batched small matmuls): a
   block computes a tile of the two innermost output dimensions, up to 32
@@ -83,10 +87,11 @@ SMALL_OUTPUT = 8192
 """Output points below which a sum's output alone leaves most of a GPU idle."""
 SPLIT_REDUCTION = 8192
 """Reduction points from which a sum is spread over threads and blocks."""
+K_TILE = 32
+"""Reduction points of a contraction's k tile."""
 SPLIT_K, MAX_SPLIT_K, K_SLICE = 1024, 16384, 128
 """Reduction points from (and up to) which a 2-D contraction whose output
-tiles leave SMs idle is split over blocks, and the points of its k tile
-(one k tile a slice: `split_k` is the number of k tiles)."""
+tiles leave SMs idle is split over blocks, and the points of a slice."""
 CHAIN_WIDTH, CHAIN_ROWS, CHAIN_BLOCKS = 256, 4, 16
 """A chain of layers runs in one kernel (`fusion="outer"`) where no layer is
 wider than `CHAIN_WIDTH` (isl's scheduling time grows fast with the width:
@@ -139,24 +144,37 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         def fills_gpu(tile: int) -> bool:  # enough blocks of tile x tile outputs
             return math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // tile) >= BLOCKS_TO_FILL_GPU
 
-        if fills_gpu(128):
+        # Whole k tiles: a ragged last one keeps the copies from being staged
+        # in registers and the steps from being read as vectors (C3, 1000
+        # points: 118.6 us so, 32.2 us with scalar reads on 32x8 threads).
+        whole = extents[layer.reduction_indices[0]] % K_TILE == 0
+        if fills_gpu(128) and whole:
             return MappingOptions(
-                tile=[*outer, 128, 128, 32],
+                tile=[*outer, 128, 128, K_TILE],
                 threads=[32, 8],
                 max_private_elements=64,
                 num_stages=2,
                 vector_width=VECTOR_WIDTH,
             )
-        if fills_gpu(32):
+        if fills_gpu(32) and whole:
             return MappingOptions(
-                tile=[*outer, 32, 32, 32],
+                tile=[*outer, 32, 32, K_TILE],
                 threads=[16, 8],
                 max_private_elements=16,
                 num_stages=2,
                 vector_width=VECTOR_WIDTH,
             )
+        if fills_gpu(32):
+            return MappingOptions(tile=[*outer, 32, 32, K_TILE], threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
-            return MappingOptions(tile=[32, 32, K_SLICE], threads=[32, 8], split_k=-(-reduction // K_SLICE))
+            return MappingOptions(
+                tile=[32, 32, 16],
+                threads=[16, 8],
+                max_private_elements=16,
+                num_stages=2,
+                vector_width=VECTOR_WIDTH,
+                split_k=-(-reduction // K_SLICE),
+            )
         return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()

@@ -47,11 +47,18 @@ RULES = {
         tcir.MappingOptions(tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4),
     ),
     # A small output with a long reduction (MLP1's 128x128): split-K, blocks
-    # over 32x32 output tiles and slices of one 128-point k tile each (16 of
-    # them for 2000 points).
+    # over 32x32 output tiles and 16 slices of 2000 points (one per 128),
+    # float4 reads of k tiles of 16.
     "split-k": (
         ("MLP1", (128, 2000), (128, 2000), (128,)),
-        tcir.MappingOptions(tile=[32, 32, 128], threads=[32, 8], split_k=16),
+        tcir.MappingOptions(
+            tile=[32, 32, 16], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4, split_k=16
+        ),
+    ),
+    # A reduction that k tiles of 32 do not divide (C3's 1000 points): scalar reads.
+    "ragged-k": (
+        ("C3", (128, 1000), (1024, 1000)),
+        tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2),
     ),
     # A small output with a shorter reduction: more, smaller blocks.
     "small-output": (
@@ -156,7 +163,8 @@ def test_rule_computes_right_numbers_on_cuda_sim(rule: str):
     (name, *_), options = RULES[rule]
     small = {
         "tmm": [(37, 29), (45, 29)],
-        "MLP1": [(11, 300), (13, 300), (13,)],  # 3 k tiles of 128 (split-K), the last partial
+        "MLP1": [(11, 300), (13, 300), (13,)],  # 3 slices of 19 k tiles of 16, the last partial
+        "C3": [(9, 70), (21, 70)],  # 3 k tiles of 32, the last partial
         "tbmm": [(2, 27, 9), (2, 30, 9)],
         "gconv": [(1, 2, 3, 9, 40), (2, 3, 3, 3, 3), (2, 3)],
         "mv": [(3, 9001), (9001,)],
