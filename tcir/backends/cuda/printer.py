@@ -51,6 +51,8 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import MemoryEffectKind, get_effects
+from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from tcir.backends.cuda.helpers import helper_definitions
 from tcir.dialects.check import IndexOp
@@ -190,7 +192,6 @@ _PRECEDENCE = {
 _REPEATS_OPERANDS = (
     arith.MinSIOp, arith.MaxSIOp, arith.MinUIOp, arith.MaxUIOp, arith.CmpfOp, mathd.AbsIOp,
 )
-_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
 
 #: Float C type -> (reinterpret as integer, reinterpret integer as it).
 _FLOAT_BITS = {
@@ -274,7 +275,10 @@ class KernelPrinter(IndentedLines):
         self.names = NameTable()
         self.literals: dict[SSAValue, str] = {}
         self.inlined: dict[SSAValue, tuple[str, int]] = {}
-        """Index values printed inline: their expression and its precedence."""
+        """Values printed inline: their expression and its precedence."""
+        self.reading: set[SSAValue] = set()
+        """The inlined values whose expression reads memory."""
+        self.unused = unused_ops(kernel)
         self.flat_buffers: dict[SSAValue, tuple[int, ...]] = {}
         self.yield_targets: list[list[str]] = []
         self.lines: list[str] = []
@@ -301,9 +305,9 @@ class KernelPrinter(IndentedLines):
         """The C expression of `value` (its variable, literal or inline
         expression) as an operand of an operator of precedence `context`
         (`right`: its right operand), parenthesized where needed."""
-        if value in self.literals:
+        if value in self.literals:  # `-3 * x` is `(-3) * x`, but `x - (-3)`, `(float)(-3)`
             literal = self.literals[value]
-            return f"({literal})" if literal.startswith("-") and context < ANY else literal
+            return f"({literal})" if literal.startswith("-") and (right or context <= UNARY) else literal
         if value in self.inlined:
             text, precedence = self.inlined[value]
             if precedence > context or precedence == context and right:
@@ -312,36 +316,62 @@ class KernelPrinter(IndentedLines):
         return self.names[value]
 
     def define(self, result: SSAValue, expression: str, precedence: int = ANY) -> None:
-        """Declare the `const` local holding `result`, or print it inline
-        where it is used (an index value used once, see the module)."""
-        if self.inline(result):
-            self.inlined[result] = (expression, precedence)
-            return
-        name = self.names.declare(result)
-        self.line(f"const {self.ctype(result.type)} {name} = {expression};")
-
-    def inline(self, result: SSAValue) -> bool:
-        """Whether `result` is used once, not as a loop-carried value (the
-        moves of `scf.yield` compare names) nor by an op that repeats its
-        operands, and is an index value of a pure op or a load used by the
-        very next op (it then reads memory where it did: nothing runs in
-        between)."""
+        """Print `result` inline where it is used (see `inline`), as a
+        statement where nothing uses it, else as the `const` local holding it."""
         op = result.owner
-        uses = list(result.uses)
-        if type(op) in _BUILTINS or isinstance(op, gpu.GlobalIdOp) or len(uses) != 1:
-            return False
-        user = uses[0].operation
-        if isinstance(user, (scf.YieldOp, *_REPEATS_OPERANDS)):
+        assert isinstance(op, Operation)
+        reads = isinstance(op, memref.LoadOp) or any(v in self.reading for v in op.operands)
+        if not self.live_uses(result):
+            self.line(f"{expression};")
+        elif self.inline(result, reads):
+            self.inlined[result] = (expression, precedence)
+            if reads:
+                self.reading.add(result)
+        else:
+            name = self.names.declare(result)
+            self.line(f"const {self.ctype(result.type)} {name} = {expression};")
+
+    def live_uses(self, result: SSAValue) -> list[Operation]:
+        """The printed ops that use `result`."""
+        return [use.operation for use in result.uses if use.operation not in self.unused]
+
+    def inline(self, result: SSAValue, reads: bool) -> bool:
+        """Whether `result` prints inside the expressions of its users: a
+        value of a pure op or a load, not used as a loop-carried value (the
+        moves of `scf.yield` compare names) nor by an op that repeats its
+        operands, and used once, or an index op on two variables or literals
+        (`ty + 16` reads better than a name for it). Index arithmetic may move
+        into a nested region, other values stay in their block. An expression
+        that `reads` memory moves only past ops that neither write memory nor
+        synchronize nor call (`quiet`), and not into a loop's bounds (C
+        evaluates them each trip)."""
+        op = result.owner
+        assert isinstance(op, Operation)
+        uses = self.live_uses(result)
+        if isinstance(op, (*_BUILTINS, gpu.GlobalIdOp, memref.AtomicRMWOp)) or any(
+            isinstance(user, (scf.YieldOp, *_REPEATS_OPERANDS)) for user in uses
+        ):
             return False
         is_index = isinstance(result.type, IndexType) or (
             isinstance(op, arith.CmpiOp) and isinstance(op.lhs.type, IndexType)
         )
-        if isinstance(op, memref.LoadOp):
-            following = op.next_op
-            while isinstance(following, arith.ConstantOp):  # printed as literals
-                following = following.next_op
-            return user is following
-        return is_index
+        if len(uses) != 1:
+            simple = isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.CmpiOp))
+            return is_index and simple and not any(v in self.inlined for v in op.operands)
+        user = uses[0]
+        if reads:
+            return user.parent is op.parent and not isinstance(user, scf.ForOp) and self.quiet_until(op, user)
+        return is_index or user.parent is op.parent
+
+    def quiet_until(self, op: Operation, user: Operation) -> bool:
+        """Whether every printed op after `op` and before `user` (in one block) is `quiet`."""
+        following = op.next_op
+        while following is not user:
+            assert following is not None
+            if following not in self.unused and not quiet(following):
+                return False
+            following = following.next_op
+        return True
 
     # Kernel ---------------------------------------------------------------
 
@@ -391,26 +421,14 @@ class KernelPrinter(IndentedLines):
     def block(self, block: Block, targets: list[str]) -> None:
         self.yield_targets.append(targets)
         for op in block.ops:
-            self.emit(op)
+            if op not in self.unused:
+                self.emit(op)
         self.yield_targets.pop()
 
     # Helpers for op handlers -----------------------------------------------
 
     def binary(self, op: Operation, symbol: str) -> None:
         result = op.results[0]
-        if all(v in self.literals for v in op.operands):
-            if symbol in _FOLD and isinstance(result.type, IndexType | IntegerType):
-                a, b = (self.literal_value(v) for v in op.operands)
-                if a is not None and b is not None:
-                    self.literals[result] = int_literal(_FOLD[symbol](a, b), result.type, self.index32)
-                    return
-        if symbol == "+" and isinstance(result.type, IndexType | IntegerType):
-            for zero, other in ((1, 0), (0, 1)):
-                if self.literals.get(op.operands[zero]) == "0":  # x + 0 is x
-                    self.same_value(result, op.operands[other])
-                    return
-        if symbol == "+" and self.add_constants(op):
-            return
         precedence = _PRECEDENCE[symbol]
         # Comparisons inside bitwise ops get parentheses too (as people write them).
         context = _PRECEDENCE["+"] if symbol in ("&", "^", "|") else precedence
@@ -418,30 +436,6 @@ class KernelPrinter(IndentedLines):
         if all(v in self.literals for v in op.operands):
             a = f"(({self.ctype(result.type)}){a})"  # literal op literal: keep the type
         self.define(result, f"{a} {symbol} {b}", precedence)
-
-    def add_constants(self, op: Operation) -> bool:
-        """`(x + a) + b` printed as `x + (a + b)` for integer literals a, b
-        (exact: integer addition wraps); False where `op` is not of that form."""
-        inner, b = op.operands[0].owner, self.literal_value(op.operands[1])
-        result = op.results[0]
-        if b is None or not isinstance(inner, arith.AddiOp) or not isinstance(result.type, IndexType | IntegerType):
-            return False
-        a = self.literal_value(inner.rhs)
-        if a is None or int_width(result.type) == 1:
-            return False
-        total = int_literal(a + b, result.type, self.index32)
-        x = self.expr(inner.lhs, _PRECEDENCE["+"])
-        sum_text = f"{x} + {total}" if not total.startswith("-") else f"{x} - {total[1:]}"
-        self.define(result, sum_text, _PRECEDENCE["+"])
-        return True
-
-    @staticmethod
-    def literal_value(value: SSAValue) -> int | None:
-        """The integer of an `arith.constant` operand (None for others)."""
-        op = value.owner
-        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-            return op.value.value.data
-        return None
 
     def unsigned_binary(self, op: Operation, symbol: str) -> None:
         t = op.results[0].type
@@ -603,7 +597,7 @@ class KernelPrinter(IndentedLines):
         if source in self.literals:
             self.literals[result] = self.literals[source]
         elif source in self.inlined:
-            self.inlined[result] = self.inlined[source]
+            self.define(result, *self.inlined[source])
         else:
             self.names.alias(result, self.names[source])
 
@@ -683,7 +677,33 @@ class KernelPrinter(IndentedLines):
 
     @emit.register
     def _(self, op: memref.StoreOp) -> None:
-        self.line(f"{self.access(op.memref, op.indices)} = {self.expr(op.value, ANY)};")
+        target = self.access(op.memref, op.indices)
+        update = self.update_of(op)
+        if update is None:
+            self.line(f"{target} = {self.expr(op.value, ANY)};")
+        else:
+            symbol, operand = update
+            self.line(f"{target} {symbol}= {self.expr(operand, ANY)};")
+
+    def update_of(self, store: memref.StoreOp) -> tuple[str, SSAValue] | None:
+        """`(+, e)` where `store` writes `x + e` (inline) to the `x` it loaded
+        (inline, same memref and index values): `x += e`, the same C."""
+        value = store.value.owner
+        if store.value not in self.inlined or not isinstance(value, Operation) or len(value.operands) != 2:
+            return None
+        symbol = _FLOAT_BINARY.get(type(value))
+        if symbol is None and c_type(store.value.type) != "bool":
+            symbol = _SIGNED_BINARY.get(type(value))
+        load = value.operands[0].owner
+        if (
+            symbol is None
+            or value.operands[0] not in self.inlined
+            or not isinstance(load, memref.LoadOp)
+            or load.memref != store.memref
+            or tuple(load.indices) != tuple(store.indices)
+        ):
+            return None
+        return symbol, value.operands[1]
 
     def access(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
         """`A[i * 32 + k]` for flat kernel arguments, `As[i][k]` for local arrays."""
@@ -806,6 +826,26 @@ class KernelPrinter(IndentedLines):
             moves = staged
         for target, value, _ in moves:
             self.line(f"{target} = {value};")
+
+
+def quiet(op: Operation) -> bool:
+    """Whether `op` neither writes memory nor synchronizes nor calls, so a
+    read may move past it (its memory effects are known: reads, allocations)."""
+    effects = get_effects(op)
+    return effects is not None and all(e.kind in (MemoryEffectKind.READ, MemoryEffectKind.ALLOC) for e in effects)
+
+
+def unused_ops(kernel: gpu.FuncOp) -> set[Operation]:
+    """The ops of `kernel` that nothing printed uses and that have no effect:
+    left out (an unused `blockIdx.z`, a load whose value nothing needs)."""
+    unused: set[Operation] = set()
+    for op in reversed(list(kernel.walk())):
+        removable = isinstance(op, (*_BUILTINS, gpu.GlobalIdOp)) or would_be_trivially_dead(op)
+        if op.results and not op.regions and removable and all(
+            use.operation in unused for result in op.results for use in result.uses
+        ):
+            unused.add(op)
+    return unused
 
 
 def kernels(module: ModuleOp) -> list[gpu.FuncOp]:
