@@ -161,32 +161,32 @@ CALLABLE_FUNCTIONS = frozenset(
     """.split()
 )
 
-_CMPF = {
-    "oeq": "{a} == {b}",
-    "ogt": "{a} > {b}",
-    "oge": "{a} >= {b}",
-    "olt": "{a} < {b}",
-    "ole": "{a} <= {b}",
-    "one": "({a} < {b} || {a} > {b})",
-    "ord": "({a} == {a} && {b} == {b})",
-    "ueq": "!({a} < {b} || {a} > {b})",
-    "ugt": "!({a} <= {b})",
-    "uge": "!({a} < {b})",
-    "ult": "!({a} >= {b})",
-    "ule": "!({a} > {b})",
-    "une": "{a} != {b}",
-    "uno": "({a} != {a} || {b} != {b})",
-    "false": "false",
-    "true": "true",
-}
-_CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
 #: C precedence levels (lower binds tighter); ATOM needs no parentheses anywhere.
 ATOM, UNARY, TERNARY, ANY = 1, 3, 15, 16
 _PRECEDENCE = {
     "*": 5, "/": 5, "%": 5, "+": 6, "-": 6, "<<": 7, ">>": 7,
     "<": 8, "<=": 8, ">": 8, ">=": 8, "==": 9, "!=": 9, "&": 10, "^": 11, "|": 12,
 }
+#: arith.cmpf predicate -> its C expression and that expression's precedence.
+_CMPF = {
+    "oeq": ("{a} == {b}", 9),
+    "ogt": ("{a} > {b}", 8),
+    "oge": ("{a} >= {b}", 8),
+    "olt": ("{a} < {b}", 8),
+    "ole": ("{a} <= {b}", 8),
+    "one": ("({a} < {b} || {a} > {b})", ATOM),
+    "ord": ("({a} == {a} && {b} == {b})", ATOM),
+    "ueq": ("!({a} < {b} || {a} > {b})", UNARY),
+    "ugt": ("!({a} <= {b})", UNARY),
+    "uge": ("!({a} < {b})", UNARY),
+    "ult": ("!({a} >= {b})", UNARY),
+    "ule": ("!({a} > {b})", UNARY),
+    "une": ("{a} != {b}", 9),
+    "uno": ("({a} != {a} || {b} != {b})", ATOM),
+    "false": ("false", ATOM),
+    "true": ("true", ATOM),
+}
+_CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: Ops whose C text names an operand twice (`a < b ? a : b`): their operands
 #: stay variables, or the text would grow exponentially with nesting.
 _REPEATS_OPERANDS = (
@@ -457,7 +457,7 @@ class KernelPrinter(IndentedLines):
         half = is_half(t)
         fn = name if overloaded or c_type(t) == "double" else name + "f"
         texts = [
-            a if isinstance(a, str) else f"__half2float({self.expr(a)})" if half else self.expr(a)
+            a if isinstance(a, str) else f"__half2float({self.expr(a, ANY)})" if half else self.expr(a, ANY)
             for a in args
         ]
         call = f"{fn}({', '.join(texts)})"
@@ -467,21 +467,24 @@ class KernelPrinter(IndentedLines):
         """The C type math functions compute `t` in (`float` for f16)."""
         return "float" if is_half(t) else self.ctype(t)
 
-    def convert(self, value: SSAValue, target: Attribute) -> str:
-        """`value` converted (numerically) to scalar type `target`."""
-        source, x = value.type, self.expr(value)
+    def convert(self, value: SSAValue, target: Attribute) -> tuple[str, int]:
+        """`value` converted (numerically) to scalar type `target`: the C
+        expression and its precedence."""
+        source = value.type
         src, dst = self.ctype(source), self.ctype(target)
+        argument, operand = self.expr(value, ANY), self.expr(value, UNARY)
         if src == "__half":
-            x, src = f"__half2float({x})", "float"
+            argument = operand = f"__half2float({argument})"
+            src = "float"
         if dst == "__half":
             if src == "double":
-                return f"__double2half({x})"
-            return f"__float2half({x if src == 'float' else f'(float){x}'})"
-        if dst == src:
-            return x
+                return f"__double2half({argument})", ATOM
+            return f"__float2half({argument if src == 'float' else f'(float){operand}'})", ATOM
+        if dst == src:  # from __half
+            return argument, ATOM
         if dst == "bool" and not is_float(source):
-            return f"({x} & 1) != 0"
-        return f"({dst}){x}"
+            return f"({operand} & 1) != 0", _PRECEDENCE["!="]
+        return f"({dst}){operand}", UNARY
 
     # Op handlers ----------------------------------------------------------
 
@@ -557,7 +560,8 @@ class KernelPrinter(IndentedLines):
     def _(self, op: arith.CmpfOp) -> None:
         predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
         a, b = self.expr(op.lhs), self.expr(op.rhs)
-        self.define(op.result, _CMPF[predicate].format(a=a, b=b))
+        text, precedence = _CMPF[predicate]
+        self.define(op.result, text.format(a=a, b=b), precedence)
 
     @emit.register
     def _(self, op: arith.CmpiOp) -> None:
@@ -573,7 +577,8 @@ class KernelPrinter(IndentedLines):
 
     @emit.register
     def _(self, op: arith.SelectOp) -> None:
-        c, a, b = (self.expr(v) for v in op.operands)
+        c = self.expr(op.cond, _PRECEDENCE["|"])
+        a, b = self.expr(op.lhs, ANY), self.expr(op.rhs, TERNARY)
         self.define(op.result, f"{c} ? {a} : {b}", TERNARY)
 
     @emit.register
@@ -587,10 +592,10 @@ class KernelPrinter(IndentedLines):
         | arith.IndexCastOp,
     ) -> None:
         source, result = op.operands[0], op.results[0]
-        if isinstance(op, arith.IndexCastOp) and self.ctype(source.type) == self.ctype(result.type):
+        if self.ctype(source.type) == self.ctype(result.type):
             self.same_value(result, source)
             return
-        self.define(result, self.convert(source, result.type))
+        self.define(result, *self.convert(source, result.type))
 
     def same_value(self, result: SSAValue, source: SSAValue) -> None:
         """Print `result` as `source` (a cast to the same C type)."""
@@ -603,43 +608,42 @@ class KernelPrinter(IndentedLines):
 
     @emit.register
     def _(self, op: arith.ExtSIOp) -> None:
-        x = self.expr(op.input)
         if c_type(op.input.type) == "bool":  # i1 true is -1
-            self.define(op.result, f"{x} ? -1 : 0")
+            self.define(op.result, f"{self.expr(op.input, _PRECEDENCE['|'])} ? -1 : 0", TERNARY)
         else:
-            self.define(op.result, f"({self.ctype(op.result.type)}){x}")
+            self.define(op.result, f"({self.ctype(op.result.type)}){self.expr(op.input, UNARY)}", UNARY)
 
     @emit.register
     def _(self, op: arith.UIToFPOp | arith.ExtUIOp) -> None:
         source = op.operands[0]
-        x = self.expr(source)
+        x = self.expr(source, UNARY)
         if c_type(source.type) != "bool" and not is_unsigned(source.type):
             x = f"({self.utype(source.type)}){x}"
         target = op.results[0].type
         if is_half(target):
             self.uses_half = True
-            self.define(op.results[0], f"__float2half((float){x})")
+            self.define(op.results[0], f"__float2half((float){x})", ATOM)
         else:
-            self.define(op.results[0], f"({self.ctype(target)}){x}")
+            self.define(op.results[0], f"({self.ctype(target)}){x}", UNARY)
 
     @emit.register
     def _(self, op: arith.FPToUIOp) -> None:
-        x = self.expr(op.input)
+        x = self.expr(op.input, UNARY)
         if is_half(op.input.type):
-            x = f"__half2float({x})"
+            x = f"__half2float({self.expr(op.input, ANY)})"
         t = op.result.type
-        self.define(op.result, f"({self.ctype(t)})({self.utype(t)}){x}")
+        self.define(op.result, f"({self.ctype(t)})({self.utype(t)}){x}", UNARY)
 
     @emit.register
     def _(self, op: arith.BitcastOp) -> None:
         source, target = self.ctype(op.input.type), self.ctype(op.result.type)
-        x = self.expr(op.input)
+        x = self.expr(op.input, ANY)
         if source in _FLOAT_BITS:
-            self.define(op.result, f"({target}){_FLOAT_BITS[source][0]}({x})")
+            self.define(op.result, f"({target}){_FLOAT_BITS[source][0]}({x})", UNARY)
         elif target in _FLOAT_BITS:
-            self.define(op.result, f"{_FLOAT_BITS[target][1]}({x})")
+            self.define(op.result, f"{_FLOAT_BITS[target][1]}({x})", ATOM)
         else:
-            self.define(op.result, f"({target}){x}")
+            self.define(op.result, f"({target}){self.expr(op.input, UNARY)}", UNARY)
 
     @emit.register
     def _(self, op: mathd.FPowIOp) -> None:
@@ -650,7 +654,7 @@ class KernelPrinter(IndentedLines):
     @emit.register
     def _(self, op: mathd.AbsIOp) -> None:
         x = self.expr(op.operand)
-        self.define(op.result, f"{x} < 0 ? -{x} : {x}")
+        self.define(op.result, f"{x} < 0 ? -{x} : {x}", TERNARY)
 
     @emit.register
     def _(self, op: func.CallOp) -> None:
