@@ -433,8 +433,8 @@ class KernelPrinter(IndentedLines):
         # Comparisons inside bitwise ops get parentheses too (as people write them).
         context = _PRECEDENCE["+"] if symbol in ("&", "^", "|") else precedence
         a, b = self.expr(op.operands[0], context), self.expr(op.operands[1], context, True)
-        if all(v in self.literals for v in op.operands):
-            a = f"(({self.ctype(result.type)}){a})"  # literal op literal: keep the type
+        if all(v in self.literals for v in op.operands) and not is_float(result.type):
+            a = f"(({self.ctype(result.type)}){a})"  # int literal op int literal: keep the type
         self.define(result, f"{a} {symbol} {b}", precedence)
 
     def unsigned_binary(self, op: Operation, symbol: str) -> None:
@@ -720,6 +720,8 @@ class KernelPrinter(IndentedLines):
         for dim, index in enumerate(indices):
             stride = math.prod(shape[dim + 1 :])
             text = self.expr(index, _PRECEDENCE["+"] if stride == 1 else _PRECEDENCE["*"])
+            if text.startswith("-") and terms:  # A[i * 64 + (-3 - j)]
+                text = f"({text})"
             if text != "0":
                 terms.append(text if stride == 1 else f"{text} * {stride}")
         return f"{name}[{' + '.join(terms) or '0'}]"
