@@ -5,21 +5,22 @@ In every `gpu.func`:
 - an integer op whose operands are all constants becomes a constant (its
   value wrapped to the type's width, as the op computes it; a division by
   zero, an overflowing signed division or a shift by the width or more
-  stays), an `arith.select` of a constant condition or of one value twice
-  becomes that value;
+  stays), and an integer `arith.select` of a constant condition or of one
+  value twice becomes that value;
 - a sum of `addi`, `subi` and `muli`-by-a-constant becomes a linear form
   over the values that are none of these, rebuilt as `c1 * x1 + x2 - c3 * x3 + c`
   (terms in the order their values are defined, a positive one first;
-  coefficient 1, zero terms and constant 0 left out: one sum, one spelling). Integers modulo 2^width are a
-  ring, so this is exact at any width: `(-32 * by + ty) + 8 * (4 * by + 1)`
-  is `ty + 8`, `x * 1`, `x + 0` are `x` and `0 * x` is 0;
-- then what does not change in a loop moves before it (xDSL's `licm`, pure
+  coefficient 1, zero terms and constant 0 left out: one sum, one spelling).
+  Integers modulo 2^width are a ring, so this is exact at any width:
+  `(-32 * by + ty) + 8 * (4 * by + 1)` is `ty + 8`, `x * 1` and `x + 0` are
+  `x`, `0 * x` is 0. i1 sums are only folded (they print as logic ops);
+- then what does not change in a loop moves before it (xDSL's `licm`: pure
   ops), `cse` computes each value once, and what nothing uses goes.
 
 The index arithmetic that `convert-poly-to-gpu` (isl's AST expressions) and
 `gpu-prefetch-copies` (unrolled copy loops) build from constants so prints
 as a person writes it, and the CUDA backend and the simulated GPU run the
-same simplified IR. i1 sums are only folded (they print as logic ops).
+same simplified IR.
 """
 
 from __future__ import annotations
@@ -239,7 +240,8 @@ def simplify(kernel: gpu.FuncOp) -> None:
             continue
         width = _width(value.type)
         assert width is not None
-        value.replace_all_uses_with(_build(Builder(InsertPoint.before(op)), form, forms.order, value.type, width))
+        at = Builder(InsertPoint.before(op))
+        value.replace_all_uses_with(_build(at, form, forms.order, value.type, width))
     region_dce(kernel.body)
     for loop in reversed([o for o in kernel.walk() if isinstance(o, scf.ForOp)]):
         move_loop_invariant_code(loop)

@@ -4,13 +4,18 @@
 
 Every kernel becomes an `extern "C" __global__` function taking `__restrict__`
 pointers (`const` where the kernel never stores) for memref arguments and
-values for scalars. Each op result becomes a `const` local named after its
-SSA name hint; constants are printed inline as literals. Index arithmetic
-reads as written by hand: an `index` value used once is printed inline, as
-part of its user's expression (`A[(32 * by + ty) * 1024 + k]`), with
-parentheses only where C's precedence needs them; integer ops on two
-literals are folded, and `x + 0` is `x`; index casts that print as the same C type are no-ops;
-a value used several times stays one `const` local. Memref arguments are
+values for scalars. Kernels read as written by hand: a value used once is
+printed inside its user's expression (`C[0][0] += As[ty][k] * Bs[tx][k]`,
+`A[(32 * by + ty) * 1024 + k]`), with parentheses only where C's precedence
+needs them. Index arithmetic may move into a nested region (nvcc hoists it
+again), other values stay in their block, and a load moves only past ops
+that neither write memory nor synchronize nor call (`KernelPrinter.inline`).
+A value used several times is one `const` local named after its SSA name
+hint, but for an index op on two variables or literals (`ty + 16`);
+constants are literals; a store of `x op e` to the element `x` was loaded
+from is `x op= e`; casts to the same C type are no-ops; what nothing uses
+is not printed (an unused `blockIdx.z`). Arithmetic prints as the IR has
+it: `gpu-simplify-index` folds and shares it before. Memref arguments are
 flat row-major arrays indexed from their static shapes; `memref.alloca`s in
 address space 3 become `__shared__` arrays declared at kernel scope, those in
 space 5 (or none) per-thread local arrays. Semantics chosen for C:
@@ -46,7 +51,6 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
 )
@@ -690,8 +694,9 @@ class KernelPrinter(IndentedLines):
             self.line(f"{target} {symbol}= {self.expr(operand, ANY)};")
 
     def update_of(self, store: memref.StoreOp) -> tuple[str, SSAValue] | None:
-        """`(+, e)` where `store` writes `x + e` (inline) to the `x` it loaded
-        (inline, same memref and index values): `x += e`, the same C."""
+        """`(op, e)` where `store` writes `x op e` (inline) to the element `x`
+        was loaded from (inline, the same memref and index values): printed
+        `x op= e`, the same C."""
         value = store.value.owner
         if store.value not in self.inlined or not isinstance(value, Operation) or len(value.operands) != 2:
             return None
@@ -838,7 +843,8 @@ def quiet(op: Operation) -> bool:
     """Whether `op` neither writes memory nor synchronizes nor calls, so a
     read may move past it (its memory effects are known: reads, allocations)."""
     effects = get_effects(op)
-    return effects is not None and all(e.kind in (MemoryEffectKind.READ, MemoryEffectKind.ALLOC) for e in effects)
+    allowed = (MemoryEffectKind.READ, MemoryEffectKind.ALLOC)
+    return effects is not None and all(effect.kind in allowed for effect in effects)
 
 
 def unused_ops(kernel: gpu.FuncOp) -> set[Operation]:
