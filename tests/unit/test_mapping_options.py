@@ -44,7 +44,7 @@ def test_split_k_puts_reductions_outermost_on_a_three_dimensional_grid():
         "convert-tc-to-poly,poly-parallel-reduction{reductions-outermost=true},"
         "poly-tile{sizes=256,32,32},poly-sink,poly-map-to-gpu{blocks=0,0,0 threads=0},"
         "poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32},"
-        "convert-poly-to-gpu,gpu-check-indices"
+        "convert-poly-to-gpu,gpu-check-indices,gpu-simplify-index"
     )
     assert "blocks=4,2 " in replace(options, blocks=[4, 2]).pipeline(backend="cuda")
     assert options.scheduler_key != tcir.MappingOptions(parallel_reductions=True).scheduler_key
@@ -58,7 +58,7 @@ def test_split_k_puts_reductions_outermost_on_a_three_dimensional_grid():
 
 def test_two_stages_add_the_prefetch_pass_on_gpus():
     options = tcir.MappingOptions(tile=[32, 32, 32], num_stages=2)
-    assert options.pipeline(backend="cuda").endswith("convert-poly-to-gpu,gpu-prefetch-copies,gpu-check-indices")
+    assert options.pipeline(backend="cuda").endswith("convert-poly-to-gpu,gpu-prefetch-copies,gpu-check-indices,gpu-simplify-index")
     assert options.pipeline(backend="cpu").endswith("convert-poly-to-loops")
     assert "gpu-prefetch-copies" not in tcir.MappingOptions(tile=[32, 32, 32]).pipeline(backend="cuda")
 
