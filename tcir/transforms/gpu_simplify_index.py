@@ -13,7 +13,8 @@ In every `gpu.func`:
   coefficient 1, zero terms and constant 0 left out: one sum, one spelling).
   Integers modulo 2^width are a ring, so this is exact at any width:
   `(-32 * by + ty) + 8 * (4 * by + 1)` is `ty + 8`, `x * 1` and `x + 0` are
-  `x`, `0 * x` is 0. i1 sums are only folded (they print as logic ops);
+  `x`, `0 * x` is 0. i1 sums are only folded (they print as logic ops).
+  The constants this makes are made once, at the kernel's start;
 - then what does not change in a loop moves before it (xDSL's `licm`: pure
   ops), `cse` computes each value once, and what nothing uses goes.
 
@@ -196,16 +197,32 @@ def _absorbs(user: Operation, forms: _Forms) -> bool:
     return len(user.results) == 1 and user.results[0] in forms.forms
 
 
-def _build(at: Builder, form: Form, order: dict[SSAValue, int], t: Attribute, width: int) -> SSAValue:
+class _Constants:
+    """Integer constants of one kernel, each made once at its start."""
+
+    def __init__(self, kernel: gpu.FuncOp):
+        self.at = Builder(InsertPoint.at_start(kernel.body.block))
+        self.values: dict[tuple[int, Attribute], SSAValue] = {}
+
+    def get(self, value: int, t: Attribute) -> SSAValue:
+        width = _width(t)
+        assert width is not None
+        key = (_wrap(value, width), t)
+        if key not in self.values:
+            self.values[key] = self.at.insert(arith.ConstantOp(IntegerAttr(key[0], t))).result
+        return self.values[key]
+
+
+def _build(at: Builder, form: Form, forms: _Forms, constants: _Constants, t: Attribute) -> SSAValue:
     """`form` as ops of type `t` at `at` (see the module for the shape)."""
 
     def constant(c: int) -> SSAValue:
-        return at.insert(arith.ConstantOp(IntegerAttr(_wrap(c, width), t))).result
+        return constants.get(c, t)
 
     def term(leaf: SSAValue, c: int) -> SSAValue:
         return leaf if c == 1 else at.insert(arith.MuliOp(constant(c), leaf)).result
 
-    terms = sorted(((leaf, c) for leaf, c in form.items() if leaf is not None), key=lambda t: order[t[0]])
+    terms = sorted(((leaf, c) for leaf, c in form.items() if leaf is not None), key=lambda t: forms.order[t[0]])
     offset = form.get(None, 0)
     if not terms:
         return constant(offset)
@@ -229,7 +246,7 @@ def _build(at: Builder, form: Form, order: dict[SSAValue, int], t: Attribute, wi
 
 def simplify(kernel: gpu.FuncOp) -> None:
     """Fold, normalize and share the integer arithmetic of `kernel` (see the module)."""
-    forms = _Forms()
+    forms, constants = _Forms(), _Constants(kernel)
     for op in kernel.walk():
         forms.visit(op)
     for value, form in forms.forms.items():
@@ -238,10 +255,8 @@ def simplify(kernel: gpu.FuncOp) -> None:
             _absorbs(use.operation, forms) for use in value.uses
         ):
             continue
-        width = _width(value.type)
-        assert width is not None
         at = Builder(InsertPoint.before(op))
-        value.replace_all_uses_with(_build(at, form, forms.order, value.type, width))
+        value.replace_all_uses_with(_build(at, form, forms, constants, value.type))
     region_dce(kernel.body)
     for loop in reversed([o for o in kernel.walk() if isinstance(o, scf.ForOp)]):
         move_loop_invariant_code(loop)

@@ -5,7 +5,7 @@
 // width; a division by zero stays), sums of adds, subtractions and products
 // by constants become one linear form (terms in definition order, a positive
 // one first), loop invariants move before their loop and equal values are
-// computed once.
+// computed once (the constants at the kernel's start).
 builtin.module attributes {gpu.container_module} {
   "gpu.module"() <{sym_name = "kernels"}> ({
     "gpu.func"() <{function_type = (memref<64x64xf32>, memref<8xi32>) -> (), kernel}> ({
@@ -61,18 +61,18 @@ builtin.module attributes {gpu.container_module} {
 }
 
 // CHECK:       ^bb0(%A: memref<64x64xf32>, %P: memref<8xi32>):
-// CHECK-NEXT:    %by = "gpu.block_id"() <{dimension = #gpu<dim y>}> : () -> index
-// CHECK-NEXT:    %ty = "gpu.thread_id"() <{dimension = #gpu<dim y>}> : () -> index
 // CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[C32:.*]] = arith.constant 32 : index
 // CHECK-NEXT:    %[[CM3:.*]] = arith.constant -3 : index
-// CHECK-NEXT:    %[[NEG:.*]] = arith.subi %[[CM3]], %ty : index
 // CHECK-NEXT:    %[[C7:.*]] = arith.constant 7 : index
-// CHECK-NEXT:    %[[BAD:.*]] = arith.divsi %[[C7]], %[[C0]] : index
 // CHECK-NEXT:    %[[WRAP:.*]] = arith.constant -2147483648 : i32
-// CHECK-NEXT:    memref.store %[[WRAP]], %P[%[[C0]]] : memref<8xi32>
 // CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %by = "gpu.block_id"() <{dimension = #gpu<dim y>}> : () -> index
+// CHECK-NEXT:    %ty = "gpu.thread_id"() <{dimension = #gpu<dim y>}> : () -> index
+// CHECK-NEXT:    %[[NEG:.*]] = arith.subi %[[CM3]], %ty : index
+// CHECK-NEXT:    %[[BAD:.*]] = arith.divsi %[[C7]], %[[C0]] : index
+// CHECK-NEXT:    memref.store %[[WRAP]], %P[%[[C0]]] : memref<8xi32>
 // CHECK-NEXT:    %[[ROW:.*]] = arith.addi %ty, %[[C8]] : index
 // CHECK-NEXT:    scf.for %k = %[[C0]] to %[[C32]] step %[[C1]] {
 // CHECK-NEXT:      %[[X:.*]] = memref.load %A[%[[ROW]], %k] : memref<64x64xf32>
