@@ -57,15 +57,17 @@ def _allocate(xp: Any, shape: tuple[int, ...], dtype: Any, zero: bool) -> Any:
 
 
 def _launch_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """What picks a call's launcher: each argument's type, shape, dtype and,
-    for torch, whether it is on the GPU (cupy arrays always are)."""
-    return tuple([(type(a), a.shape, a.dtype, getattr(a, "is_cuda", True)) for a in args])
+    """What picks a call's launcher: each argument's type, shape, dtype,
+    strides (cupy; torch's launches check contiguity) and, for torch, whether
+    it is on the GPU (cupy arrays always are)."""
+    return tuple([(type(a), a.shape, a.dtype, getattr(a, "strides", None), getattr(a, "is_cuda", True)) for a in args])
 
 
 def _gpu_launching(
     specs: list[tuple[tuple[int, ...], Any, bool]], args: tuple[Any, ...]
-) -> tuple[Callable[[], list[Any]], Callable[[], Any]]:
-    """How a call with these arguments makes its outputs and picks its stream:
+) -> tuple[Callable[[], list[Any]], Callable[[], Any] | None]:
+    """How a call with these arguments makes its outputs and picks its stream
+    (None: cupy's current one):
     where an argument is a torch tensor, torch tensors (from torch's caching
     allocator, ordered on its current stream, so CUDA graphs capture them) and
     torch's current stream; else cupy arrays and cupy's current stream."""
@@ -74,7 +76,7 @@ def _gpu_launching(
     tensor = next((a for a in args if is_torch_tensor(a)), None)
     if tensor is None:
         cupy = cupy_module()
-        return (lambda: [_allocate(cupy, *spec) for spec in specs]), lambda: None
+        return (lambda: [_allocate(cupy, *spec) for spec in specs]), None
     import torch
 
     device = tensor.device
@@ -202,7 +204,7 @@ class Function:
             launching = _gpu_launching(specs, args) if backend == "cuda" else (None, None)
             entry = self._compiled[key] = _Entry(kernel, binding, specs, *launching)
             if backend == "cuda" and default_backend and key[1] is None and not self._scalars and outputs is None:
-                launcher = kernel.launcher(*launching, single=len(specs) == 1)  # type: ignore[attr-defined]
+                launcher = kernel.launcher(*launching, single=len(specs) == 1, args=args)  # type: ignore[attr-defined]
                 if launcher is not None:
                     self._launchers[_launch_key(args)] = launcher
         if self._indirect and backend == "cpu":  # GPU kernels check on the device (check.index)
@@ -219,9 +221,9 @@ class Function:
                 undefined = [len(args) + k for k, (_, _, zero) in enumerate(entry.outputs) if not zero]
                 entry.kernel(*arrays, *buffers, undefined=undefined)
             return self._result(originals if given else buffers)
-        assert entry.allocate is not None and entry.stream is not None
+        assert entry.allocate is not None
         buffers = given or entry.allocate()
-        entry.kernel(*args, *buffers, stream=entry.stream())
+        entry.kernel(*args, *buffers, stream=entry.stream() if entry.stream is not None else None)
         return self._result(originals if given else buffers)
 
     def _given_outputs(self, given: list[Any], entry: _Entry, backend: str) -> list[Any]:

@@ -8,7 +8,9 @@ one run on the same inputs:
 - `dev`: p50 device time per call of tcir's kernels (`bench.device_ms`);
 - `wall`: p50 wall time of one call plus a synchronize, for tcir on cupy
   arrays, tcir on torch tensors, the bare launches (cupy `RawKernel`-style
-  `Function` calls of the very kernels, outputs allocated once), and eager;
+  `Function` calls of the very kernels, outputs allocated once; and the
+  same allocating its outputs per call, as a user of `RawKernel` pays for a
+  fresh result), and eager;
 - `host`: mean host time per call queued without synchronizing (what a call
   costs the Python thread), tcir on cupy arrays and on torch tensors, and bare.
 
@@ -74,10 +76,18 @@ def main() -> int:
             for kernel, grid, block, kernel_args in launches:
                 kernel(grid, block, kernel_args)
 
+        shapes = [(o.shape, o.dtype) for o in outputs]
+
+        def bare_alloc() -> None:  # what a RawKernel user pays for a fresh result
+            for shape, dtype in shapes:
+                cupy.empty(shape, dtype)
+            bare()
+
         calls: dict[str, Callable[[], Any]] = {
             "tcir": lambda: function(*inputs),
             "torch": lambda: function(*tensors),
             "bare": bare,
+            "bare_alloc": bare_alloc,
             "eager": lambda: config.peer(*tensors),
         }
         row: dict[str, Any] = {"config": config.label, "error": error, "launches": len(launches)}
@@ -90,12 +100,13 @@ def main() -> int:
         row["eager_dev_us"] = device_ms(torch, calls["eager"], 200) * 1e3
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print("\n| config | kernels | tcir dev | eager dev | wall tcir | wall tcir (torch) | wall bare | tcir - bare | host tcir | host tcir (torch) | host bare | eager wall | max err |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| config | kernels | tcir dev | eager dev | wall tcir | wall tcir (torch) | wall bare | tcir - bare | wall bare+alloc | tcir - (bare+alloc) | host tcir | host tcir (torch) | host bare | eager wall | max err |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
             f"| {r['config']} | {r['launches']} | {r['tcir_dev_us']:.1f} | {r['eager_dev_us']:.1f} | {r['tcir_wall_us']:.1f} "
             f"| {r['torch_wall_us']:.1f} | {r['bare_wall_us']:.1f} | {r['tcir_wall_us'] - r['bare_wall_us']:+.1f} "
+            f"| {r['bare_alloc_wall_us']:.1f} | {r['tcir_wall_us'] - r['bare_alloc_wall_us']:+.1f} "
             f"| {r['tcir_host_us']:.1f} | {r['torch_host_us']:.1f} | {r['bare_host_us']:.1f} | {r['eager_wall_us']:.1f} | {r['error']:.1e} |"
         )
     print("µs; dev = p50 device time per call; wall = p50 of call + synchronize; host = host time per queued call")

@@ -5,14 +5,18 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
 
 - **A large contraction** (one reduction statement over at least 512 points
   with a 2-D or 3-D output, e.g. a matmul): when the output has enough
-  128x128 tiles to give every SM a block, 128x128x16 block tiles on 16x16
-  threads, so each thread keeps an 8x8 register micro-tile; else, where
-  32x32 tiles give the blocks, 32x32x32 tiles on 32x8 threads (four
-  accumulators a thread); else, for a 2-D output whose sum has one reduction
-  index of `SPLIT_K` to `MAX_SPLIT_K` points that atomics can combine, split-K: blocks take
-  slices of 128 reduction points as well as 32x32 output tiles, on 32x8
-  threads, each adding its partial sums atomically (`reductions_outermost`;
-  MLP1 20.8 us against 38.7 us with 8x32x32 tiles, eager 16.1 us); else
+  128x128 tiles to give every SM a block, 128x128x32 block tiles on 32x8
+  threads, so each thread keeps a 16x4 register micro-tile; else, where
+  32x32 tiles give the blocks, 32x32x32 tiles on 16x8 threads (4x2
+  accumulators a thread: tmm 128x1024x1024 18.9 us, against 29.2 us with
+  four a thread and scalar loads; eager 16.5 us); both read their shared
+  operands as float4 (`vector_width=4`); else, for a 2-D output whose sum
+  has one reduction index of `SPLIT_K` to `MAX_SPLIT_K` points that atomics
+  can combine, split-K: blocks take
+  slices of the reduction as well as 32x32 output tiles, on 32x8 threads,
+  each adding its partial sums atomically (`split_k`: one k tile of
+  `K_SLICE` points a slice; MLP1 took 20.8 us so split before `split_k`
+  existed, against 38.7 us with 8x32x32 tiles, eager 16.1 us); else
   8x32x32 tiles, one output a thread. The tiled kernels load the next k
   step's operand tiles into registers while this step computes
   (`num_stages=2`).
@@ -23,7 +27,8 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   most 512 threads, else 2x256/32 rows). The output dimension just outside
   them is tiled by up to 16 where an operand does not depend on it, so that
   operand's shared copy is loaded once and reused (gconv's input plane
-  across output channels). Reductions stay untiled inside a thread.
+  across output channels). Reductions stay untiled inside a thread, read
+  as float4 where the innermost one's extent is a multiple of 4 (tbmm).
 - **A sum too small to fill the GPU** (`+=` over one reduction index of at
   least `SPLIT_REDUCTION` points, whose output has fewer than
   `SMALL_OUTPUT` points: a matrix-vector product with few rows, a row
@@ -80,8 +85,8 @@ SPLIT_REDUCTION = 8192
 """Reduction points from which a sum is spread over threads and blocks."""
 SPLIT_K, MAX_SPLIT_K, K_SLICE = 1024, 16384, 128
 """Reduction points from (and up to) which a 2-D contraction whose output
-tiles leave SMs idle is split over blocks, and the points of a slice (a
-slice's operand tiles are copied to shared memory whole)."""
+tiles leave SMs idle is split over blocks, and the points of its k tile
+(one k tile a slice: `split_k` is the number of k tiles)."""
 CHAIN_WIDTH, CHAIN_ROWS, CHAIN_BLOCKS = 256, 4, 16
 """A chain of layers runs in one kernel (`fusion="outer"`) where no layer is
 wider than `CHAIN_WIDTH` (isl's scheduling time grows fast with the width:
@@ -91,6 +96,10 @@ POINTS_PER_THREAD = 8
 """Fewest reduction points a thread sums before its atomic add."""
 GATHER_ROW = 64
 """An embedding's block: a row of up to 64 points (two warps)."""
+VECTOR_WIDTH = 4
+"""Shared operands read as float4 (`vector_width`) where the reduction's
+innermost loop allows: a quarter of the shared loads (tmm 128x4096x16384
+614 -> 453 us with 128x128x32 tiles on 32x8 threads, tbmm 8.7 -> 7.4 us)."""
 
 
 def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOptions:
@@ -132,14 +141,22 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
 
         if fills_gpu(128):
             return MappingOptions(
-                tile=[*outer, 128, 128, 16], threads=[16, 16], max_private_elements=64, num_stages=2
+                tile=[*outer, 128, 128, 32],
+                threads=[32, 8],
+                max_private_elements=64,
+                num_stages=2,
+                vector_width=VECTOR_WIDTH,
             )
         if fills_gpu(32):
-            return MappingOptions(tile=[*outer, 32, 32, 32], threads=[32, 8], num_stages=2)
-        if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
             return MappingOptions(
-                parallel_reductions=True, reductions_outermost=True, tile=[K_SLICE, *outer, 32, 32], threads=[32, 8]
+                tile=[*outer, 32, 32, 32],
+                threads=[16, 8],
+                max_private_elements=16,
+                num_stages=2,
+                vector_width=VECTOR_WIDTH,
             )
+        if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
+            return MappingOptions(tile=[32, 32, K_SLICE], threads=[32, 8], split_k=-(-reduction // K_SLICE))
         return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()
@@ -149,7 +166,9 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
     tile = [1] * (len(out) - 2) + [rows, x]
     if len(out) >= 3 and layer.lhs_indices[-3] not in _indices_of_every_read(layer):
         tile[-3] = min(out[-3], REUSE_TILE)
-    return MappingOptions(tile=tile, threads=[x, y])
+    steps = extents[layer.reduction_indices[-1]] if layer.reduction_indices else 0
+    vector = VECTOR_WIDTH if steps and steps % VECTOR_WIDTH == 0 else 1
+    return MappingOptions(tile=tile, threads=[x, y], vector_width=vector)
 
 
 def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:

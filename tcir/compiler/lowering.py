@@ -73,7 +73,7 @@ class StagedLowering:
     ir: DefIR
     binding: Binding
     _scop: ModuleOp | None = None
-    _schedules: dict[tuple[str, bool, bool, bool], ModuleOp] = field(default_factory=dict)
+    _schedules: dict[tuple[str, bool, bool, bool, bool], ModuleOp] = field(default_factory=dict)
 
     def scop(self) -> ModuleOp:
         """The def specialized to the binding, as a scop (shared: do not modify)."""

@@ -24,6 +24,8 @@ MAX_PRIVATE_ELEMENTS = 255
 MAX_STAGES = 2
 """Copies are staged in registers one step ahead at most."""
 ATOMIC_SUM_DTYPES = ("float32", "float64", "int32")
+VECTOR_WIDTHS = (1, 2, 4)
+"""Elements of a thread's vector loads: CUDA's float, float2 and float4."""
 """Element types whose `+=` sums `poly-parallel-reduction` combines by atomic adds."""
 
 
@@ -50,15 +52,26 @@ class MappingOptions:
     """Map the reduction dimensions of sums to blocks and threads too, each
     statement a kernel of its own, partial sums combined by atomic adds
     (`poly-parallel-reduction`): for reductions whose output alone cannot
-    fill the GPU (a matrix-vector product, a row sum, split-K). The fusion
-    and scheduler options then do not apply."""
-    reductions_outermost: bool = False
-    """With `parallel_reductions`, split-K: a sum's reduction dimensions lead
-    its band (`poly-parallel-reduction{reductions-outermost=true}`), so tile
-    sizes list the reduction slice first (`tile=[256, 32, 32]` for a matmul),
-    blocks take the slices and output tiles (three grid dimensions when
-    `blocks` is empty) and threads the output points, each thread adding its
-    slice's partial sum atomically."""
+    fill the GPU (a matrix-vector product, a row sum). The fusion and
+    scheduler options then do not apply."""
+    split_k: int = 1
+    """Split-K, as Triton's `SPLIT_K`: above 1, each `+=` sum that atomics
+    can combine runs as a kernel of its own whose loop over k tiles (the
+    reduction member of its tile band) is dealt to `split_k` slices of
+    blocks, a leading block dimension (three grid dimensions when `blocks`
+    is empty); each block loops over its slice's k tiles with the usual
+    shared copies and adds its private partial sums to the output atomically
+    (`poly-parallel-reduction{coincident-reductions=false}`, then
+    `poly-split-k{slices=split_k}` after tiling). `tile` keeps its meaning:
+    `tile=[64, 64, 32]` tiles a matmul's m, n and k. As with
+    `parallel_reductions` (which it excludes), every statement is a kernel
+    of its own and the fusion and scheduler options do not apply."""
+    vector_width: int = 1
+    """Elements a thread reads at once from a shared buffer, as CUDA's float2
+    and float4 (1, 2 or 4): shared rows padded to aligned, conflict-free
+    vectors (`poly-promote{vector-width=...}`) and each kernel's reduction
+    point loop unrolled by the width (`poly-vectorize`), so that nvcc loads
+    them with one instruction."""
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -103,13 +116,23 @@ class MappingOptions:
                 f"got {self.max_private_elements!r}"
             )
 
-        for name in ("parallel_reductions", "reductions_outermost"):
-            if type(getattr(self, name)) is not bool:
-                raise TCError(f"MappingOptions: {name} must be a bool, got {getattr(self, name)!r}")
-        if self.reductions_outermost and not self.parallel_reductions:
-            raise TCError("MappingOptions: reductions_outermost needs parallel_reductions=True")
+        if type(self.parallel_reductions) is not bool:
+            raise TCError(f"MappingOptions: parallel_reductions must be a bool, got {self.parallel_reductions!r}")
+        if type(self.split_k) is not int or self.split_k < 1:
+            raise TCError(f"MappingOptions: split_k must be an integer >= 1, got {self.split_k!r}")
+        if self.split_k > 1 and self.parallel_reductions:
+            raise TCError(
+                "MappingOptions: split_k > 1 and parallel_reductions both spread a sum's reduction "
+                "over blocks: choose one"
+            )
         if type(self.num_stages) is not int or not 1 <= self.num_stages <= MAX_STAGES:
             raise TCError(f"MappingOptions: num_stages must be in [1, {MAX_STAGES}], got {self.num_stages!r}")
+
+        if type(self.vector_width) is not int or self.vector_width not in VECTOR_WIDTHS:
+            raise TCError(
+                f"MappingOptions: vector_width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, "
+                f"got {self.vector_width!r}"
+            )
 
         object.__setattr__(self, "key", self.to_json())
 
@@ -141,20 +164,21 @@ class MappingOptions:
     @property
     def scheduler_key(self) -> tuple[str, bool, bool, bool, bool]:
         """The options the schedule depends on: candidates that share them
-        share the schedule."""
+        share the schedule (split-K's depends on whether it splits, not on
+        the number of slices)."""
         return (
             self.fusion,
             self.allow_skewing,
             self.positive_coefficients,
             self.parallel_reductions,
-            self.reductions_outermost,
+            self.split_k > 1,
         )
 
     def schedule_pass(self) -> str:
         """The pass that schedules the scop: `poly-schedule` with these
         options, or `poly-parallel-reduction`."""
-        if self.reductions_outermost:
-            return "poly-parallel-reduction{reductions-outermost=true}"
+        if self.split_k > 1:
+            return "poly-parallel-reduction{coincident-reductions=false}"
         if self.parallel_reductions:
             return "poly-parallel-reduction"
         return (
@@ -168,10 +192,13 @@ class MappingOptions:
         return ["convert-tc-to-poly", self.schedule_pass(), *self.tiling_passes()]
 
     def tiling_passes(self) -> list[str]:
-        """Tiling, sinking and unrolling: what follows the schedule on every backend."""
+        """Tiling, sinking, split-K and unrolling: what follows the schedule
+        on every backend (split-K's slices are outermost loops on the CPU)."""
         passes = []
         if self.tile:
             passes += [f"poly-tile{{sizes={','.join(map(str, self.tile))}}}", "poly-sink"]
+        if self.split_k > 1:
+            passes.append(f"poly-split-k{{slices={self.split_k}}}")
         if self.unroll > 1:
             passes.append(f"poly-unroll{{factor={self.unroll}}}")
         return passes
@@ -196,7 +223,7 @@ class MappingOptions:
         block per tile, of three tile members for split-K, else two; 32x8 or
         256 threads), memory promotion, then kernels, their index arithmetic
         simplified."""
-        blocks = ",".join(map(str, self.blocks or [0] * (3 if self.reductions_outermost else 2)))
+        blocks = ",".join(map(str, self.blocks or [0] * (3 if self.split_k > 1 else 2)))
         threads = ",".join(map(str, self.threads or [0]))
         passes = [f"poly-map-to-gpu{{blocks={blocks} threads={threads}}}"]
         if self.use_shared_memory or self.use_private_memory:
@@ -204,8 +231,11 @@ class MappingOptions:
                 f"poly-promote{{shared={str(self.use_shared_memory).lower()} "
                 f"private={str(self.use_private_memory).lower()} "
                 f"max-shared-bytes={self.max_shared_memory} "
-                f"max-private-elements={self.max_private_elements}}}"
+                f"max-private-elements={self.max_private_elements}"
+                f"{f' vector-width={self.vector_width}' if self.vector_width > 1 else ''}}}"
             )
+        if self.vector_width > 1:
+            passes.append(f"poly-vectorize{{width={self.vector_width}}}")
         passes.append("convert-poly-to-gpu")
         if self.num_stages == 2:
             passes.append("gpu-prefetch-copies")

@@ -1,4 +1,4 @@
-"""Band surgery on isl schedule trees, shared by tiling, sinking and unrolling.
+"""Band surgery on isl schedule trees, shared by tiling, sinking, unrolling and split-K.
 
 isl schedule nodes are values: every edit returns a node of a new tree at the
 same position, so the helpers here take a node and return the edited node.
@@ -82,20 +82,57 @@ def insert_band(
     return node
 
 
-def member_extent(node: isl.ScheduleNode, member: int) -> int | None:
-    """How many values member `member` of band `node` takes over the instances
-    reaching it, for any parameter values; None when that is unbounded."""
+def _member_values(node: isl.ScheduleNode, member: int) -> isl.UnionSet:
+    """The values member `member` of band `node` takes over the instances reaching it."""
     function = node.band_get_partial_schedule().get_union_pw_aff(member)
-    values = isl.UnionMap.from_union_pw_aff(
-        function.intersect_domain(node.get_domain())
-    ).range()
+    return isl.UnionMap.from_union_pw_aff(function.intersect_domain(node.get_domain())).range()
+
+
+def member_range(node: isl.ScheduleNode, member: int) -> tuple[int, int] | None:
+    """The least and greatest value of member `member` of band `node` over
+    the instances reaching it, for any parameter values; None when no
+    instance reaches it or a bound is unknown (symbolic)."""
+    values = _member_values(node, member)
     if values.is_empty():
-        return 0
+        return None
     value_set = isl.Set.from_union_set(values)
     low, high = value_set.dim_min_val(0), value_set.dim_max_val(0)
     if not (low.is_int() and high.is_int()):
         return None
-    return high.to_python() - low.to_python() + 1
+    return low.to_python(), high.to_python()
+
+
+def member_extent(node: isl.ScheduleNode, member: int) -> int | None:
+    """How many values member `member` of band `node` takes over the instances
+    reaching it, for any parameter values; None when that is unbounded."""
+    if _member_values(node, member).is_empty():
+        return 0
+    bounds = member_range(node, member)
+    return None if bounds is None else bounds[1] - bounds[0] + 1
+
+
+def is_permutable(
+    node: isl.ScheduleNode, functions: Sequence[isl.UnionPwAff], dependences: isl.UnionMap
+) -> bool:
+    """Whether a band at `node` with members `functions` would be permutable:
+    every dependence the outer schedule does not carry goes forward (or
+    nowhere) along every member."""
+    domain = node.get_domain()
+    prefix = node.get_prefix_schedule_union_map().intersect_domain(domain)
+    live = (
+        dependences.intersect_domain(domain)
+        .intersect_range(domain)
+        .intersect(prefix.apply_range(prefix.reverse()))
+    )
+    for function in functions:
+        value = isl.UnionMap.from_union_pw_aff(function)
+        distances = live.apply_domain(value).apply_range(value).deltas()
+        if (
+            not distances.is_empty()
+            and isl.Set.from_union_set(distances).dim_min_val(0).is_neg()
+        ):
+            return False
+    return True
 
 
 def has_consecutive_values(values: isl.Map) -> bool:

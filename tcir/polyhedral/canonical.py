@@ -28,13 +28,10 @@ def reduction_dims(stmt: StmtOp) -> list[int]:
     return [arg.index for arg in block.args if arg not in used]
 
 
-def identity_band(
-    stmt: StmtOp, parallel_reduction: bool = False, reductions_outermost: bool = False
-) -> BandOp | None:
+def identity_band(stmt: StmtOp, parallel_reduction: bool = False) -> BandOp | None:
     """The statement's permutable identity band (None for a 0-d statement);
     with `parallel_reduction` (its update combined by atomics), the
-    reduction dimensions are coincident too, and with `reductions_outermost`
-    as well they lead the band (split-K), the others following in order."""
+    reduction dimensions are coincident too."""
     domain = isl.Set(stmt.domain.data)
     n_dim = domain.dim(isl.dim_type.set)
     if n_dim == 0:
@@ -44,14 +41,7 @@ def identity_band(
         isl.UnionMap.from_map(identity.reset_tuple_id(isl.dim_type.out))
     )
     reductions = reduction_dims(stmt)
-    order = list(range(n_dim))
-    if parallel_reduction and reductions_outermost:
-        order = [*reductions, *(k for k in range(n_dim) if k not in reductions)]
-        functions = isl.UnionPwAffList.alloc(domain.get_ctx(), n_dim)
-        for k in order:
-            functions = functions.add(partial.get_union_pw_aff(k))
-        partial = isl.MultiUnionPwAff.from_union_pw_aff_list(partial.get_space(), functions)
-    coincident = [parallel_reduction or k not in reductions for k in order]
+    coincident = [parallel_reduction or k not in reductions for k in range(n_dim)]
     return BandOp(partial.to_str(), coincident, permutable=True)
 
 
@@ -62,18 +52,12 @@ def statement_filter(stmt: StmtOp) -> str:
 
 
 def canonical_subtree(
-    statements: Sequence[StmtOp],
-    parallel_reductions: Collection[StmtOp] = (),
-    reductions_outermost: bool = False,
+    statements: Sequence[StmtOp], parallel_reductions: Collection[StmtOp] = ()
 ) -> ScheduleNodeOp | None:
     """The canonical tree below the domain node (None: a leaf); the
-    reduction dimensions of `parallel_reductions` are coincident (and
-    outermost in their bands with `reductions_outermost`)."""
+    reduction dimensions of `parallel_reductions` are coincident."""
     if len(statements) == 1:
-        return identity_band(statements[0], statements[0] in parallel_reductions, reductions_outermost)
+        return identity_band(statements[0], statements[0] in parallel_reductions)
     return SequenceOp(
-        [
-            FilterOp(statement_filter(s), identity_band(s, s in parallel_reductions, reductions_outermost))
-            for s in statements
-        ]
+        [FilterOp(statement_filter(s), identity_band(s, s in parallel_reductions)) for s in statements]
     )

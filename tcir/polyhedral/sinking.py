@@ -30,34 +30,11 @@ from tcir.polyhedral.bands import (
     insert_band,
     is_band,
     is_leaf,
+    is_permutable,
     is_point_mark,
     map_top_down,
     members,
 )
-
-
-def _permutable(
-    node: isl.ScheduleNode, functions: list[isl.UnionPwAff], dependences: isl.UnionMap
-) -> bool:
-    """Whether a band at `node` with members `functions` would be permutable:
-    every dependence the outer schedule does not carry goes forward (or
-    nowhere) along every member."""
-    domain = node.get_domain()
-    prefix = node.get_prefix_schedule_union_map().intersect_domain(domain)
-    live = (
-        dependences.intersect_domain(domain)
-        .intersect_range(domain)
-        .intersect(prefix.apply_range(prefix.reverse()))
-    )
-    for function in functions:
-        value = isl.UnionMap.from_union_pw_aff(function)
-        distances = live.apply_domain(value).apply_range(value).deltas()
-        if (
-            not distances.is_empty()
-            and isl.Set.from_union_set(distances).dim_min_val(0).is_neg()
-        ):
-            return False
-    return True
 
 
 def _join(node: isl.ScheduleNode, dependences: isl.UnionMap) -> isl.ScheduleNode:
@@ -69,7 +46,7 @@ def _join(node: isl.ScheduleNode, dependences: isl.UnionMap) -> isl.ScheduleNode
     below = node.child(0)
     while is_point_mark(below) and is_band(below.child(0)):
         candidate = members(below.child(0))
-        if not _permutable(node, own + sunk + candidate, dependences):
+        if not is_permutable(node, own + sunk + candidate, dependences):
             break
         sunk += candidate
         n_joined += 1

@@ -38,6 +38,7 @@ from xdsl.context import Context
 from xdsl.dialects import func, gpu, memref
 from xdsl.dialects.builtin import (
     DictionaryAttr,
+    FixedBitwidthType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
@@ -71,6 +72,7 @@ from tcir.polyhedral.gpu_mapping import (
 from tcir.polyhedral.promotion.promote import (
     BUFFERS,
     PRIVATE_SPACE,
+    SHARED_SPACE,
 )
 from tcir.polyhedral.scop import scop_context, scop_schedule
 from tcir.polyhedral.thread_loops import thread_loops
@@ -202,11 +204,32 @@ class KernelBuilder:
             type = types.data[name]
             assert isinstance(type, MemRefType)
             alloca = memref.AllocaOp.get(
-                type.element_type, shape=type.get_shape(), memory_space=type.memory_space
+                type.element_type,
+                shape=type.get_shape(),
+                memory_space=type.memory_space,
+                alignment=_row_alignment(type),
             )
             alloca.memref.name_hint = name
             buffers[name] = builder.insert(alloca).memref
         return buffers
+
+
+VECTOR_BYTES = 16
+"""The widest load a thread issues (CUDA's float4)."""
+
+
+def _row_alignment(type: MemRefType[Attribute]) -> int | None:
+    """`VECTOR_BYTES` for a shared buffer whose rows are whole vectors (each
+    row then starts on a vector boundary: `poly-promote{vector-width=4}`
+    pads them so), else None."""
+    space = type.memory_space
+    if not isinstance(space, IntegerAttr) or space.value.data != SHARED_SPACE:
+        return None
+    shape = type.get_shape()
+    element = type.element_type
+    bits = element.bitwidth if isinstance(element, FixedBitwidthType) else 0
+    row = shape[-1] * bits // 8 if shape else 0
+    return VECTOR_BYTES if row and row % VECTOR_BYTES == 0 else None
 
 
 @dataclass(frozen=True)

@@ -14,20 +14,15 @@ becomes
     tc.update %s[%b] "+=" %v {atomic}
     poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" coincident = [1, 1]
 
-With `reductions-outermost=true` (split-K), the band of an atomic statement
-lists its reduction dimensions first, then the others in domain order (all
-coincident, still permutable); other statements keep their identity bands.
-Tiled by `[kslice, 32, 32]`, a matmul `S1[m, n, k]` then gets blocks over
-(k slice, m tile, n tile) and threads over the output point members, each
-thread summing its k slice before one atomic add:
+With `coincident-reductions=false` (what `poly-split-k` starts from), the
+sums are still marked `atomic` and each gets a kernel of its own, but their
+reduction dimensions stay non-coincident, as in the identity band of any
+other statement: threads then map the output dimensions only, and each
+thread runs its sum's reduction loop, which `poly-split-k` deals to blocks
+by slices:
 
-    poly.band "[{ S1[m, n, k] -> [(m)] }, { S1[m, n, k] -> [(n)] }, { S1[m, n, k] -> [(k)] }]"
-        coincident = [1, 1, 0]
-
-becomes
-
-    poly.band "[{ S1[m, n, k] -> [(k)] }, { S1[m, n, k] -> [(m)] }, { S1[m, n, k] -> [(n)] }]"
-        coincident = [1, 1, 1]
+    tc.update %s[%b] "+=" %v {atomic}
+    poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" coincident = [1, 0]
 
 Code generation turns an atomic update into `memref.atomic_rmw addf` (CUDA
 `atomicAdd`); a private accumulator promoted for it starts at 0 and is added
@@ -86,8 +81,9 @@ class PolyParallelReduction(ModulePass):
 
     name = "poly-parallel-reduction"
 
-    reductions_outermost: bool = False
-    """Put the reduction dimensions of atomic sums first in their bands (split-K)."""
+    coincident_reductions: bool = True
+    """Mark the reduction dimensions of atomic sums coincident (false: only
+    mark the sums atomic, for `poly-split-k`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
@@ -100,5 +96,5 @@ class PolyParallelReduction(ModulePass):
                     update.attributes[ATOMIC] = UnitAttr()
                     parallel.append(stmt)
             root = scop.schedule
-            subtree = canonical_subtree(scop.statements, parallel, self.reductions_outermost)
+            subtree = canonical_subtree(scop.statements, parallel if self.coincident_reductions else ())
             Rewriter.replace_op(root, DomainOp(root.domain.data, subtree))

@@ -1,4 +1,4 @@
-"""`poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32}`: memory promotion.
+"""`poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32 vector-width=1}`: memory promotion.
 
 Runs on scops mapped by `poly-map-to-gpu` (see
 `tcir.polyhedral.promotion.promote` for the heuristic). For every kernel
@@ -16,6 +16,11 @@ innermost tile loop of the block, within `max-shared-bytes`). The result:
 - every promoted `tc.read`/`tc.update` carries `promoted` (its buffer) and
   `promoted_map` (the buffer index as a function of its statement's
   iterators), which `convert-poly-to-gpu` honours.
+Shared buffers' rows are padded against bank conflicts: by one element, or,
+with `vector-width` W above 1 where W divides a row, to an odd multiple of W
+(`memref<128x20xf32, 3>` for a 128x16 tile and W = 4), so that reads of W
+consecutive elements (`poly-vectorize`) are aligned vector loads that
+consecutive rows spread over all banks.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from tcir.dialects.poly import ScopOp
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import BUFFERS, Promoter
+from tcir.polyhedral.unrolling import VECTOR_WIDTHS
 from tcir.polyhedral.scop import scop_schedule, set_scop_schedule
 
 
@@ -43,6 +49,7 @@ class PolyPromotePass(ModulePass):
     private: bool = True
     max_shared_bytes: int = 49152
     max_private_elements: int = 32
+    vector_width: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_shared_bytes < 0:
@@ -52,6 +59,11 @@ class PolyPromotePass(ModulePass):
         if self.max_private_elements < 0:
             raise TCError(
                 f"poly-promote: max-private-elements must be >= 0, got {self.max_private_elements}"
+            )
+        if self.vector_width not in VECTOR_WIDTHS:
+            raise TCError(
+                f"poly-promote: vector-width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, "
+                f"got {self.vector_width}"
             )
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
             if BUFFERS in scop.attributes:
@@ -63,6 +75,7 @@ class PolyPromotePass(ModulePass):
                 self.private,
                 self.max_shared_bytes,
                 self.max_private_elements,
+                self.vector_width,
             )
             schedule = promoter.run()
             if not promoter.buffers:

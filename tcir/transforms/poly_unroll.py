@@ -1,11 +1,14 @@
-"""`poly-unroll{factor=4}`: unroll innermost loops up to `factor` instances.
+"""`poly-unroll{factor=4}`: unroll innermost loops up to `factor` instances, fully or partially.
 
 In every `poly.scop`, each innermost `poly.band` (no band below it; after
 `poly-tile` and `poly-sink`, the point bands) gets `unroll[k]` in its
 `options` for its innermost members whose extents multiply to at most
 `factor`; `convert-poly-to-loops` then emits those loops fully unrolled.
-Members with symbolic or larger extents, and every outer band, are left as
-they are. See `tcir.polyhedral.unrolling`.
+The next member outwards, if sequential, is unrolled partially by the
+largest divisor of its extent within the factor left (`(k mod 8)` becomes
+`floor(k/2)` and an unrolled `k mod 2`). Members with symbolic extents,
+parallel members that do not fit (left to the threads), and every outer band
+are left as they are. See `tcir.polyhedral.unrolling`.
 """
 
 from __future__ import annotations

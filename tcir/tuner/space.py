@@ -27,6 +27,7 @@ from tcir.compiler.options import (
     FUSION_STRATEGIES,
     GPU_BACKENDS,
     MAX_THREADS_PER_BLOCK,
+    VECTOR_WIDTHS,
     MappingOptions,
 )
 
@@ -44,6 +45,8 @@ MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_GRID_DIMS = (2**31 - 1, MAX_GRID_DIM, MAX_GRID_DIM)
 SHARED_MEMORY_CHOICES = (12288, 24576, 49152)
 """Per-block shared memory budgets: a smaller one trades reuse for occupancy."""
+SPLIT_K_CHOICES = (1, 2, 4, 8, 16)
+"""Slices of blocks that the k tiles of an atomic sum are dealt to (1: none)."""
 PRIVATE_ELEMENT_CHOICES = (16, 32, 64)
 """Per-thread register tiles: 64 holds an 8x8 micro-tile (about 100 registers
 with its operands); 128 would spill."""
@@ -122,7 +125,8 @@ class SearchSpace:
         ]
         if backend in GPU_BACKENDS:
             # Blocks and threads map parallel members: with `parallel_reductions`,
-            # an atomic sum's reduction dimensions are parallel too.
+            # an atomic sum's reduction dimensions are parallel too, and split-K
+            # adds a block dimension (the slice) to its output dimensions.
             sums = [atomic_sum(definition, s) for s in definition.stmts]
             parallel = (
                 len(s.ranges) if atomic else len(s.lhs_indices) for s, atomic in zip(definition.stmts, sums)
@@ -138,12 +142,10 @@ class SearchSpace:
                 Gene("max_shared_memory", SHARED_MEMORY_CHOICES),
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
                 Gene("num_stages", (1, 2)),
+                Gene("vector_width", VECTOR_WIDTHS),
             ]
             if any(sums):
-                genes += [
-                    Gene("parallel_reductions", (False, True)),
-                    Gene("reductions_outermost", (False, True)),
-                ]
+                genes += [Gene("parallel_reductions", (False, True)), Gene("split_k", SPLIT_K_CHOICES)]
         return SearchSpace(backend, tuple(genes))
 
     @property
@@ -189,7 +191,8 @@ class SearchSpace:
 
     def decode(self, genes: Mapping[str, Any]) -> MappingOptions:
         """The options of a candidate: list genes up to the first `None`, the
-        thread sizes halved (largest first) until a block fits 1024 threads."""
+        thread sizes halved (largest first) until a block fits 1024 threads,
+        no split-K where parallel reductions are on."""
         values: dict[str, Any] = {}
         lists: dict[str, list[int]] = {name: [] for name in LIST_GENES}
         ended: set[str] = set()
@@ -207,8 +210,8 @@ class SearchSpace:
         while _product(threads) > MAX_THREADS_PER_BLOCK:
             largest = threads.index(max(threads))
             threads[largest] = -(-threads[largest] // 2)
-        if not values.get("parallel_reductions", False):
-            values.pop("reductions_outermost", None)  # split-K is a kind of parallel reduction
+        if values.get("parallel_reductions", False):
+            values["split_k"] = 1  # two ways to spread a sum's reduction: parallel reductions win
         return MappingOptions(**values, **lists)
 
 

@@ -34,31 +34,36 @@ def options_at(name: str, *shapes: tuple[int, ...]) -> tcir.MappingOptions:
 
 
 RULES = {
-    # Enough 128x128 output tiles for every SM: 8x8 register micro-tiles.
+    # Enough 128x128 output tiles for every SM: 16x4 register micro-tiles, float4 reads.
     "large-matmul": (
         ("tmm", (128, 4096), (16384, 4096)),
-        tcir.MappingOptions(tile=[128, 128, 16], threads=[16, 16], max_private_elements=64, num_stages=2),
+        tcir.MappingOptions(
+            tile=[128, 128, 32], threads=[32, 8], max_private_elements=64, num_stages=2, vector_width=4
+        ),
     ),
-    # Enough 32x32 tiles: four accumulators a thread.
+    # Enough 32x32 tiles: 4x2 accumulators a thread, float4 reads.
     "matmul": (
         ("tmm", (128, 1024), (1024, 1024)),
-        tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2),
+        tcir.MappingOptions(tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4),
     ),
     # A small output with a long reduction (MLP1's 128x128): split-K, blocks
-    # over 128-point slices of the reduction and 32x32 output tiles.
+    # over 32x32 output tiles and slices of one 128-point k tile each (16 of
+    # them for 2000 points).
     "split-k": (
         ("MLP1", (128, 2000), (128, 2000), (128,)),
-        tcir.MappingOptions(
-            parallel_reductions=True, reductions_outermost=True, tile=[128, 32, 32], threads=[32, 8]
-        ),
+        tcir.MappingOptions(tile=[32, 32, 128], threads=[32, 8], split_k=16),
     ),
     # A small output with a shorter reduction: more, smaller blocks.
     "small-output": (
         ("MLP1", (128, 1000), (128, 1000), (128,)),
         tcir.MappingOptions(tile=[8, 32, 32], threads=[32, 8], num_stages=2),
     ),
-    # A short reduction: the 26x26 plane in one block, two rows a thread.
-    "batched": (("tbmm", (500, 26, 72), (500, 26, 72)), tcir.MappingOptions(tile=[1, 26, 26], threads=[26, 13])),
+    # A short reduction: the 26x26 plane in one block, two rows a thread; the
+    # reduction (72, a multiple of 4) read as float4.
+    "batched": (
+        ("tbmm", (500, 26, 72), (500, 26, 72)),
+        tcir.MappingOptions(tile=[1, 26, 26], threads=[26, 13], vector_width=4),
+    ),
     # gconv: output channels tiled by 16 (the input plane does not depend on them).
     "conv": (
         ("gconv", (32, 32, 16, 14, 14), (32, 16, 16, 3, 3), (32, 16)),
@@ -96,12 +101,17 @@ def test_long_gathered_sums_are_no_embeddings():
     assert options_at("1LUT", (1000, 64), (4, 100000)).parallel_reductions
     gemm = tcir.define("def g(float(M,K) A, float(E,N) X, int(K) I) -> (O) { O(i,j) +=! A(i,k) * X(I(k),j) }").g
     binding = bind(gemm.definition, [np.zeros((2048, 2048), np.float32), np.zeros((4096, 2048), np.float32), np.zeros(2048, np.int32)])
-    assert default_options(gemm.definition, binding).tile == [128, 128, 16]
+    assert default_options(gemm.definition, binding).tile == [128, 128, 32]
 
 
 def test_split_k_only_for_2d_outputs_of_bounded_reductions():
-    assert not options_at("MLP1", (128, 32768), (128, 32768), (128,)).parallel_reductions
-    assert not options_at("tbmm", (2, 32, 2048), (2, 32, 2048)).parallel_reductions
+    assert options_at("MLP1", (128, 1024), (128, 1024), (128,)).split_k == 8
+    assert options_at("MLP1", (128, 16384), (128, 16384), (128,)).split_k == 128
+    for long_or_3d in (
+        options_at("MLP1", (128, 32768), (128, 32768), (128,)),
+        options_at("tbmm", (2, 32, 2048), (2, 32, 2048)),
+    ):
+        assert long_or_3d.split_k == 1 and not long_or_3d.parallel_reductions
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -146,7 +156,7 @@ def test_rule_computes_right_numbers_on_cuda_sim(rule: str):
     (name, *_), options = RULES[rule]
     small = {
         "tmm": [(37, 29), (45, 29)],
-        "MLP1": [(11, 70), (13, 70), (13,)],
+        "MLP1": [(11, 300), (13, 300), (13,)],  # 3 k tiles of 128 (split-K), the last partial
         "tbmm": [(2, 27, 9), (2, 30, 9)],
         "gconv": [(1, 2, 3, 9, 40), (2, 3, 3, 3, 3), (2, 3)],
         "mv": [(3, 9001), (9001,)],
@@ -203,12 +213,14 @@ def test_layer_chain_default_computes_right_numbers_on_cuda_sim(batch: int, fusi
 
 
 def test_a_sum_that_atomics_cannot_combine_stays_serial():
-    """An int64 row sum has no atomic add: no parallel reductions, no tuner gene for them."""
+    """An int64 row sum has no atomic add: no parallel reductions or split-K,
+    no tuner gene for them."""
     from tcir.tuner.space import SearchSpace
 
     fn = tcir.define("def rowsum(int64(B,K) A) -> (s) { s(b) +=! A(b,k) }").rowsum
     binding = bind(fn.definition, [np.zeros((64, 65536), np.int64)])
     assert not default_options(fn.definition, binding).parallel_reductions
-    assert "parallel_reductions" not in SearchSpace.build(fn.definition, binding.sizes, "cuda").names
+    names = SearchSpace.build(fn.definition, binding.sizes, "cuda").names
+    assert "parallel_reductions" not in names and "split_k" not in names
     f32 = tcir.define("def rowsum(float(B,K) A) -> (s) { s(b) +=! A(b,k) }").rowsum
     assert "parallel_reductions" in SearchSpace.build(f32.definition, {"B": 64, "K": 65536}, "cuda").names

@@ -38,22 +38,40 @@ def test_parallel_reductions_replace_the_scheduler():
         tcir.MappingOptions(parallel_reductions=1)
 
 
-def test_split_k_puts_reductions_outermost_on_a_three_dimensional_grid():
-    options = tcir.MappingOptions(parallel_reductions=True, reductions_outermost=True, tile=[256, 32, 32])
+def test_split_k_deals_k_tiles_to_a_third_block_dimension():
+    options = tcir.MappingOptions(split_k=8, tile=[64, 64, 32], threads=[16, 16])
     assert options.pipeline(backend="cuda") == (
-        "convert-tc-to-poly,poly-parallel-reduction{reductions-outermost=true},"
-        "poly-tile{sizes=256,32,32},poly-sink,poly-map-to-gpu{blocks=0,0,0 threads=0},"
+        "convert-tc-to-poly,poly-parallel-reduction{coincident-reductions=false},"
+        "poly-tile{sizes=64,64,32},poly-sink,poly-split-k{slices=8},"
+        "poly-map-to-gpu{blocks=0,0,0 threads=16,16},"
         "poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32},"
         "convert-poly-to-gpu,gpu-check-indices,gpu-simplify-index"
     )
+    assert options.pipeline(backend="cpu").endswith("poly-sink,poly-split-k{slices=8},convert-poly-to-loops")
     assert "blocks=4,2 " in replace(options, blocks=[4, 2]).pipeline(backend="cuda")
+    untiled = tcir.MappingOptions(split_k=2, unroll=4).pipeline()
+    assert "{coincident-reductions=false},poly-split-k{slices=2},poly-unroll{factor=4}," in untiled
+    assert "poly-split-k" not in tcir.MappingOptions(split_k=1, tile=[32]).pipeline()
+    # The schedule depends on whether the sums are split, not on the slices.
+    assert options.scheduler_key == replace(options, split_k=2).scheduler_key
+    assert options.scheduler_key != replace(options, split_k=1).scheduler_key
     assert options.scheduler_key != tcir.MappingOptions(parallel_reductions=True).scheduler_key
     assert tcir.MappingOptions.from_json(options.to_json()) == options
-    assert str(options).endswith("parallel_reductions=True, reductions_outermost=True)")
-    with pytest.raises(tcir.TCError, match="reductions_outermost needs parallel_reductions=True"):
-        tcir.MappingOptions(reductions_outermost=True)
-    with pytest.raises(tcir.TCError, match="reductions_outermost must be a bool"):
-        tcir.MappingOptions(parallel_reductions=True, reductions_outermost=1)
+    assert str(options) == "MappingOptions(tile=[64, 64, 32], threads=[16, 16], split_k=8)"
+
+
+@pytest.mark.parametrize("value", [0, -2, True, 2.0, "4", None])
+def test_split_k_must_be_a_positive_integer(value):
+    with pytest.raises(tcir.TCError, match=f"split_k must be an integer >= 1, got {value!r}"):
+        tcir.MappingOptions(split_k=value)
+
+
+def test_split_k_excludes_parallel_reductions():
+    with pytest.raises(tcir.TCError, match="split_k > 1 and parallel_reductions both spread"):
+        tcir.MappingOptions(split_k=4, parallel_reductions=True)
+    with pytest.raises(tcir.TCError, match="split_k > 1 and parallel_reductions"):
+        tcir.MappingOptions.from_json('{"split_k": 2, "parallel_reductions": true}')
+    assert tcir.MappingOptions(split_k=1, parallel_reductions=True).parallel_reductions
 
 
 def test_two_stages_add_the_prefetch_pass_on_gpus():

@@ -47,6 +47,8 @@ __device__ __forceinline__ double tc_minimum(double a, double b) {
     # of a warp that add to one address first sum their values (shuffles),
     # then one of them adds the sum. Many threads adding to few addresses
     # (parallel reductions) otherwise queue at the L2 one atomic at a time.
+    # Where every lane has an address of its own (split-K's private sums),
+    # each adds at once: the shuffles would only cost.
     "tc_atomic_add": """\
 template <typename T>
 __device__ __forceinline__ void tc_atomic_add(T* address, T value) {
@@ -54,6 +56,10 @@ __device__ __forceinline__ void tc_atomic_add(T* address, T value) {
   const unsigned peers = __match_any_sync(active, (unsigned long long)address);
   unsigned lane;
   asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  if (__all_sync(active, peers == (1u << lane))) {  // no two lanes share an address
+    atomicAdd(address, value);
+    return;
+  }
   T sum = value;
   if (peers == 0xffffffffu) {
     for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);

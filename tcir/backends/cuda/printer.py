@@ -11,13 +11,14 @@ needs them. Index arithmetic may move into a nested region (nvcc hoists it
 again), other values stay in their block, and a load moves only past ops
 that neither write memory nor synchronize nor call (`KernelPrinter.inline`).
 A value used several times is one `const` local named after its SSA name
-hint, but for an index op on two variables or literals (`ty + 16`);
+hint, but for simple index arithmetic (`ty + 16`, `4 * k + 1`);
 constants are literals; a store of `x op e` to the element `x` was loaded
 from is `x op= e`; casts to the same C type are no-ops; what nothing uses
 is not printed (an unused `blockIdx.z`). Arithmetic prints as the IR has
 it: `gpu-simplify-index` folds and shares it before. Memref arguments are
 flat row-major arrays indexed from their static shapes; `memref.alloca`s in
-address space 3 become `__shared__` arrays declared at kernel scope, those in
+address space 3 become `__shared__` arrays declared at kernel scope (with
+`__align__(n)` where the alloca has an alignment), those in
 space 5 (or none) per-thread local arrays. Semantics chosen for C:
 
 - `arith.maximumf`/`minimumf` propagate NaN (helpers `tc_maximum`/`tc_minimum`,
@@ -343,8 +344,8 @@ class KernelPrinter(IndentedLines):
         """Whether `result` prints inside the expressions of its users: a
         value of a pure op or a load, not used as a loop-carried value (the
         moves of `scf.yield` compare names) nor by an op that repeats its
-        operands, and used once, or an index op on two variables or literals
-        (`ty + 16` reads better than a name for it). Index arithmetic may move
+        operands, and used once, or a `simple` index op (`ty + 16` reads
+        better than a name for it). Index arithmetic may move
         into a nested region, other values stay in their block. An expression
         that `reads` memory moves only past ops that neither write memory nor
         synchronize nor call (`quiet`), and not into a loop's bounds (C
@@ -360,12 +361,29 @@ class KernelPrinter(IndentedLines):
             isinstance(op, arith.CmpiOp) and isinstance(op.lhs.type, IndexType)
         )
         if len(uses) != 1:
-            simple = isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.CmpiOp))
-            return is_index and simple and not any(v in self.inlined for v in op.operands)
+            return is_index and self.simple(op)
         user = uses[0]
         if reads:
             return user.parent is op.parent and not isinstance(user, scf.ForOp) and self.quiet_until(op, user)
         return is_index or user.parent is op.parent
+
+    def simple(self, op: Operation) -> bool:
+        """Whether `op` adds, subtracts, multiplies or compares two variables
+        or literals (`ty + c`), or a literal and a variable times a literal
+        (`4 * k + 1`)."""
+        if not isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.CmpiOp)):
+            return False
+        nested = [v for v in op.operands if v in self.inlined]
+        if not nested:
+            return True
+        scaled = nested[0].owner
+        return (
+            len(nested) == 1
+            and all(v in self.literals for v in op.operands if v is not nested[0])
+            and isinstance(scaled, arith.MuliOp)
+            and not any(v in self.inlined for v in scaled.operands)
+            and any(v in self.literals for v in scaled.operands)
+        )
 
     def quiet_until(self, op: Operation, user: Operation) -> bool:
         """Whether every printed op after `op` and before `user` (in one block) is `quiet`."""
@@ -415,7 +433,8 @@ class KernelPrinter(IndentedLines):
         for op in self.kernel.walk():
             if isinstance(op, memref.AllocaOp) and memory_space(op.memref.type) == SHARED_SPACE:
                 name = self.names.declare(op.memref)
-                self.line(f"__shared__ {self.array_declaration(op.memref.type, name)};")
+                align = f"__align__({op.alignment.value.data}) " if op.alignment is not None else ""
+                self.line(f"__shared__ {align}{self.array_declaration(op.memref.type, name)};")
 
     def array_declaration(self, t: MemRefType[Attribute], name: str) -> str:
         shape = static_shape(t) or (1,)

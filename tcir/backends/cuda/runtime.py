@@ -307,7 +307,7 @@ class CudaProgram:
             for launch in host.launches
         ]
         self._static = (
-            [(p.function, p.name, p.static_grid, p.block, p.gather) for p in self._plans if 0 not in p.static_grid]
+            [(p.function, p.static_grid, p.block, p.gather) for p in self._plans if 0 not in p.static_grid]
             if not host.temporaries and all(p.static_grid is not None and p.gather is not None for p in self._plans)
             else None
         )
@@ -339,31 +339,60 @@ class CudaProgram:
         self._launch(values, args, current_stream(args, self.device) if stream is CALLERS_STREAM else stream)
 
     def launcher(
-        self, allocate: Callable[[], list[Any]], stream_of: Callable[[], Any], single: bool
+        self,
+        allocate: Callable[[], list[Any]],
+        stream_of: Callable[[], Any] | None,
+        single: bool,
+        args: tuple[Any, ...],
     ) -> Callable[[tuple[Any, ...]], Any] | None:
-        """The whole of a call on inputs of the signature these kernels were
-        compiled for: `allocate()` makes the outputs, `stream_of()` picks the
-        stream; returns the outputs (one, or a tuple). What a call of a
-        `tcir.Function` does, less its lookups, for the host time of small
-        kernels. None where the launches depend on the call."""
-        if self._static is None:
+        """The whole of a call on inputs like `args` (the same types, shapes,
+        dtypes and strides: the caller's key for this launcher fixes them):
+        `allocate()` makes the outputs, `stream_of()` picks the stream (None:
+        cupy's current one); returns the outputs (one, or a tuple). What a
+        call of a `tcir.Function` does, less its lookups, for the host time of
+        small kernels. None where the launches depend on the call."""
+        if self._static is None or index_errors_module.SYNC_EACH_CALL:
             return None
-        converters = self._converters
         ndarray = cupy_module().ndarray
+        # Arguments the key makes contiguous cupy arrays pass as they are,
+        # like the cupy outputs made here; the others (torch tensors, their
+        # outputs too) are converted per call.
+        converters = [
+            None if type(a) is ndarray and a.flags.c_contiguous else convert
+            for convert, a in zip(self._converters, args)
+        ]
+        if any(is_torch_tensor(a) for a in args):  # the outputs are torch tensors too
+            converters += self._converters[len(args) :]
+        direct = all(c is None for c in converters)
+        errors, slot, sources, static = self._errors, self._slot, self._sources, self._static
 
         def call(args: tuple[Any, ...]) -> Any:
             check_pending()
             outputs = allocate()
-            # The launcher's key fixed each argument's type, shape and dtype: a
-            # contiguous cupy array (every output made here) goes as it is.
-            values = [
-                a if type(a) is ndarray and a.flags.c_contiguous else convert(a)
-                for convert, a in zip(converters, (*args, *outputs))
-            ]
-            self._launch(values, args, stream_of())
+            values = [*args, *outputs]
+            if not direct:  # convert what needs it; the rest passes as it is
+                values[: len(converters)] = [a if c is None else c(a) for c, a in zip(converters, values)]
+            if errors is not None:  # where an error's value is looked for
+                errors.last[slot] = {k: args[k] for k in sources}  # type: ignore[index]
+            stream = stream_of() if stream_of is not None else None
+            try:
+                for function, grid, block, gather in static:
+                    if stream is None:  # cupy's current stream (a keyword costs a µs)
+                        function(grid, block, gather(values))
+                    else:
+                        function(grid, block, gather(values), stream=stream)
+            except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
+                self._launch_failed(function, grid, block, e)
             return outputs[0] if single else tuple(outputs)
 
         return call
+
+    def _launch_failed(self, function: Any, grid: tuple[int, ...], block: tuple[int, ...], error: Exception) -> None:
+        name = next(p.name for p in self._plans if p.function is function)
+        path = write_source(self.source)
+        raise TCError(
+            f"cuda backend: launching '{name}' (grid {grid}, block {block}) failed: {error}; source: {path}"
+        ) from None
 
     def _launch(self, values: list[Any], args: tuple[Any, ...], stream: Any) -> None:
         """Launch every kernel on `stream` with the converted `values` of
@@ -371,8 +400,8 @@ class CudaProgram:
         if self._errors is not None:  # where an error's value is looked for
             self._errors.last[self._slot] = {k: args[k] for k in self._sources}  # type: ignore[index]
         if self._static is not None:  # every grid fixed, every argument a host argument
-            for function, name, grid, block, gather in self._static:
-                self._launch_one(function, name, grid, block, gather(values), stream)
+            for function, grid, block, gather in self._static:
+                self._launch_one(function, grid, block, gather(values), stream)
         else:
             temps = []
             if self.host.temporaries:
@@ -382,21 +411,21 @@ class CudaProgram:
             for plan in self._plans:
                 grid = plan.grid_for(args)
                 if 0 not in grid:
-                    self._launch_one(plan.function, plan.name, grid, plan.block, plan.arguments(values, temps, args), stream)
+                    self._launch_one(plan.function, grid, plan.block, plan.arguments(values, temps, args), stream)
         if index_errors_module.SYNC_EACH_CALL:
             (stream or cupy_module().cuda.get_current_stream()).synchronize()
             check_pending()
 
     def _launch_one(
-        self, function: Any, name: str, grid: tuple[int, ...], block: tuple[int, ...], values: Any, stream: Any
+        self, function: Any, grid: tuple[int, ...], block: tuple[int, ...], values: Any, stream: Any
     ) -> None:
         try:
-            function(grid, block, values, stream=stream)
+            if stream is None:  # cupy's current stream (a keyword costs a µs)
+                function(grid, block, values)
+            else:
+                function(grid, block, values, stream=stream)
         except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
-            path = write_source(self.source)
-            raise TCError(
-                f"cuda backend: launching '{name}' (grid {grid}, block {block}) failed: {e}; source: {path}"
-            ) from None
+            self._launch_failed(function, grid, block, e)
 
 
 _external_streams: dict[tuple[int, int], Any] = {}

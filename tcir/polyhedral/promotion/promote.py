@@ -191,6 +191,8 @@ class Promoter:
     private: bool
     max_shared_bytes: int
     max_private_elements: int
+    vector_width: int = 1
+    """Elements a thread reads at once along a shared buffer's rows (see `_padded`)."""
     buffers: dict[str, MemRefType[Attribute]] = field(
         default_factory=dict[str, MemRefType[Attribute]]
     )
@@ -406,7 +408,7 @@ class Promoter:
                 or all(self._coalesced(site, r) for r in group.refs)
             ):
                 continue
-            shape = _padded(tile.sizes)
+            shape = _padded(tile.sizes, self.vector_width)
             size = _buffer_bytes(group, shape)
             if size > budget:
                 continue
@@ -434,7 +436,7 @@ class Promoter:
             return decision
         refs = set(group.refs)
         everything = references(self.scop.statements)
-        inner = _padded(group.tile.sizes)
+        inner = _padded(group.tile.sizes, self.vector_width)
         for site in sites:
             if self._written_in(site, group.tensor, everything):
                 return decision
@@ -443,7 +445,7 @@ class Promoter:
                 continue
             (outer,) = groups
             assert outer.tile is not None
-            shape = _padded(outer.tile.sizes)
+            shape = _padded(outer.tile.sizes, self.vector_width)
             growth = _buffer_bytes(group, shape) - _buffer_bytes(group, inner)
             loads = outer.tile.elements * HOIST_GROWTH
             if (
@@ -757,10 +759,20 @@ def _thread_exclusive(footprint: isl.Map) -> bool:
     return owners.is_single_valued()
 
 
-def _padded(sizes: Sequence[int]) -> list[int]:
-    """A shared buffer's shape: an even last dimension of a 2-d or larger
-    buffer grows by one, so that threads reading a column hit distinct banks."""
+def _padded(sizes: Sequence[int], vector_width: int = 1) -> list[int]:
+    """A shared buffer's shape. The rows of a 2-d or larger buffer are padded so
+    that threads reading a column, one element each, hit distinct banks: an
+    even last dimension grows by one. With a `vector_width` above 1 that
+    divides the last dimension, rows are padded to an odd multiple of the
+    width instead: every row then starts on a vector boundary, and threads
+    reading `vector_width` elements of consecutive rows at once hit distinct
+    groups of banks."""
     shape = list(sizes)
-    if len(shape) >= 2 and shape[-1] % 2 == 0:
+    if len(shape) < 2:
+        return shape
+    if vector_width > 1 and shape[-1] % vector_width == 0:
+        if shape[-1] // vector_width % 2 == 0:
+            shape[-1] += vector_width
+    elif shape[-1] % 2 == 0:
         shape[-1] += 1
     return shape

@@ -1,13 +1,13 @@
 // RUN: tcir-opt %s -p "convert-tc-to-poly,poly-parallel-reduction" | filecheck %s
 // RUN: tcir-opt %s -p "convert-tc-to-poly,poly-schedule{fusion=max}" | filecheck %s --check-prefix=SERIAL
-// RUN: tcir-opt %s -p "convert-tc-to-poly,poly-parallel-reduction{reductions-outermost=true}" | filecheck %s --check-prefix=SPLITK
+// RUN: tcir-opt %s -p "convert-tc-to-poly,poly-parallel-reduction{coincident-reductions=false}" | filecheck %s --check-prefix=SERIALK
 
 // poly-parallel-reduction: the canonical tree (a filter and an identity band
 // per statement), where a sum's reduction member is coincident too and its
 // update atomic. The initialization (`!`) is a statement of its own before it.
 // poly-schedule, for comparison, keeps the reduction member serial.
-// With reductions-outermost (split-K), an atomic sum's band lists its
-// reduction members first; other statements keep their identity bands.
+// With coincident-reductions=false (split-K's start), the sums are atomic
+// and kernels of their own too, their reduction members serial.
 
 tc.def @rowsum(%A: !tc.tensor<f32, [16, 1024]>) -> (%s: !tc.tensor<f32, [16]>) {
   tc.comprehension %s[%b] "+=!" (%b in [0, 16), %k in [0, 1024)) {
@@ -27,11 +27,15 @@ tc.def @rowsum(%A: !tc.tensor<f32, [16, 1024]>) -> (%s: !tc.tensor<f32, [16]>) {
 // CHECK:             poly.filter "{ S1[b, k] }" {
 // CHECK-NEXT:          poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 1]
 
-// SPLITK-LABEL: tc.def @rowsum
-// SPLITK:         poly.filter "{ S0[b] }" {
-// SPLITK-NEXT:      poly.band "[{ S0[b] -> [(b)] }]" permutable coincident = [1]
-// SPLITK:         poly.filter "{ S1[b, k] }" {
-// SPLITK-NEXT:      poly.band "[{ S1[b, k] -> [(k)] }, { S1[b, k] -> [(b)] }]" permutable coincident = [1, 1]
+// SERIALK-LABEL: tc.def @rowsum
+// SERIALK:         tc.update %s[%{{.*}}] "=" %{{.*}}{{$}}
+// SERIALK:         tc.update %s[%{{.*}}] "+=" %{{.*}} attributes {atomic}
+// SERIALK:         poly.domain
+// SERIALK-NEXT:      poly.sequence {
+// SERIALK-NEXT:        poly.filter "{ S0[b] }" {
+// SERIALK-NEXT:          poly.band "[{ S0[b] -> [(b)] }]" permutable coincident = [1]
+// SERIALK:             poly.filter "{ S1[b, k] }" {
+// SERIALK-NEXT:          poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 0]
 
 // SERIAL-LABEL: tc.def @rowsum
 // SERIAL-NOT:     atomic
@@ -59,9 +63,9 @@ tc.def @rowmax(%A: !tc.tensor<f32, [16, 1024]>) -> (%m: !tc.tensor<f32, [16]>) {
 // CHECK-LABEL: tc.def @rowmax
 // CHECK-NOT:     atomic
 // CHECK:         poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 0]
-// SPLITK-LABEL: tc.def @rowmax
-// SPLITK-NOT:     atomic
-// SPLITK:         poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 0]
+// SERIALK-LABEL: tc.def @rowmax
+// SERIALK-NOT:     atomic
+// SERIALK:         poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 0]
 
 // A sum that reads its own output at other points, as TC's frontend writes
 // it: from a copy of the old values (`s_old`), so its only self-dependences
@@ -78,9 +82,9 @@ tc.def @chain(%A: !tc.tensor<f32, [8, 8]>) -> (%s: !tc.tensor<f32, [8]>) {
 // CHECK:         tc.read %s_old[%k]
 // CHECK:         tc.update %s[%b] "+=" %{{.*}} attributes {atomic}
 
-// A matmul: kk is coincident but innermost; split-K puts it outermost, so
-// that tiles `[kslice, 32, 32]` give blocks (k slice, m tile, n tile) and
-// threads over (m, n) points. The initialization keeps its identity band.
+// A matmul: kk is coincident too; with coincident-reductions=false it stays
+// serial (poly-split-k then deals its k tiles to blocks), the sum atomic. The
+// initialization keeps its identity band.
 tc.def @tmm(%A: !tc.tensor<f32, [64, 1024]>, %B: !tc.tensor<f32, [32, 1024]>) -> (%C: !tc.tensor<f32, [64, 32]>) {
   tc.comprehension %C[%m, %n] "+=!" (%m in [0, 64), %n in [0, 32), %kk in [0, 1024)) {
     %0 = tc.read %A[%m, %kk]
@@ -92,10 +96,10 @@ tc.def @tmm(%A: !tc.tensor<f32, [64, 1024]>, %B: !tc.tensor<f32, [32, 1024]>) ->
 // CHECK-LABEL: tc.def @tmm
 // CHECK:         poly.band "[{ S1[m, n, kk] -> [(m)] }, { S1[m, n, kk] -> [(n)] }, { S1[m, n, kk] -> [(kk)] }]" permutable coincident = [1, 1, 1]
 
-// SPLITK-LABEL: tc.def @tmm
-// SPLITK:         tc.update %C[%{{.*}}, %{{.*}}] "=" %{{.*}}{{$}}
-// SPLITK:         tc.update %C[%{{.*}}, %{{.*}}] "+=" %{{.*}} attributes {atomic}
-// SPLITK:         poly.filter "{ S0[m, n] }" {
-// SPLITK-NEXT:      poly.band "[{ S0[m, n] -> [(m)] }, { S0[m, n] -> [(n)] }]" permutable coincident = [1, 1]
-// SPLITK:         poly.filter "{ S1[m, n, kk] }" {
-// SPLITK-NEXT:      poly.band "[{ S1[m, n, kk] -> [(kk)] }, { S1[m, n, kk] -> [(m)] }, { S1[m, n, kk] -> [(n)] }]" permutable coincident = [1, 1, 1]
+// SERIALK-LABEL: tc.def @tmm
+// SERIALK:         tc.update %C[%{{.*}}, %{{.*}}] "=" %{{.*}}{{$}}
+// SERIALK:         tc.update %C[%{{.*}}, %{{.*}}] "+=" %{{.*}} attributes {atomic}
+// SERIALK:         poly.filter "{ S0[m, n] }" {
+// SERIALK-NEXT:      poly.band "[{ S0[m, n] -> [(m)] }, { S0[m, n] -> [(n)] }]" permutable coincident = [1, 1]
+// SERIALK:         poly.filter "{ S1[m, n, kk] }" {
+// SERIALK-NEXT:      poly.band "[{ S1[m, n, kk] -> [(m)] }, { S1[m, n, kk] -> [(n)] }, { S1[m, n, kk] -> [(kk)] }]" permutable coincident = [1, 1, 0]

@@ -2,6 +2,8 @@
 // RUN: tcir-opt %S/../../../examples/sgemm.tc -p 'tc-specialize{sizes="N=6,M=5,K=8"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,4,4},poly-sink,poly-unroll{factor=16}' | filecheck %s --check-prefix=TREE16
 // RUN: tcir-opt %S/../../../examples/sgemm.tc -p 'convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,4,4},poly-sink,poly-unroll{factor=64}' | filecheck %s --check-prefix=SYMBOLIC
 // RUN: tcir-opt %S/../../../examples/sgemm.tc -p 'tc-specialize{sizes="N=6,M=5,K=8"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,4,4},poly-sink,poly-unroll{factor=4},convert-poly-to-loops' | filecheck %s --check-prefix=LOOPS
+// RUN: tcir-opt %S/../../../examples/mv.tc -p 'tc-specialize{sizes="M=8,K=16"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,8},poly-sink,poly-unroll{factor=8}' | filecheck %s --check-prefix=PARTIAL
+// RUN: tcir-opt %S/../../../examples/mv.tc -p 'tc-specialize{sizes="M=8,K=16"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,8},poly-sink,poly-unroll{factor=4}' | filecheck %s --check-prefix=NOPARTIAL
 
 // Tiled and sunk sgemm (min fusion): the innermost point bands are
 // (i mod 4, j mod 4) for S0 and (k mod 4, i mod 4, j mod 4) for S1; with 4
@@ -44,3 +46,17 @@
 // LOOPS:               arith.constant 3 : index
 // LOOPS:               memref.store {{.*}}, %O[{{.*}}] : memref<6x8xf32>
 // LOOPS-NEXT:        }
+
+// Partial unrolling: mv's S1 point band is (k mod 8, i mod 4), k sequential.
+// With 8 instances, i (4 values) is unrolled fully and k, whose 8 values do
+// not fit the 2 instances left, is strip-mined by 2: floor(k/2) stays a loop,
+// k mod 2 is unrolled, in the band's order.
+// PARTIAL-LABEL: tc.def @mv
+// PARTIAL:         poly.band "[{ S1[i, k] -> [(floor((k)/8))] }]" permutable coincident = [0] {
+// PARTIAL-NEXT:      poly.band "[{ S1[i, k] -> [(floor((k)/2) - 4*floor((k)/8))] }]" permutable coincident = [0] {
+// PARTIAL-NEXT:        poly.band "[{ S1[i, k] -> [((k) mod 2)] }]" permutable coincident = [0] options "{ unroll[0] }" {
+// PARTIAL-NEXT:          poly.band "[{ S1[i, k] -> [((i) mod 4)] }]" permutable coincident = [1] options "{ unroll[0] }"
+
+// With 4 instances, i takes them all: k is not split (a split by 1 unrolls nothing).
+// NOPARTIAL-LABEL: tc.def @mv
+// NOPARTIAL:         poly.band "[{ S1[i, k] -> [((k) mod 8)] }, { S1[i, k] -> [((i) mod 4)] }]" permutable coincident = [0, 1] options "{ unroll[1] }"

@@ -5,12 +5,36 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import numpy as np
 from cuda_helpers import PRINTABLE, load, needs_nvcc, nvcc_compile
 
+import tcir
 from tcir.backends.cuda.printer import print_cuda
+
+EXAMPLES = Path(__file__).parents[3] / "examples"
 
 
 @needs_nvcc
 @pytest.mark.parametrize("name", PRINTABLE)
 def test_generated_source_compiles(name: str, tmp_path: Path):
     nvcc_compile(print_cuda(load(name)), tmp_path)
+
+
+@needs_nvcc
+@pytest.mark.parametrize(
+    "options",
+    [
+        tcir.MappingOptions(split_k=8, tile=[64, 64, 32], threads=[16, 16], max_private_elements=64, num_stages=2),
+        tcir.MappingOptions(split_k=3, tile=[32, 32, 32], threads=[32, 8], use_private_memory=False),
+    ],
+    ids=str,
+)
+def test_split_k_source_compiles(options: tcir.MappingOptions, tmp_path: Path):
+    """A split-K matmul (ragged: 1000 = 31.25 k tiles of 32) with prefetched
+    copies, and without accumulators. Warnings pass: a kernel declares every
+    block and thread id, used or not."""
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    inputs = np.zeros((128, 1000), np.float32), np.zeros((1000, 1000), np.float32)
+    source = tmm.ir(*inputs, backend="cuda", options=options)
+    assert source.count("__global__") == 2 and "tc_atomic_add" in source
+    nvcc_compile(source, tmp_path, warnings_are_errors=False)

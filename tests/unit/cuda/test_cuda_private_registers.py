@@ -51,10 +51,12 @@ def test_private_arrays_need_no_local_memory(
         # 64x64 block tiles on 8x8 threads.
         ([(128, 1024), (1024, 1024)],
          tcir.MappingOptions(tile=[64, 64, 8], threads=[8, 8], max_private_elements=64)),
-        # The default of a matmul with enough 128x128 output tiles (128x128x16 on 16x16).
-        ([(128, 4096), (16384, 4096)], None),
+        # 128x128x16 block tiles on 16x16 threads (the defaults' tiles are
+        # checked by test_cuda_ptx_fma.py).
+        ([(128, 4096), (16384, 4096)],
+         tcir.MappingOptions(tile=[128, 128, 16], threads=[16, 16], max_private_elements=64)),
     ],
-    ids=["options", "default"],
+    ids=["options", "large"],
 )
 def test_register_micro_tiles_feed_four_fmas_per_shared_load(shapes, options, tmp_path: Path):
     """An 8x8 micro-tile per thread (`max_private_elements=64`): the compute
@@ -63,6 +65,27 @@ def test_register_micro_tiles_feed_four_fmas_per_shared_load(shapes, options, tm
     tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
     source = tmm.ir(*[np.zeros(s, np.float32) for s in shapes], backend="cuda", options=options)
     assert "float private_C[8][8];" in source
+    ptx, report = ptxas_report(source, tmp_path)
+    fmas, loads = len(re.findall(r"\bfma\.rn\.f32\b", ptx)), len(re.findall(r"\bld\.shared\b", ptx))
+    assert fmas >= 64 and fmas >= 4 * loads, (fmas, loads)
+    assert re.search(r"\b0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
+    assert ".local" not in ptx
+
+
+@needs_nvcc
+def test_split_k_keeps_register_micro_tiles(tmp_path: Path):
+    """Split-K over 64x64x32 block tiles on 8x8 threads: each thread loops
+    over its k points outside its 8x8 micro-tile (one loop updates all 64
+    accumulators), 64 FMAs per 16 shared loads, in registers."""
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    options = tcir.MappingOptions(split_k=8, tile=[64, 64, 32], threads=[8, 8], max_private_elements=64)
+    source = tmm.ir(np.zeros((128, 1024), np.float32), np.zeros((1024, 1024), np.float32), backend="cuda", options=options)
+    assert "float private_C[8][8];" in source and "tc_atomic_add" in source
+    lines = source[source.index("tmm_kernel1(") :].splitlines()
+    start = next(k for k, line in enumerate(lines) if re.fullmatch(r"\s*for \(int (c\w+) = 0; \1 < 32; \+\+\1\) \{", line))
+    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+    body = lines[start + 1 : lines.index(f"{indent}}}", start)]
+    assert sum(bool(re.fullmatch(r"\s*private_C\[\d\]\[\d\] \+= shared_A\[.+\] \* shared_B\[.+\];", line)) for line in body) == 64
     ptx, report = ptxas_report(source, tmp_path)
     fmas, loads = len(re.findall(r"\bfma\.rn\.f32\b", ptx)), len(re.findall(r"\bld\.shared\b", ptx))
     assert fmas >= 64 and fmas >= 4 * loads, (fmas, loads)

@@ -5,8 +5,6 @@ themselves, a race or conflict against a plain access of another thread."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -28,10 +26,8 @@ def mlp1(float(B,M) I, float(N,M) W, float(N) b) -> (O) {
 }
 """
 mod = tcir.define(SOURCE)
-EXAMPLES = Path(__file__).parents[3] / "examples"
 rng = np.random.default_rng(0)
 P = dict(parallel_reductions=True)
-SPLIT_K = dict(parallel_reductions=True, reductions_outermost=True)
 
 
 def close(got, expected):
@@ -55,7 +51,7 @@ def test_row_sums(options):
     np.testing.assert_array_equal(mod.isum(ints, backend="cuda-sim", options=options), ints.sum(1))
 
 
-def test_matrix_vector_and_split_k_matmul():
+def test_matrix_vector_and_matmul():
     a = rng.standard_normal((7, 9000)).astype(np.float32)
     x = rng.standard_normal(9000).astype(np.float32)
     close(mod.mv(a, x, backend="cuda-sim"), a @ x)  # default: parallel
@@ -67,33 +63,6 @@ def test_matrix_vector_and_split_k_matmul():
         tcir.MappingOptions(**P, tile=[8, 32, 100], threads=[32, 8], num_stages=2),
     ):
         close(mod.tmm(b, c, backend="cuda-sim", options=options), b @ c.T)
-
-
-def example(name: str) -> tcir.Function:
-    return tcir.define((EXAMPLES / f"{name}.tc").read_text())[name]
-
-
-@pytest.mark.parametrize(
-    "options",
-    [
-        tcir.MappingOptions(**SPLIT_K, tile=[256, 32, 32], threads=[32, 8]),
-        tcir.MappingOptions(**SPLIT_K, tile=[64, 32, 32], threads=[8, 8]),  # 4x4 register tiles
-        tcir.MappingOptions(**SPLIT_K, tile=[100, 16, 8], threads=[8, 4], blocks=[2, 1, 2], num_stages=2),
-        tcir.MappingOptions(**SPLIT_K, tile=[64, 32, 32], threads=[8, 8], use_private_memory=False),
-        tcir.MappingOptions(**SPLIT_K),
-    ],
-    ids=str,
-)
-def test_split_k(options):
-    """K slices on blocks, output points on threads: ragged slices and tiles
-    (K, M, N no multiples of them), an initialization and a layer after the
-    sum as kernels of their own (MLP1)."""
-    a = rng.standard_normal((37, 300)).astype(np.float32)
-    b = rng.standard_normal((45, 300)).astype(np.float32)
-    close(example("tmm")(a, b, backend="cuda-sim", options=options), a @ b.T)
-    close(example("C3")(a, b, backend="cuda-sim", options=options), a @ b.T)
-    bias = rng.standard_normal(45).astype(np.float32)
-    close(example("MLP1")(a, b, bias, backend="cuda-sim", options=options), np.maximum(a @ b.T + bias, 0))
 
 
 def test_a_layer_after_the_sum_reads_it_whole():

@@ -65,12 +65,13 @@ def test_cuda_space_keeps_blocks_within_limits():
     space = SearchSpace.build(tmm().definition, {"M": 512, "N": 512, "K": 512}, "cuda")
     names = space.names
     assert {"blocks_0", "blocks_1", "threads_0", "threads_1", "use_shared_memory"} <= set(names)
-    assert {"blocks_2", "threads_2", "reductions_outermost"} <= set(names), "split-K maps kk too"
+    assert {"blocks_2", "threads_2", "split_k"} <= set(names), "split-K maps (slice, m tile, n tile)"
+    assert dict((g.name, g.values) for g in space.genes)["split_k"] == (1, 2, 4, 8, 16)
     rng = random.Random(0)
     split_k = 0
     for _ in range(300):
         options = space.random(rng)
-        split_k += options.reductions_outermost
+        split_k += options.split_k > 1
         total = 1
         for t in options.threads:
             total *= t
@@ -78,14 +79,15 @@ def test_cuda_space_keeps_blocks_within_limits():
     assert split_k > 0
     maximum = tcir.define("def tmax(float(M,K) A, float(N,K) B) -> (C) { C(m,n) max=! A(m,kk) * B(n,kk) }")
     names = SearchSpace.build(maximum.tmax.definition, {"M": 512, "N": 512, "K": 512}, "cuda").names
-    assert "blocks_2" not in names and "reductions_outermost" not in names, "a maximum has two parallel dimensions"
+    assert "blocks_2" not in names and "split_k" not in names, "a maximum has two parallel dimensions"
 
 
-def test_split_k_needs_parallel_reductions():
+def test_split_k_and_parallel_reductions_exclude_each_other():
     space = SearchSpace.build(tmm().definition, {"M": 64, "N": 64, "K": 64}, "cuda")
     genes = space.encode(tcir.MappingOptions())
-    assert not space.decode({**genes, "reductions_outermost": True}).reductions_outermost
-    split_k = tcir.MappingOptions(parallel_reductions=True, reductions_outermost=True, tile=[64, 32, 32])
+    assert genes["split_k"] == 1 and genes["parallel_reductions"] is False
+    assert space.decode({**genes, "parallel_reductions": True, "split_k": 8}).split_k == 1
+    split_k = tcir.MappingOptions(split_k=4, tile=[32, 32, 16], blocks=[2, 2, 4])
     assert space.decode(space.encode(split_k)) == split_k
 
 
