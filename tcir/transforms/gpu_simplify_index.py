@@ -26,7 +26,7 @@ same simplified IR.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
@@ -35,8 +35,9 @@ from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp, Signedness
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 from xdsl.transforms.common_subexpression_elimination import cse
-from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.transforms.loop_invariant_code_motion import move_loop_invariant_code
 
 Form = dict[SSAValue | None, int]
@@ -257,11 +258,21 @@ def simplify(kernel: gpu.FuncOp) -> None:
             continue
         at = Builder(InsertPoint.before(op))
         value.replace_all_uses_with(_build(at, form, forms, constants, value.type))
-    region_dce(kernel.body)
+    _erase_dead(kernel.walk())
     for loop in reversed([o for o in kernel.walk() if isinstance(o, scf.ForOp)]):
         move_loop_invariant_code(loop)
     cse(kernel)
-    region_dce(kernel.body)
+
+
+def _erase_dead(ops: Iterable[Operation]) -> None:
+    """Erase the ops of `ops` without regions that nothing uses and that have
+    no effect, then the ops that only they used."""
+    work = list(ops)
+    while work:
+        op = work.pop()
+        if op.parent is not None and not op.regions and is_trivially_dead(op):
+            work.extend(v.owner for v in op.operands if isinstance(v.owner, Operation))
+            Rewriter.erase_op(op)
 
 
 @dataclass(frozen=True)
