@@ -345,11 +345,11 @@ class KernelPrinter(IndentedLines):
         value of a pure op or a load, not used as a loop-carried value (the
         moves of `scf.yield` compare names) nor by an op that repeats its
         operands, and used once, or a `simple` index op (`ty + 16` reads
-        better than a name for it). Index arithmetic may move
-        into a nested region, other values stay in their block. An expression
-        that `reads` memory moves only past ops that neither write memory nor
-        synchronize nor call (`quiet`), and not into a loop's bounds (C
-        evaluates them each trip)."""
+        better than a name for it). Index arithmetic may move into a nested
+        region, other values stay in their block. An expression that `reads`
+        memory moves only past ops that neither write memory nor synchronize
+        nor call (`quiet`), and not into a loop's bounds (C evaluates them
+        each trip)."""
         op = result.owner
         assert isinstance(op, Operation)
         uses = self.live_uses(result)
