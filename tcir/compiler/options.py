@@ -221,7 +221,8 @@ class MappingOptions:
     def gpu_passes(self) -> list[str]:
         """Mapping to blocks and threads (empty sizes let the pass choose: one
         block per tile, of three tile members for split-K, else two; 32x8 or
-        256 threads), memory promotion, then kernels."""
+        256 threads), memory promotion, then kernels, their index arithmetic
+        simplified."""
         blocks = ",".join(map(str, self.blocks or [0] * (3 if self.split_k > 1 else 2)))
         threads = ",".join(map(str, self.threads or [0]))
         passes = [f"poly-map-to-gpu{{blocks={blocks} threads={threads}}}"]
@@ -239,6 +240,7 @@ class MappingOptions:
         if self.num_stages == 2:
             passes.append("gpu-prefetch-copies")
         passes.append("gpu-check-indices")
+        passes.append("gpu-simplify-index")
         return passes
 
     def __str__(self) -> str:

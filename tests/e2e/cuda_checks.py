@@ -18,7 +18,7 @@ def assert_nvcc_compiles(source: str, path: Path) -> None:
     """Write `source` to `path` and compile it for sm_90; fail with nvcc's errors."""
     path.write_text(source)
     result = subprocess.run(
-        ["nvcc", "-arch=sm_90", "-c", "-o", "/dev/null", str(path)],
+        ["nvcc", "-arch=sm_90", "-c", "-o", "/dev/null", "-Werror", "all-warnings", str(path)],
         capture_output=True,
         text=True,
         check=False,

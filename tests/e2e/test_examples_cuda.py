@@ -1,15 +1,18 @@
 """Every paper kernel through the CUDA backend.
 
-Without a GPU: the generated CUDA compiles with nvcc for sm_90 (one kernel
-per def under max fusion). With one: results match numpy in float64.
+Without a GPU: the generated CUDA compiles with nvcc for sm_90 without a
+warning (one kernel per def under max fusion; the default kernels at the
+benchmark's sizes, no unused local among them). With one: results match
+numpy in float64.
 """
 
 import numpy as np
 import pytest
-from cases import PAPER_KERNELS, as_float64, assert_matches
+from cases import EXAMPLES, PAPER_KERNELS, as_float64, assert_matches
 from cuda_checks import assert_nvcc_compiles, needs_gpu, needs_nvcc
 
 import tcir
+from tcir.runtime.signature import NUMPY_DTYPES, evaluate
 
 OPTIONS = {
     "default": None,
@@ -26,6 +29,40 @@ def test_paper_kernel_cuda_compiles(case, tmp_path):
     source = function.ir(*inputs, backend="cuda", options=tcir.MappingOptions())
     assert source.count("__global__") == 1, "max fusion gives one kernel"
     assert_nvcc_compiles(source, tmp_path / f"{case.name}.cu")
+
+
+#: The sizes of tools/bench.py (tables of 1000 rows, not 10^7: the code is the same).
+BENCH_SIZES = {
+    "tmm 128x32x256": ("tmm", {"M": 128, "K": 32, "N": 256}),
+    "tmm 128x1024x1024": ("tmm", {"M": 128, "K": 1024, "N": 1024}),
+    "tmm 128x4096x16384": ("tmm", {"M": 128, "K": 4096, "N": 16384}),
+    "tbmm": ("tbmm", {"B": 500, "N": 26, "M": 72, "K": 26}),
+    **{
+        f"gconv C=F={c} H=W={hw}": ("gconv", {"N": 32, "G": 32, "C": c, "F": c, "H": hw, "W": hw, "KH": 3, "KW": 3})
+        for c, hw in [(4, 56), (16, 14)]
+    },
+    "1LUT": ("1LUT", {"E1": 1000, "D": 64, "B": 128, "L1": 50}),
+    "2LUT": ("2LUT", {"E1": 1000, "E2": 1000, "D": 64, "B": 128, "L1": 50, "L2": 50}),
+    "C3": ("C3", {"B": 128, "WX": 1000, "WY": 1024}),
+    "MLP1": ("MLP1", {"B": 128, "M": 2000, "N": 128}),
+    "mv": ("mv", {"M": 64, "K": 65536}),
+    "rowsum": ("rowsum", {"B": 16, "K": 1 << 22}),
+    "MLP3": ("MLP3", {"B": 128, "N": 128, "O": 64, "P": 32, "Q": 2}),
+}
+
+
+@needs_nvcc
+@pytest.mark.parametrize("label", BENCH_SIZES)
+def test_bench_kernels_compile_without_warnings(label, tmp_path):
+    example, sizes = BENCH_SIZES[label]
+    function = tcir.define((EXAMPLES / f"{example}.tc").read_text(), f"{example}.tc")[example]
+    definition = function.definition
+    values = [sizes[name] for name in definition.size_params]
+    inputs = [
+        np.zeros([evaluate(d, values) for d in param.dims], NUMPY_DTYPES[param.dtype])
+        for param in definition.inputs
+    ]
+    assert_nvcc_compiles(function.ir(*inputs, backend="cuda"), tmp_path / f"{example}.cu")
 
 
 @needs_gpu

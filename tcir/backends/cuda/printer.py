@@ -4,13 +4,18 @@
 
 Every kernel becomes an `extern "C" __global__` function taking `__restrict__`
 pointers (`const` where the kernel never stores) for memref arguments and
-values for scalars. Each op result becomes a `const` local named after its
-SSA name hint; constants are printed inline as literals. Index arithmetic
-reads as written by hand: an `index` value used once is printed inline, as
-part of its user's expression (`A[(32 * by + ty) * 1024 + k]`), with
-parentheses only where C's precedence needs them; integer ops on two
-literals are folded, and `x + 0` is `x`; index casts that print as the same C type are no-ops;
-a value used several times stays one `const` local. Memref arguments are
+values for scalars. Kernels read as written by hand: a value used once is
+printed inside its user's expression (`C[0][0] += As[ty][k] * Bs[tx][k]`,
+`A[(32 * by + ty) * 1024 + k]`), with parentheses only where C's precedence
+needs them. Index arithmetic may move into a nested region (nvcc hoists it
+again), other values stay in their block, and a load moves only past ops
+that neither write memory nor synchronize nor call (`KernelPrinter.inline`).
+A value used several times is one `const` local named after its SSA name
+hint, but for simple index arithmetic (`ty + 16`, `4 * k + 1`);
+constants are literals; a store of `x op e` to the element `x` was loaded
+from is `x op= e`; casts to the same C type are no-ops; what nothing uses
+is not printed (an unused `blockIdx.z`). Arithmetic prints as the IR has
+it: `gpu-simplify-index` folds and shares it before. Memref arguments are
 flat row-major arrays indexed from their static shapes; `memref.alloca`s in
 address space 3 become `__shared__` arrays declared at kernel scope (with
 `__align__(n)` where the alloca has an alignment), those in
@@ -47,11 +52,12 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import MemoryEffectKind, get_effects
+from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from tcir.backends.cuda.helpers import helper_definitions
 from tcir.dialects.check import IndexOp
@@ -160,38 +166,37 @@ CALLABLE_FUNCTIONS = frozenset(
     """.split()
 )
 
-_CMPF = {
-    "oeq": "{a} == {b}",
-    "ogt": "{a} > {b}",
-    "oge": "{a} >= {b}",
-    "olt": "{a} < {b}",
-    "ole": "{a} <= {b}",
-    "one": "({a} < {b} || {a} > {b})",
-    "ord": "({a} == {a} && {b} == {b})",
-    "ueq": "!({a} < {b} || {a} > {b})",
-    "ugt": "!({a} <= {b})",
-    "uge": "!({a} < {b})",
-    "ult": "!({a} >= {b})",
-    "ule": "!({a} > {b})",
-    "une": "{a} != {b}",
-    "uno": "({a} != {a} || {b} != {b})",
-    "false": "false",
-    "true": "true",
-}
-_CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
 #: C precedence levels (lower binds tighter); ATOM needs no parentheses anywhere.
 ATOM, UNARY, TERNARY, ANY = 1, 3, 15, 16
 _PRECEDENCE = {
     "*": 5, "/": 5, "%": 5, "+": 6, "-": 6, "<<": 7, ">>": 7,
     "<": 8, "<=": 8, ">": 8, ">=": 8, "==": 9, "!=": 9, "&": 10, "^": 11, "|": 12,
 }
+#: arith.cmpf predicate -> its C expression and that expression's precedence.
+_CMPF = {
+    "oeq": ("{a} == {b}", 9),
+    "ogt": ("{a} > {b}", 8),
+    "oge": ("{a} >= {b}", 8),
+    "olt": ("{a} < {b}", 8),
+    "ole": ("{a} <= {b}", 8),
+    "one": ("({a} < {b} || {a} > {b})", ATOM),
+    "ord": ("({a} == {a} && {b} == {b})", ATOM),
+    "ueq": ("!({a} < {b} || {a} > {b})", UNARY),
+    "ugt": ("!({a} <= {b})", UNARY),
+    "uge": ("!({a} < {b})", UNARY),
+    "ult": ("!({a} >= {b})", UNARY),
+    "ule": ("!({a} > {b})", UNARY),
+    "une": ("{a} != {b}", 9),
+    "uno": ("({a} != {a} || {b} != {b})", ATOM),
+    "false": ("false", ATOM),
+    "true": ("true", ATOM),
+}
+_CMPI = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 #: Ops whose C text names an operand twice (`a < b ? a : b`): their operands
 #: stay variables, or the text would grow exponentially with nesting.
 _REPEATS_OPERANDS = (
     arith.MinSIOp, arith.MaxSIOp, arith.MinUIOp, arith.MaxUIOp, arith.CmpfOp, mathd.AbsIOp,
 )
-_FOLD = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
 
 #: Float C type -> (reinterpret as integer, reinterpret integer as it).
 _FLOAT_BITS = {
@@ -275,7 +280,10 @@ class KernelPrinter(IndentedLines):
         self.names = NameTable()
         self.literals: dict[SSAValue, str] = {}
         self.inlined: dict[SSAValue, tuple[str, int]] = {}
-        """Index values printed inline: their expression and its precedence."""
+        """Values printed inline: their expression and its precedence."""
+        self.reading: set[SSAValue] = set()
+        """The inlined values whose expression reads memory."""
+        self.unused = unused_ops(kernel)
         self.flat_buffers: dict[SSAValue, tuple[int, ...]] = {}
         self.yield_targets: list[list[str]] = []
         self.lines: list[str] = []
@@ -302,9 +310,9 @@ class KernelPrinter(IndentedLines):
         """The C expression of `value` (its variable, literal or inline
         expression) as an operand of an operator of precedence `context`
         (`right`: its right operand), parenthesized where needed."""
-        if value in self.literals:
+        if value in self.literals:  # `-3 * x` is `(-3) * x`, but `x - (-3)`, `(float)(-3)`
             literal = self.literals[value]
-            return f"({literal})" if literal.startswith("-") and context < ANY else literal
+            return f"({literal})" if literal.startswith("-") and (right or context <= UNARY) else literal
         if value in self.inlined:
             text, precedence = self.inlined[value]
             if precedence > context or precedence == context and right:
@@ -313,36 +321,79 @@ class KernelPrinter(IndentedLines):
         return self.names[value]
 
     def define(self, result: SSAValue, expression: str, precedence: int = ANY) -> None:
-        """Declare the `const` local holding `result`, or print it inline
-        where it is used (an index value used once, see the module)."""
-        if self.inline(result):
-            self.inlined[result] = (expression, precedence)
-            return
-        name = self.names.declare(result)
-        self.line(f"const {self.ctype(result.type)} {name} = {expression};")
-
-    def inline(self, result: SSAValue) -> bool:
-        """Whether `result` is used once, not as a loop-carried value (the
-        moves of `scf.yield` compare names) nor by an op that repeats its
-        operands, and is an index value of a pure op or a load used by the
-        very next op (it then reads memory where it did: nothing runs in
-        between)."""
+        """Print `result` inline where it is used (see `inline`), as a
+        statement where nothing uses it, else as the `const` local holding it."""
         op = result.owner
-        uses = list(result.uses)
-        if type(op) in _BUILTINS or isinstance(op, gpu.GlobalIdOp) or len(uses) != 1:
-            return False
-        user = uses[0].operation
-        if isinstance(user, (scf.YieldOp, *_REPEATS_OPERANDS)):
+        assert isinstance(op, Operation)
+        reads = isinstance(op, memref.LoadOp) or any(v in self.reading for v in op.operands)
+        if not self.live_uses(result):
+            self.line(f"{expression};")
+        elif self.inline(result, reads):
+            self.inlined[result] = (expression, precedence)
+            if reads:
+                self.reading.add(result)
+        else:
+            name = self.names.declare(result)
+            self.line(f"const {self.ctype(result.type)} {name} = {expression};")
+
+    def live_uses(self, result: SSAValue) -> list[Operation]:
+        """The printed ops that use `result`."""
+        return [use.operation for use in result.uses if use.operation not in self.unused]
+
+    def inline(self, result: SSAValue, reads: bool) -> bool:
+        """Whether `result` prints inside the expressions of its users: a
+        value of a pure op or a load, not used as a loop-carried value (the
+        moves of `scf.yield` compare names) nor by an op that repeats its
+        operands, and used once, or a `simple` index op (`ty + 16` reads
+        better than a name for it). Index arithmetic may move into a nested
+        region, other values stay in their block. An expression that `reads`
+        memory moves only past ops that neither write memory nor synchronize
+        nor call (`quiet`), and not into a loop's bounds (C evaluates them
+        each trip)."""
+        op = result.owner
+        assert isinstance(op, Operation)
+        uses = self.live_uses(result)
+        if isinstance(op, (*_BUILTINS, gpu.GlobalIdOp, memref.AtomicRMWOp)) or any(
+            isinstance(user, (scf.YieldOp, *_REPEATS_OPERANDS)) for user in uses
+        ):
             return False
         is_index = isinstance(result.type, IndexType) or (
             isinstance(op, arith.CmpiOp) and isinstance(op.lhs.type, IndexType)
         )
-        if isinstance(op, memref.LoadOp):
-            following = op.next_op
-            while isinstance(following, arith.ConstantOp):  # printed as literals
-                following = following.next_op
-            return user is following
-        return is_index
+        if len(uses) != 1:
+            return is_index and self.simple(op)
+        user = uses[0]
+        if reads:
+            return user.parent is op.parent and not isinstance(user, scf.ForOp) and self.quiet_until(op, user)
+        return is_index or user.parent is op.parent
+
+    def simple(self, op: Operation) -> bool:
+        """Whether `op` adds, subtracts, multiplies or compares two variables
+        or literals (`ty + c`), or a literal and a variable times a literal
+        (`4 * k + 1`)."""
+        if not isinstance(op, (arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.CmpiOp)):
+            return False
+        nested = [v for v in op.operands if v in self.inlined]
+        if not nested:
+            return True
+        scaled = nested[0].owner
+        return (
+            len(nested) == 1
+            and all(v in self.literals for v in op.operands if v is not nested[0])
+            and isinstance(scaled, arith.MuliOp)
+            and not any(v in self.inlined for v in scaled.operands)
+            and any(v in self.literals for v in scaled.operands)
+        )
+
+    def quiet_until(self, op: Operation, user: Operation) -> bool:
+        """Whether every printed op after `op` and before `user` (in one block) is `quiet`."""
+        following = op.next_op
+        while following is not user:
+            assert following is not None
+            if following not in self.unused and not quiet(following):
+                return False
+            following = following.next_op
+        return True
 
     # Kernel ---------------------------------------------------------------
 
@@ -393,57 +444,21 @@ class KernelPrinter(IndentedLines):
     def block(self, block: Block, targets: list[str]) -> None:
         self.yield_targets.append(targets)
         for op in block.ops:
-            self.emit(op)
+            if op not in self.unused:
+                self.emit(op)
         self.yield_targets.pop()
 
     # Helpers for op handlers -----------------------------------------------
 
     def binary(self, op: Operation, symbol: str) -> None:
         result = op.results[0]
-        if all(v in self.literals for v in op.operands):
-            if symbol in _FOLD and isinstance(result.type, IndexType | IntegerType):
-                a, b = (self.literal_value(v) for v in op.operands)
-                if a is not None and b is not None:
-                    self.literals[result] = int_literal(_FOLD[symbol](a, b), result.type, self.index32)
-                    return
-        if symbol == "+" and isinstance(result.type, IndexType | IntegerType):
-            for zero, other in ((1, 0), (0, 1)):
-                if self.literals.get(op.operands[zero]) == "0":  # x + 0 is x
-                    self.same_value(result, op.operands[other])
-                    return
-        if symbol == "+" and self.add_constants(op):
-            return
         precedence = _PRECEDENCE[symbol]
         # Comparisons inside bitwise ops get parentheses too (as people write them).
         context = _PRECEDENCE["+"] if symbol in ("&", "^", "|") else precedence
         a, b = self.expr(op.operands[0], context), self.expr(op.operands[1], context, True)
-        if all(v in self.literals for v in op.operands):
-            a = f"(({self.ctype(result.type)}){a})"  # literal op literal: keep the type
+        if all(v in self.literals for v in op.operands) and not is_float(result.type):
+            a = f"(({self.ctype(result.type)}){a})"  # int literal op int literal: keep the type
         self.define(result, f"{a} {symbol} {b}", precedence)
-
-    def add_constants(self, op: Operation) -> bool:
-        """`(x + a) + b` printed as `x + (a + b)` for integer literals a, b
-        (exact: integer addition wraps); False where `op` is not of that form."""
-        inner, b = op.operands[0].owner, self.literal_value(op.operands[1])
-        result = op.results[0]
-        if b is None or not isinstance(inner, arith.AddiOp) or not isinstance(result.type, IndexType | IntegerType):
-            return False
-        a = self.literal_value(inner.rhs)
-        if a is None or int_width(result.type) == 1:
-            return False
-        total = int_literal(a + b, result.type, self.index32)
-        x = self.expr(inner.lhs, _PRECEDENCE["+"])
-        sum_text = f"{x} + {total}" if not total.startswith("-") else f"{x} - {total[1:]}"
-        self.define(result, sum_text, _PRECEDENCE["+"])
-        return True
-
-    @staticmethod
-    def literal_value(value: SSAValue) -> int | None:
-        """The integer of an `arith.constant` operand (None for others)."""
-        op = value.owner
-        if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-            return op.value.value.data
-        return None
 
     def unsigned_binary(self, op: Operation, symbol: str) -> None:
         t = op.results[0].type
@@ -465,7 +480,7 @@ class KernelPrinter(IndentedLines):
         half = is_half(t)
         fn = name if overloaded or c_type(t) == "double" else name + "f"
         texts = [
-            a if isinstance(a, str) else f"__half2float({self.expr(a)})" if half else self.expr(a)
+            a if isinstance(a, str) else f"__half2float({self.expr(a, ANY)})" if half else self.expr(a, ANY)
             for a in args
         ]
         call = f"{fn}({', '.join(texts)})"
@@ -475,21 +490,24 @@ class KernelPrinter(IndentedLines):
         """The C type math functions compute `t` in (`float` for f16)."""
         return "float" if is_half(t) else self.ctype(t)
 
-    def convert(self, value: SSAValue, target: Attribute) -> str:
-        """`value` converted (numerically) to scalar type `target`."""
-        source, x = value.type, self.expr(value)
+    def convert(self, value: SSAValue, target: Attribute) -> tuple[str, int]:
+        """`value` converted (numerically) to scalar type `target`: the C
+        expression and its precedence."""
+        source = value.type
         src, dst = self.ctype(source), self.ctype(target)
+        argument, operand = self.expr(value, ANY), self.expr(value, UNARY)
         if src == "__half":
-            x, src = f"__half2float({x})", "float"
+            argument = operand = f"__half2float({argument})"
+            src = "float"
         if dst == "__half":
             if src == "double":
-                return f"__double2half({x})"
-            return f"__float2half({x if src == 'float' else f'(float){x}'})"
-        if dst == src:
-            return x
+                return f"__double2half({argument})", ATOM
+            return f"__float2half({argument if src == 'float' else f'(float){operand}'})", ATOM
+        if dst == src:  # from __half
+            return argument, ATOM
         if dst == "bool" and not is_float(source):
-            return f"({x} & 1) != 0"
-        return f"({dst}){x}"
+            return f"({operand} & 1) != 0", _PRECEDENCE["!="]
+        return f"({dst}){operand}", UNARY
 
     # Op handlers ----------------------------------------------------------
 
@@ -565,7 +583,8 @@ class KernelPrinter(IndentedLines):
     def _(self, op: arith.CmpfOp) -> None:
         predicate = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
         a, b = self.expr(op.lhs), self.expr(op.rhs)
-        self.define(op.result, _CMPF[predicate].format(a=a, b=b))
+        text, precedence = _CMPF[predicate]
+        self.define(op.result, text.format(a=a, b=b), precedence)
 
     @emit.register
     def _(self, op: arith.CmpiOp) -> None:
@@ -581,7 +600,8 @@ class KernelPrinter(IndentedLines):
 
     @emit.register
     def _(self, op: arith.SelectOp) -> None:
-        c, a, b = (self.expr(v) for v in op.operands)
+        c = self.expr(op.cond, _PRECEDENCE["|"])
+        a, b = self.expr(op.lhs, ANY), self.expr(op.rhs, TERNARY)
         self.define(op.result, f"{c} ? {a} : {b}", TERNARY)
 
     @emit.register
@@ -595,59 +615,58 @@ class KernelPrinter(IndentedLines):
         | arith.IndexCastOp,
     ) -> None:
         source, result = op.operands[0], op.results[0]
-        if isinstance(op, arith.IndexCastOp) and self.ctype(source.type) == self.ctype(result.type):
+        if self.ctype(source.type) == self.ctype(result.type):
             self.same_value(result, source)
             return
-        self.define(result, self.convert(source, result.type))
+        self.define(result, *self.convert(source, result.type))
 
     def same_value(self, result: SSAValue, source: SSAValue) -> None:
         """Print `result` as `source` (a cast to the same C type)."""
         if source in self.literals:
             self.literals[result] = self.literals[source]
         elif source in self.inlined:
-            self.inlined[result] = self.inlined[source]
+            self.define(result, *self.inlined[source])
         else:
             self.names.alias(result, self.names[source])
 
     @emit.register
     def _(self, op: arith.ExtSIOp) -> None:
-        x = self.expr(op.input)
         if c_type(op.input.type) == "bool":  # i1 true is -1
-            self.define(op.result, f"{x} ? -1 : 0")
+            self.define(op.result, f"{self.expr(op.input, _PRECEDENCE['|'])} ? -1 : 0", TERNARY)
         else:
-            self.define(op.result, f"({self.ctype(op.result.type)}){x}")
+            self.define(op.result, f"({self.ctype(op.result.type)}){self.expr(op.input, UNARY)}", UNARY)
 
     @emit.register
     def _(self, op: arith.UIToFPOp | arith.ExtUIOp) -> None:
         source = op.operands[0]
-        x = self.expr(source)
+        x = self.expr(source, UNARY)
         if c_type(source.type) != "bool" and not is_unsigned(source.type):
             x = f"({self.utype(source.type)}){x}"
         target = op.results[0].type
         if is_half(target):
             self.uses_half = True
-            self.define(op.results[0], f"__float2half((float){x})")
+            self.define(op.results[0], f"__float2half((float){x})", ATOM)
         else:
-            self.define(op.results[0], f"({self.ctype(target)}){x}")
+            self.define(op.results[0], f"({self.ctype(target)}){x}", UNARY)
 
     @emit.register
     def _(self, op: arith.FPToUIOp) -> None:
-        x = self.expr(op.input)
+        x = self.expr(op.input, UNARY)
         if is_half(op.input.type):
-            x = f"__half2float({x})"
+            x = f"__half2float({self.expr(op.input, ANY)})"
         t = op.result.type
-        self.define(op.result, f"({self.ctype(t)})({self.utype(t)}){x}")
+        self.define(op.result, f"({self.ctype(t)})({self.utype(t)}){x}", UNARY)
 
     @emit.register
     def _(self, op: arith.BitcastOp) -> None:
         source, target = self.ctype(op.input.type), self.ctype(op.result.type)
-        x = self.expr(op.input)
+        x = self.expr(op.input, ANY)
         if source in _FLOAT_BITS:
-            self.define(op.result, f"({target}){_FLOAT_BITS[source][0]}({x})")
+            self.define(op.result, f"({target}){_FLOAT_BITS[source][0]}({x})", UNARY)
         elif target in _FLOAT_BITS:
-            self.define(op.result, f"{_FLOAT_BITS[target][1]}({x})")
+            self.define(op.result, f"{_FLOAT_BITS[target][1]}({x})", ATOM)
         else:
-            self.define(op.result, f"({target}){x}")
+            self.define(op.result, f"({target}){self.expr(op.input, UNARY)}", UNARY)
 
     @emit.register
     def _(self, op: mathd.FPowIOp) -> None:
@@ -658,7 +677,7 @@ class KernelPrinter(IndentedLines):
     @emit.register
     def _(self, op: mathd.AbsIOp) -> None:
         x = self.expr(op.operand)
-        self.define(op.result, f"{x} < 0 ? -{x} : {x}")
+        self.define(op.result, f"{x} < 0 ? -{x} : {x}", TERNARY)
 
     @emit.register
     def _(self, op: func.CallOp) -> None:
@@ -685,7 +704,34 @@ class KernelPrinter(IndentedLines):
 
     @emit.register
     def _(self, op: memref.StoreOp) -> None:
-        self.line(f"{self.access(op.memref, op.indices)} = {self.expr(op.value, ANY)};")
+        target = self.access(op.memref, op.indices)
+        update = self.update_of(op)
+        if update is None:
+            self.line(f"{target} = {self.expr(op.value, ANY)};")
+        else:
+            symbol, operand = update
+            self.line(f"{target} {symbol}= {self.expr(operand, ANY)};")
+
+    def update_of(self, store: memref.StoreOp) -> tuple[str, SSAValue] | None:
+        """`(op, e)` where `store` writes `x op e` (inline) to the element `x`
+        was loaded from (inline, the same memref and index values): printed
+        `x op= e`, the same C."""
+        value = store.value.owner
+        if store.value not in self.inlined or not isinstance(value, Operation) or len(value.operands) != 2:
+            return None
+        symbol = _FLOAT_BINARY.get(type(value))
+        if symbol is None and c_type(store.value.type) != "bool":
+            symbol = _SIGNED_BINARY.get(type(value))
+        load = value.operands[0].owner
+        if (
+            symbol is None
+            or value.operands[0] not in self.inlined
+            or not isinstance(load, memref.LoadOp)
+            or load.memref != store.memref
+            or tuple(load.indices) != tuple(store.indices)
+        ):
+            return None
+        return symbol, value.operands[1]
 
     def access(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
         """`A[i * 32 + k]` for flat kernel arguments, `As[i][k]` for local arrays."""
@@ -698,6 +744,8 @@ class KernelPrinter(IndentedLines):
         for dim, index in enumerate(indices):
             stride = math.prod(shape[dim + 1 :])
             text = self.expr(index, _PRECEDENCE["+"] if stride == 1 else _PRECEDENCE["*"])
+            if text.startswith("-") and terms:  # A[i * 64 + (-3 - j)]
+                text = f"({text})"
             if text != "0":
                 terms.append(text if stride == 1 else f"{text} * {stride}")
         return f"{name}[{' + '.join(terms) or '0'}]"
@@ -808,6 +856,27 @@ class KernelPrinter(IndentedLines):
             moves = staged
         for target, value, _ in moves:
             self.line(f"{target} = {value};")
+
+
+def quiet(op: Operation) -> bool:
+    """Whether `op` neither writes memory nor synchronizes nor calls, so a
+    read may move past it (its memory effects are known: reads, allocations)."""
+    effects = get_effects(op)
+    allowed = (MemoryEffectKind.READ, MemoryEffectKind.ALLOC)
+    return effects is not None and all(effect.kind in allowed for effect in effects)
+
+
+def unused_ops(kernel: gpu.FuncOp) -> set[Operation]:
+    """The ops of `kernel` that nothing printed uses and that have no effect:
+    left out (an unused `blockIdx.z`, a load whose value nothing needs)."""
+    unused: set[Operation] = set()
+    for op in reversed(list(kernel.walk())):
+        removable = isinstance(op, (*_BUILTINS, gpu.GlobalIdOp)) or would_be_trivially_dead(op)
+        if op.results and not op.regions and removable and all(
+            use.operation in unused for result in op.results for use in result.uses
+        ):
+            unused.add(op)
+    return unused
 
 
 def kernels(module: ModuleOp) -> list[gpu.FuncOp]:

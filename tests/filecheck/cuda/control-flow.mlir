@@ -60,11 +60,9 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:      fib_1 = fib_1_next;
 // CHECK-NEXT:    }
 // CHECK-NEXT:    const float nf = (float)n;
-// CHECK-NEXT:    const bool gt = fib > nf;
-// CHECK-NEXT:    const bool pos = gt | (tx >= int_);
 // CHECK-NEXT:    float r;
 // CHECK-NEXT:    float s;
-// CHECK-NEXT:    if (pos) {
+// CHECK-NEXT:    if ((fib > nf) | (tx >= int_)) {
 // CHECK-NEXT:      const float m = fib * alpha;
 // CHECK-NEXT:      r = m;
 // CHECK-NEXT:      s = fib_1;
@@ -72,8 +70,7 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:      r = fib_1;
 // CHECK-NEXT:      s = alpha;
 // CHECK-NEXT:    }
-// CHECK-NEXT:    const float sum = r + s;
-// CHECK-NEXT:    out[tx] = sum;
+// CHECK-NEXT:    out[tx] = r + s;
 // CHECK-NEXT:  }
 // CHECK:       extern "C" __global__ void __launch_bounds__(32) zero(float* __restrict__ out) {
 // CHECK-NEXT:    const int tx = threadIdx.x;

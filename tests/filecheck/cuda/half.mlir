@@ -31,17 +31,9 @@ builtin.module attributes {gpu.container_module} {
 // CHECK:       #include <cuda_fp16.h>
 // CHECK:       extern "C" __global__ void halves(__half* __restrict__ H, float* __restrict__ F) {
 // CHECK-NEXT:    const int tx = threadIdx.x;
-// CHECK-NEXT:    const __half s = H[tx] + __float2half(1.5f);
-// CHECK-NEXT:    const __half e = __float2half(expf(__half2float(s)));
-// CHECK-NEXT:    const __half m = __float2half(tc_maximum(__half2float(e), __half2float(__float2half(1.5f))));
-// CHECK-NEXT:    const __half x = __float2half(erfcf(__half2float(m)));
-// CHECK-NEXT:    const bool lt = x < __float2half(1.5f);
-// CHECK-NEXT:    const __half y = lt ? x : __float2half(1.5f);
+// CHECK-NEXT:    const __half x = __float2half(erfcf(__half2float(__float2half(tc_maximum(__half2float(__float2half(expf(__half2float(H[tx] + __float2half(1.5f))))), __half2float(__float2half(1.5f)))))));
+// CHECK-NEXT:    const __half y = x < __float2half(1.5f) ? x : __float2half(1.5f);
 // CHECK-NEXT:    const float w = __half2float(y);
-// CHECK-NEXT:    const int i = (int)__half2float(y);
-// CHECK-NEXT:    const __half hi = __float2half((float)i);
-// CHECK-NEXT:    const __half back = __float2half(w);
-// CHECK-NEXT:    const __half z = back * hi;
-// CHECK-NEXT:    H[tx] = z;
+// CHECK-NEXT:    H[tx] = __float2half(w) * __float2half((float)(int)__half2float(y));
 // CHECK-NEXT:    F[tx] = w;
 // CHECK-NEXT:  }

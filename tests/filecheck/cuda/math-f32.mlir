@@ -57,35 +57,6 @@ builtin.module attributes {gpu.container_module} {
 // CHECK:       extern "C" __global__ void math_f32(const float* __restrict__ X, float* __restrict__ Y, const float alpha) {
 // CHECK-NEXT:    const int tx = threadIdx.x;
 // CHECK-NEXT:    const float x = X[tx];
-// CHECK-NEXT:    const float e = expf(x);
-// CHECK-NEXT:    const float t = tanhf(e);
-// CHECK-NEXT:    const float er = erff(t);
-// CHECK-NEXT:    const float ec = erfcf(er);
-// CHECK-NEXT:    const float p = powf(ec, alpha);
-// CHECK-NEXT:    const float a = fabsf(p);
-// CHECK-NEXT:    const float cs = copysignf(a, (-0.5f));
-// CHECK-NEXT:    const float at = atan2f(cs, 0.1f);
-// CHECK-NEXT:    const float f = fmaf(at, alpha, 0.1f);
-// CHECK-NEXT:    const float sq = sqrtf(f);
-// CHECK-NEXT:    const float rs = rsqrtf(sq);
-// CHECK-NEXT:    const float re = rintf(rs);
-// CHECK-NEXT:    const float pw = powf(re, (float)3);
-// CHECK-NEXT:    const float mx = tc_maximum(pw, (-__int_as_float(0x7f800000)));
-// CHECK-NEXT:    const float mn = tc_minimum(mx, __int_as_float(0x7f800000));
-// CHECK-NEXT:    const float mxn = fmaxf(mn, __int_as_float(0x7fc00000));
-// CHECK-NEXT:    const float mnn = fminf(mxn, x);
-// CHECK-NEXT:    const float neg = -mnn;
-// CHECK-NEXT:    const float nh = -(-0.5f);
-// CHECK-NEXT:    const float d = neg / nh;
-// CHECK-NEXT:    const bool lt = d < x;
-// CHECK-NEXT:    const bool une = d != x;
-// CHECK-NEXT:    const bool uno = (d != d || x != x);
-// CHECK-NEXT:    const bool one = (d < x || d > x);
-// CHECK-NEXT:    const bool ult = !(d >= x);
-// CHECK-NEXT:    const bool c1 = lt & une;
-// CHECK-NEXT:    const bool c2 = uno | one;
-// CHECK-NEXT:    const bool c3 = c1 ^ c2;
-// CHECK-NEXT:    const bool c4 = c3 & ult;
-// CHECK-NEXT:    const float r = c4 ? d : x;
-// CHECK-NEXT:    Y[tx] = r;
+// CHECK-NEXT:    const float d = -fminf(fmaxf(tc_minimum(tc_maximum(powf(rintf(rsqrtf(sqrtf(fmaf(atan2f(copysignf(fabsf(powf(erfcf(erff(tanhf(expf(x)))), alpha)), -0.5f), 0.1f), alpha, 0.1f)))), (float)3), -__int_as_float(0x7f800000)), __int_as_float(0x7f800000)), __int_as_float(0x7fc00000)), x) / -(-0.5f);
+// CHECK-NEXT:    Y[tx] = (((d < x) & (d != x)) ^ ((d != d || x != x) | (d < x || d > x))) & !(d >= x) ? d : x;
 // CHECK-NEXT:  }

@@ -37,19 +37,8 @@ builtin.module attributes {gpu.container_module} {
 // CHECK:       extern "C" __global__ void math_f64(const double* __restrict__ X, float* __restrict__ Y, int* __restrict__ Z) {
 // CHECK-NEXT:    const int bx = blockIdx.x;
 // CHECK-NEXT:    const int ty = threadIdx.y;
-// CHECK-NEXT:    const double l = log1p(X[bx * 8 + ty]);
-// CHECK-NEXT:    const double s = sin(l);
-// CHECK-NEXT:    const double c = erfc(s);
-// CHECK-NEXT:    const double g = lgamma(c);
-// CHECK-NEXT:    const double m = tc_maximum(g, (-__longlong_as_double(0x7ff0000000000000LL)));
-// CHECK-NEXT:    const double p = m * 0.3333333333333333;
-// CHECK-NEXT:    const double fl = floor(p);
-// CHECK-NEXT:    const float y = (float)fl;
+// CHECK-NEXT:    const float y = (float)floor(tc_maximum(lgamma(erfc(sin(log1p(X[bx * 8 + ty])))), -__longlong_as_double(0x7ff0000000000000LL)) * 0.3333333333333333);
 // CHECK-NEXT:    const int i = (int)y;
-// CHECK-NEXT:    const double e = (double)y;
-// CHECK-NEXT:    const double w = (double)i;
-// CHECK-NEXT:    const double sum = e + w;
-// CHECK-NEXT:    const float back = (float)sum;
-// CHECK-NEXT:    Y[bx * 8 + ty] = back;
+// CHECK-NEXT:    Y[bx * 8 + ty] = (float)((double)y + (double)i);
 // CHECK-NEXT:    Z[bx * 8 + ty] = i;
 // CHECK-NEXT:  }

@@ -61,11 +61,7 @@ builtin.module attributes {gpu.container_module} {
 // CHECK-NEXT:    for (int k = 0; k < 32; ++k) {
 // CHECK-NEXT:      const float x = As[ty][k];
 // CHECK-NEXT:      for (int r_1 = 0; r_1 < 2; ++r_1) {
-// CHECK-NEXT:        const float b = B[k * 64 + tx + r_1];
-// CHECK-NEXT:        const float s = acc[r_1];
-// CHECK-NEXT:        const float p = x * b;
-// CHECK-NEXT:        const float t = s + p;
-// CHECK-NEXT:        acc[r_1] = t;
+// CHECK-NEXT:        acc[r_1] += x * B[k * 64 + tx + r_1];
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }
 // CHECK-NEXT:    __syncthreads();

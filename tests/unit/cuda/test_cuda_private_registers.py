@@ -85,7 +85,7 @@ def test_split_k_keeps_register_micro_tiles(tmp_path: Path):
     start = next(k for k, line in enumerate(lines) if re.fullmatch(r"\s*for \(int (c\w+) = 0; \1 < 32; \+\+\1\) \{", line))
     indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
     body = lines[start + 1 : lines.index(f"{indent}}}", start)]
-    assert sum(bool(re.fullmatch(r"\s*private_C\[\d\]\[\d\] = v\d+;", line)) for line in body) == 64
+    assert sum(bool(re.fullmatch(r"\s*private_C\[\d\]\[\d\] \+= shared_A\[.+\] \* shared_B\[.+\];", line)) for line in body) == 64
     ptx, report = ptxas_report(source, tmp_path)
     fmas, loads = len(re.findall(r"\bfma\.rn\.f32\b", ptx)), len(re.findall(r"\bld\.shared\b", ptx))
     assert fmas >= 64 and fmas >= 4 * loads, (fmas, loads)

@@ -95,8 +95,8 @@ def test_a_64_bit_index_is_checked_before_any_narrowing():
     with pytest.raises(tcir.TCError, match=r"'I' holds 4294967299 at \(1, 2\), which gives subscript 4294967299"):
         wide(X, index, backend="cuda-sim")
     cuda = wide.ir(X, index, backend="cuda")
-    assert "const long long v6 = I[" in cuda and "tc_checked_index(v6, 20, v6, 0, tc_fault)" in cuda
-    assert "const int v6 = I[" in mod.gather.ir(X, index.astype(np.int32), backend="cuda")
+    assert "const long long v2 = I[" in cuda and "tc_checked_index(v2, 20, v2, 0, tc_fault)" in cuda
+    assert "const int v2 = I[" in mod.gather.ir(X, index.astype(np.int32), backend="cuda")
 
 
 def test_an_index_into_an_empty_dimension_is_an_error_before_launching():
