@@ -148,7 +148,7 @@ class Function:
 
     def tune(self, *args: Any, **knobs: Any) -> MappingOptions:
         """Autotune for these arguments' shapes (genetic search, see
-        `tcir.tuner.tune.tune` for the knobs: generations, population, timeout,
+        `tcir.tuner.tune.tune` for the knobs: candidates, population, timeout,
         backend, ...); the best options go to the compilation cache, and later
         calls with these shapes use them."""
         from tcir.tuner.tune import tune

@@ -254,7 +254,7 @@ def run(
     }
     if tune_seconds > 0:
         started = time.perf_counter()
-        tuned = function.tune(*inputs, generations=100, population=8, max_time=tune_seconds)
+        tuned = function.tune(*inputs, candidates=None, population=8, max_time=tune_seconds)
         row["tuning_s"] = time.perf_counter() - started
         row["tuned_options"] = tuned.to_json()
         row["tuned_error"] = check(function(*inputs, options=tuned), reference, torch)

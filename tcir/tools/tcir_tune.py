@@ -3,7 +3,8 @@
 Makes random inputs for the sizes (as `tcir-run` does), runs the genetic
 search (or TPE, or random search) with live progress (candidates measured,
 failed and pruned, best time, speedup over the default, candidates per
-second), and ends with a table of the best candidates and their options.
+second; a line for each new best), and ends with a table of the best
+candidates and their options.
 Every measurement and the best version go to the compilation cache
 (`--cache-dir`, else `$TCIR_CACHE_DIR` or `~/.cache/tcir`), where later
 calls with the same shapes find them; `--resume` continues a run from them.
@@ -21,7 +22,14 @@ from typing import Any
 
 from tcir.diagnostics import report_errors
 from tcir.errors import TCError
-from tcir.tuner.tune import SEARCHES, TuningResult
+from tcir.tuner.tune import CANDIDATES, POPULATION, SEARCHES, TuningResult
+
+
+ENDINGS = {
+    "candidates": "measured its candidates",
+    "max_time": "reached --max-time",
+    "converged": "the search converged (it proposed nothing new)",
+}
 
 
 def _milliseconds(seconds: float | None) -> str:
@@ -29,7 +37,7 @@ def _milliseconds(seconds: float | None) -> str:
 
 
 class PlainProgress:
-    """Progress as plain lines: a line per generation (and a live status line on a terminal)."""
+    """Progress as plain lines: a line per new best (and a live status line on a terminal)."""
 
     def __init__(self) -> None:
         self.live = sys.stdout.isatty()
@@ -48,7 +56,7 @@ class PlainProgress:
 
 
 class RichProgress:
-    """Progress through `rich`: a spinner with the live status, a line per generation."""
+    """Progress through `rich`: a spinner with the live status, a line per new best."""
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -93,10 +101,15 @@ def main(args: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="", help="size values, e.g. M=128,K=32")
     parser.add_argument("--backend", default="cpu", choices=("cpu", "cuda", "cuda-sim"))
     parser.add_argument(
-        "--generations", type=int, help="default 5, or as many as --max-time allows"
+        "--candidates",
+        type=int,
+        help=f"candidates to measure (default {CANDIDATES}, or as many as --max-time allows)",
     )
     parser.add_argument(
-        "--population", type=int, help="candidates per generation (default: 16, or 4 per worker)"
+        "--population",
+        type=int,
+        default=POPULATION,
+        help=f"genetic search: the fastest candidates kept for breeding (default {POPULATION})",
     )
     parser.add_argument(
         "--timeout", type=float, default=60.0, help="seconds per compilation or profiling run"
@@ -158,20 +171,18 @@ def run(options: argparse.Namespace) -> int:
             curve.append((p.measured, p.best.seconds))
         best = _milliseconds(p.best.seconds if p.best else None)
         speedup = "" if p.speedup is None else f" ({p.speedup:.2f}x the default)"
-        generation = f"generation {p.generation}" + (f"/{p.generations}" if p.generations else "")
+        candidate = f"candidate {p.done}" + (f"/{p.total}" if p.total else "")
         display.status(
-            f"{generation}: {p.done}/{p.pending} candidates, "
-            f"{p.measured} measured, {p.failed} failed, {p.pruned} pruned, "
+            f"{candidate}: {p.measured} measured, {p.failed} failed, {p.pruned} pruned, "
             f"best {best}{speedup}, {p.rate:.2f} candidates/s"
         )
         if p.last.error is not None:
             display.line(f"  discarded {p.last.options}: {p.last.error}")
-        if p.done == p.pending:
+        if p.improved:
             display.line(
-                f"{generation}: best {best}, "
+                f"{candidate}: new best {best}{speedup}, "
                 f"{p.measured} measured ({p.failed} failed, {p.pruned} pruned), "
-                f"{p.rate:.2f} candidates/s, "
-                f"{p.elapsed:.1f} s"
+                f"{p.rate:.2f} candidates/s, {p.elapsed:.1f} s"
             )
 
     shown = ", ".join(f"{n}={v}" for n, v in sizes.items())
@@ -180,7 +191,11 @@ def run(options: argparse.Namespace) -> int:
         function,
         inputs,
         backend=options.backend,
-        generations=options.generations or (None if options.max_time else 5),
+        candidates=(
+            options.candidates
+            if options.candidates is not None or options.max_time
+            else CANDIDATES
+        ),
         population=options.population,
         timeout=options.timeout,
         max_time=options.max_time,
@@ -200,6 +215,7 @@ def run(options: argparse.Namespace) -> int:
     finally:
         display.close()
     print_ranking(result)
+    print(f"ended: {ENDINGS[result.stopped]}")
     print(f"best options: {result.best}")
     print(f"  json: {result.best.to_json()}")
     print(

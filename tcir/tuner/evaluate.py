@@ -1,18 +1,25 @@
 """Compile candidates in parallel, profile them one at a time, never die of one.
 
-The paper's tuning pipeline (section 5.2): candidates go to compile jobs run
-on every core; each compiled artifact goes to a profile job on a device
-(every visible GPU for CUDA; the CPU backend profiles only while no compile
-job runs, so that compiles do not disturb its timings). A profile job loads
-the artifact, runs it once on poisoned outputs, checks every output against
-the numpy reference, and only then times it. Jobs run on `Executors`: local
-process pools or a Dask cluster (`tcir.tuner.executors`).
+The paper's tuning pipeline (section 5.2), without generations: every
+compile slot stays busy, pulling the next candidate from the search as soon
+as it frees (while fewer compiled artifacts wait for a device than there are
+slots), so the search proposes each candidate from everything measured so
+far. Each compiled artifact goes to a profile job on a device (every visible
+GPU for CUDA). The CPU backend never profiles while a compile job runs, so
+that compiles do not disturb its timings: once as many artifacts wait as
+there are compile slots (or the search has no more), it lets the running
+compiles finish, profiles everything waiting, and only then compiles again.
+A profile job loads the artifact, runs it once on poisoned outputs, checks
+every output against the numpy reference, and only then times it. Jobs run
+on `Executors`: local process pools or a Dask cluster
+(`tcir.tuner.executors`).
 
 A job that raises, is wrong, crashes its worker or runs past `timeout`
 (it is cancelled: a local worker is killed and replaced) yields a failed
 `Outcome` with the reason, logged; the other jobs go on. So does a compile
-job that straggles far behind the rest of its batch. Past the `deadline`,
-every job still running is cancelled.
+job that runs far longer than the compiles so far (its slot could have
+compiled several candidates meanwhile). Past the `deadline`, every job still
+running is cancelled.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ import math
 import statistics
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from dataclasses import dataclass, field
 
@@ -38,10 +45,9 @@ log = logging.getLogger(__name__)
 MESSAGE_LENGTH = 400
 CUTOFF_FACTOR = 10.0
 """A candidate slower than this many times the best so far is timed once."""
-STRAGGLER_SHARE, STRAGGLER_FACTOR, STRAGGLER_MIN_S = 0.75, 3.0, 4.0
-"""Once this share of a batch is done, a compile job running longer than this
-many times the batch's median compile time (and `STRAGGLER_MIN_S`) is
-cancelled: the batch would wait for it with every other worker idle."""
+STRAGGLER_SAMPLES, STRAGGLER_FACTOR, STRAGGLER_MIN_S = 4, 3.0, 4.0
+"""Once this many compile jobs finished, one running longer than this many
+times their median (and `STRAGGLER_MIN_S`) is cancelled."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,27 @@ class Outcome:
         return math.inf if self.seconds is None else self.seconds
 
 
+@dataclass
+class Usage:
+    """How busy the evaluator kept its workers (for benchmarks)."""
+
+    compile_s: list[float] = field(default_factory=list)
+    """The duration of every compile job that finished."""
+    profile_s: list[float] = field(default_factory=list)
+    """The duration of every profile job that finished."""
+    compile_busy_s: float = 0.0
+    """Compile slot-seconds used, cancelled jobs included."""
+    wall_s: float = 0.0
+    """Seconds spent in `Evaluator.run`."""
+    compile_slots: int = 1
+
+    @property
+    def compile_busy(self) -> float:
+        """The share of compile slot time used, 0 to 1."""
+        total = self.wall_s * self.compile_slots
+        return self.compile_busy_s / total if total > 0 else 0.0
+
+
 def describe(error: BaseException) -> str:
     """`Type: first line of the message`, bounded in length."""
     from pebble import ProcessExpired
@@ -73,12 +100,16 @@ def describe(error: BaseException) -> str:
 
 @dataclass
 class _Job:
-    index: int
+    options: MappingOptions
     started: float
     device: int | None = None
     """The device of a profile job; None for a compile job."""
     artifact: Artifact | None = None
     cached: bool = False
+
+    @property
+    def kind(self) -> str:
+        return "compile" if self.device is None else "run"
 
 
 class Evaluator:
@@ -106,6 +137,7 @@ class Evaluator:
         self.key = key
         self.best = math.inf
         """The best time measured so far (profile jobs stop early far above it)."""
+        self.usage = Usage(compile_slots=executors.compile_slots)
 
     def __enter__(self) -> Evaluator:
         return self
@@ -113,104 +145,172 @@ class Evaluator:
     def __exit__(self, *exc: object) -> None:
         self.executors.close()
 
-    def evaluate(
+    def run(
         self,
-        candidates: Sequence[MappingOptions],
+        candidates: Iterable[MappingOptions],
         on_outcome: Callable[[Outcome], None] | None = None,
         deadline: float | None = None,
-    ) -> list[Outcome]:
-        """The outcomes of the candidates measured before `deadline` (a
-        `time.monotonic()` value), in order; `on_outcome` sees each as it comes."""
-        outcomes: dict[int, Outcome] = {}
-        to_compile: deque[int] = deque()
-        to_profile: deque[tuple[int, Artifact, bool]] = deque()
-        for index, options in enumerate(candidates):
-            artifact = self._cached(options)
-            if artifact is None:
-                to_compile.append(index)
-            else:
-                to_profile.append((index, artifact, True))
-        running: dict[Future, _Job] = {}
-        free_devices = list(range(self.executors.devices))
-        compile_times: list[float] = []
-
-        def limit(job: _Job) -> float:
-            """How long `job` may run."""
-            if (
-                job.device is not None
-                or len(candidates) - len(to_compile) - sum(j.device is None for j in running.values())
-                < STRAGGLER_SHARE * len(candidates)
-                or len(compile_times) < 4
-            ):
-                return self.timeout
-            typical = STRAGGLER_FACTOR * statistics.median(compile_times)
-            return min(self.timeout, max(STRAGGLER_MIN_S, typical))
-
-        def finish(job: _Job, seconds: float | None = None, error: str | None = None) -> None:
-            if job.device is not None:
-                free_devices.append(job.device)
-            outcome = Outcome(candidates[job.index], seconds, error, job.artifact, job.cached)
-            outcomes[job.index] = outcome
-            if error is not None:
-                log.info("candidate %s discarded: %s", outcome.options, error)
-                if job.cached and self.cache is not None and self.key is not None:
-                    self.cache.drop_code(self.key, outcome.options)
-            else:
-                self.best = min(self.best, outcome.time)
-            if on_outcome is not None:
-                on_outcome(outcome)
-
-        while to_compile or to_profile or running:
-            now = time.monotonic()
-            if deadline is not None and now >= deadline:
-                for future in running:
-                    future.cancel()
-                break
-            compiling = [j for j in running.values() if j.device is None]
-            while to_compile and len(compiling) < self.executors.compile_slots:
-                index = to_compile.popleft()
-                job = _Job(index, now)
-                running[self.executors.compile(candidates[index].to_json())] = job
-                compiling.append(job)
-            if not (self.backend == "cpu" and (compiling or to_compile)):
-                while to_profile and free_devices:
-                    index, artifact, cached = to_profile.popleft()
-                    job = _Job(index, now, free_devices.pop(), artifact, cached)
-                    future = self.executors.profile(
-                        job.device, artifact.to_json(), self.best * CUTOFF_FACTOR
-                    )
-                    running[future] = job
-            wake = min(job.started + limit(job) for job in running.values())
-            if deadline is not None:
-                wake = min(wake, deadline)
-            done, _ = wait(running, max(0.0, wake - time.monotonic()), FIRST_COMPLETED)
-            for future in done:
-                job = running.pop(future)
-                try:
-                    result = future.result()
-                except CancelledError:
-                    continue
-                except Exception as e:  # a failing job fails its candidate only
-                    kind = "compile" if job.device is None else "run"
-                    finish(job, error=f"{kind}: {describe(e)}")
-                    continue
-                if job.device is None:
-                    compile_times.append(time.monotonic() - job.started)
-                    to_profile.append((job.index, artifact_from_json(result), False))
-                else:
-                    finish(job, seconds=float(result))
-            now = time.monotonic()
-            for future, job in list(running.items()):
-                allowed = limit(job)
-                if now - job.started >= allowed:
-                    future.cancel()
-                    del running[future]
-                    kind = "compile" if job.device is None else "run"
-                    why = "" if allowed == self.timeout else ", far behind the rest of its batch"
-                    finish(job, error=f"{kind}: timed out after {allowed:g} s{why}")
-        return [outcomes[k] for k in sorted(outcomes)]
+    ) -> bool:
+        """Measure the candidates that `candidates` yields, taking the next one
+        whenever a compile slot frees; `on_outcome` sees each outcome as it
+        comes (a search can tell it before the next candidate is taken). True
+        once `candidates` is exhausted and every job finished; False at
+        `deadline` (a `time.monotonic()` value), where the running jobs are
+        cancelled."""
+        began = time.monotonic()
+        try:
+            return _Run(self, iter(candidates), on_outcome).until(deadline)
+        finally:
+            self.usage.wall_s += time.monotonic() - began
 
     def _cached(self, options: MappingOptions) -> Artifact | None:
         if self.cache is None or self.key is None:
             return None
         return self.cache.get_code(self.key, options)
+
+
+class _Run:
+    """The state of one `Evaluator.run`: jobs running, artifacts waiting for a device."""
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        candidates: Iterable[MappingOptions],
+        on_outcome: Callable[[Outcome], None] | None,
+    ):
+        self.evaluator = evaluator
+        self.executors = evaluator.executors
+        self.candidates = iter(candidates)
+        self.on_outcome = on_outcome
+        self.exhausted = False
+        self.running: dict[Future, _Job] = {}
+        self.waiting: deque[_Job] = deque()
+        """Compiled (or cached) candidates waiting for a device."""
+        self.free_devices = list(range(self.executors.devices))
+        self.profiling_phase = False
+        """CPU only: compiles wait until the waiting artifacts are profiled."""
+
+    def compiling(self) -> int:
+        return sum(job.device is None for job in self.running.values())
+
+    def until(self, deadline: float | None) -> bool:
+        """Run until the candidates are exhausted and measured (True) or `deadline` (False)."""
+        cpu = self.evaluator.backend == "cpu"
+        slots = self.executors.compile_slots
+        while True:
+            if deadline is not None and time.monotonic() >= deadline:
+                for future, job in self.running.items():
+                    future.cancel()
+                    self._account(job)
+                return False
+            if cpu:
+                self._step_cpu(slots)
+            else:
+                self._start_profiles()
+                self._fill_compile_slots(slots)
+                self._start_profiles()  # code from the cache
+            if not self.running:
+                if self.exhausted and not self.waiting:
+                    return True
+                continue
+            wake = min(job.started + self._limit(job) for job in self.running.values())
+            if deadline is not None:
+                wake = min(wake, deadline)
+            done, _ = wait(self.running, max(0.0, wake - time.monotonic()), FIRST_COMPLETED)
+            for future in done:
+                self._collect(future, self.running.pop(future))
+            self._cancel_late()
+
+    def _step_cpu(self, slots: int) -> None:
+        """Compile until `slots` artifacts wait (or no candidate is left), then
+        profile them all once no compile runs, then compile again."""
+        if self.profiling_phase and not self.waiting and self.compiling() == len(self.running):
+            self.profiling_phase = False
+        if not self.profiling_phase:
+            self._fill_compile_slots(slots)
+        if self.waiting and (len(self.waiting) >= slots or self.exhausted):
+            self.profiling_phase = True
+        if self.profiling_phase and self.compiling() == 0:
+            self._start_profiles()
+
+    def _fill_compile_slots(self, slots: int) -> None:
+        """Take candidates while a compile slot is free and fewer than `slots`
+        artifacts wait; code from the cache goes straight to waiting."""
+        compiling = self.compiling()
+        while not self.exhausted and compiling < slots and len(self.waiting) < slots:
+            options = next(self.candidates, None)
+            if options is None:
+                self.exhausted = True
+                break
+            now = time.monotonic()
+            artifact = self.evaluator._cached(options)
+            if artifact is not None:
+                self.waiting.append(_Job(options, now, artifact=artifact, cached=True))
+                continue
+            self.running[self.executors.compile(options.to_json())] = _Job(options, now)
+            compiling += 1
+
+    def _start_profiles(self) -> None:
+        while self.waiting and self.free_devices:
+            job = self.waiting.popleft()
+            job.device, job.started = self.free_devices.pop(), time.monotonic()
+            assert job.artifact is not None
+            cutoff = self.evaluator.best * CUTOFF_FACTOR
+            self.running[self.executors.profile(job.device, job.artifact.to_json(), cutoff)] = job
+
+    def _limit(self, job: _Job) -> float:
+        """How long `job` may run."""
+        timeout = self.evaluator.timeout
+        times = self.evaluator.usage.compile_s
+        if job.device is not None or len(times) < STRAGGLER_SAMPLES:
+            return timeout
+        return min(timeout, max(STRAGGLER_MIN_S, STRAGGLER_FACTOR * statistics.median(times)))
+
+    def _account(self, job: _Job) -> None:
+        """Count the time `job` ran, and free its device."""
+        elapsed = time.monotonic() - job.started
+        if job.device is None:
+            self.evaluator.usage.compile_busy_s += elapsed
+        else:
+            self.free_devices.append(job.device)
+
+    def _collect(self, future: Future, job: _Job) -> None:
+        self._account(job)
+        try:
+            result = future.result()
+        except CancelledError:
+            return
+        except Exception as e:  # a failing job fails its candidate only
+            self._finish(job, error=f"{job.kind}: {describe(e)}")
+            return
+        elapsed = time.monotonic() - job.started
+        usage = self.evaluator.usage
+        if job.device is None:
+            usage.compile_s.append(elapsed)
+            self.waiting.append(_Job(job.options, job.started, artifact=artifact_from_json(result)))
+        else:
+            usage.profile_s.append(elapsed)
+            self._finish(job, seconds=float(result))
+
+    def _cancel_late(self) -> None:
+        now = time.monotonic()
+        for future, job in list(self.running.items()):
+            allowed = self._limit(job)
+            if now - job.started >= allowed:
+                future.cancel()
+                del self.running[future]
+                self._account(job)
+                why = "" if allowed == self.evaluator.timeout else ", far longer than the other compiles"
+                self._finish(job, error=f"{job.kind}: timed out after {allowed:g} s{why}")
+
+    def _finish(self, job: _Job, seconds: float | None = None, error: str | None = None) -> None:
+        evaluator = self.evaluator
+        outcome = Outcome(job.options, seconds, error, job.artifact, job.cached)
+        if error is not None:
+            log.info("candidate %s discarded: %s", outcome.options, error)
+            if job.cached and evaluator.cache is not None and evaluator.key is not None:
+                evaluator.cache.drop_code(evaluator.key, outcome.options)
+        else:
+            evaluator.best = min(evaluator.best, outcome.time)
+        if self.on_outcome is not None:
+            self.on_outcome(outcome)

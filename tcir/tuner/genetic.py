@@ -1,34 +1,42 @@
 """Search strategies over a `SearchSpace`: the paper's genetic search, and random search.
 
-Both start from seed options (the defaults and the best options known for
-similar kernels) and propose one generation of candidates at a time; the
-tuner measures them and hands back `(options, seconds)` pairs, `inf` for a
-candidate that failed.
+A search proposes one candidate at a time (`propose`) and learns each
+measurement as it comes (`tell`, `inf` seconds for a candidate that failed),
+so that the tuner can ask for the next candidate whenever a compile slot
+frees instead of waiting for a whole generation (a steady-state search). Both
+start with the seed options (the defaults and the best options known for
+similar kernels).
 
-Genetic search (Goldberg; TC paper section 5.2): fitness is inversely
-proportional to runtime; the best `elites` candidates survive unchanged; every
-other child takes each gene from one of three parents picked with probability
-proportional to fitness (three-parent uniform crossover), then each gene is
-re-drawn from the space with probability `mutation_rate`.
+Genetic search (Goldberg; TC paper section 5.2), steady state: the
+population is the `population` fastest candidates measured so far. The
+first `population` proposals are the seeds and random candidates, as the
+paper's first generation, and proposals stay random until that many
+candidates are measured. After that every proposal is a child of three
+parents from the population, each the fastest of `TOURNAMENT_SIZE` drawn at
+random (tournament selection: fitness, inversely proportional to runtime,
+decides), except that one parent is one of the `elites` fastest when
+`elites` > 0; each gene comes from one of the three parents (three-parent
+uniform crossover), then is re-drawn from the space with probability
+`mutation_rate`.
 """
 
 from __future__ import annotations
 
-import math
 import random
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from tcir.errors import TCError
 from tcir.compiler.options import MappingOptions
+from tcir.errors import TCError
 from tcir.tuner.space import Genes, SearchSpace
 
 Scored = Sequence[tuple[MappingOptions, float]]
-"""A measured generation: options and their runtime in seconds (`inf` if failed)."""
+"""Measured candidates: options and their runtime in seconds (`inf` if failed)."""
 
-ATTEMPTS_PER_SLOT = 20
-"""Tries to breed a candidate not yet in the generation before accepting any."""
+TOURNAMENT_SIZE = 2
+"""Candidates drawn for each parent; the fastest of them is the parent."""
 
 
 def distinct(options: Sequence[MappingOptions]) -> list[MappingOptions]:
@@ -39,18 +47,9 @@ def distinct(options: Sequence[MappingOptions]) -> list[MappingOptions]:
     return list(seen.values())
 
 
-def fitness(seconds: float) -> float:
-    """Inversely proportional to runtime; 0 for a failed candidate."""
-    return 0.0 if not math.isfinite(seconds) or seconds <= 0 else 1.0 / seconds
-
-
-def select_parents(scored: Scored, rng: random.Random, count: int = 3) -> list[MappingOptions]:
-    """`count` parents drawn with probability proportional to fitness
-    (uniformly when nothing has a positive fitness)."""
-    weights = [fitness(t) for _, t in scored]
-    if not any(weights):
-        weights = [1.0] * len(scored)
-    return [o for o, _ in rng.choices(list(scored), weights=weights, k=count)]
+def tournament(scored: Scored, rng: random.Random, size: int = TOURNAMENT_SIZE) -> MappingOptions:
+    """The fastest of `size` candidates of `scored` drawn at random (with repeats)."""
+    return min((rng.choice(scored) for _ in range(size)), key=lambda s: s[1])[0]
 
 
 def crossover(parents: Sequence[Genes], rng: random.Random) -> Genes:
@@ -68,11 +67,16 @@ def mutate(genes: Genes, space: SearchSpace, rng: random.Random, rate: float) ->
 
 
 class Search(Protocol):
-    """A search strategy: the first generation, then one from each measured one."""
+    """A steady-state search strategy (see the module docstring)."""
 
-    def initial(self, seeds: Sequence[MappingOptions]) -> list[MappingOptions]: ...
+    def start(self, seeds: Sequence[MappingOptions]) -> None:
+        """Propose `seeds` first."""
 
-    def next(self, scored: Scored) -> list[MappingOptions]: ...
+    def propose(self) -> MappingOptions:
+        """The next candidate to measure (possibly one measured already)."""
+
+    def tell(self, options: MappingOptions, seconds: float) -> None:
+        """The time of a candidate measured (`inf` if it failed or cannot run)."""
 
 
 @dataclass
@@ -80,59 +84,64 @@ class RandomSearch:
     """Seeds first, then uniformly random candidates."""
 
     space: SearchSpace
-    population: int
     rng: random.Random = field(default_factory=random.Random)
+    _seeds: deque[MappingOptions] = field(default_factory=deque, init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        if self.population < 1:
-            raise TCError(f"tuner: population must be at least 1, got {self.population}")
+    def start(self, seeds: Sequence[MappingOptions]) -> None:
+        self._seeds = deque(distinct(seeds))
 
-    def _fill(self, chosen: list[MappingOptions]) -> list[MappingOptions]:
-        """`chosen` topped up with distinct random candidates (duplicates when
-        the space is nearly exhausted)."""
-        attempts = 0
-        while len(chosen) < self.population:
-            candidate = self.space.random(self.rng)
-            attempts += 1
-            if candidate not in chosen or attempts > ATTEMPTS_PER_SLOT * self.population:
-                chosen.append(candidate)
-        return chosen
+    def propose(self) -> MappingOptions:
+        return self._seeds.popleft() if self._seeds else self.space.random(self.rng)
 
-    def initial(self, seeds: Sequence[MappingOptions]) -> list[MappingOptions]:
-        unique = distinct(seeds)[: self.population]
-        return self._fill(unique)
-
-    def next(self, scored: Scored) -> list[MappingOptions]:
-        return self._fill([])
+    def tell(self, options: MappingOptions, seconds: float) -> None:
+        pass
 
 
 @dataclass
 class GeneticSearch(RandomSearch):
-    """The paper's genetic search (see the module docstring)."""
+    """The paper's genetic search, steady state (see the module docstring)."""
 
+    population: int = 16
     mutation_rate: float = 0.1
     elites: int = 1
+    _times: dict[str, tuple[MappingOptions, float]] = field(default_factory=dict, init=False, repr=False)
+    """The best time of every candidate measured, by options JSON."""
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        if self.population < 1:
+            raise TCError(f"tuner: population must be at least 1, got {self.population}")
         if not 0 <= self.mutation_rate <= 1:
             raise TCError(f"tuner: mutation rate must be in [0, 1], got {self.mutation_rate}")
         if self.elites < 0:
             raise TCError(f"tuner: elites must be non-negative, got {self.elites}")
 
-    def breed(self, scored: Scored) -> MappingOptions:
-        """One child of three fitness-selected parents, mutated."""
-        parents = [self.space.encode(p) for p in select_parents(scored, self.rng)]
-        child = mutate(crossover(parents, self.rng), self.space, self.rng, self.mutation_rate)
-        return self.space.decode(child)
+    def start(self, seeds: Sequence[MappingOptions]) -> None:
+        super().start(distinct(seeds)[: self.population])
 
-    def next(self, scored: Scored) -> list[MappingOptions]:
-        ranked = sorted((s for s in scored if math.isfinite(s[1])), key=lambda s: s[1])
-        children = distinct([o for o, _ in ranked])[: self.elites]
-        attempts = 0
-        while len(children) < self.population:
-            child = self.breed(scored)
-            attempts += 1
-            if child not in children or attempts > ATTEMPTS_PER_SLOT * self.population:
-                children.append(child)
-        return children
+    def tell(self, options: MappingOptions, seconds: float) -> None:
+        key = options.to_json()
+        known = self._times.get(key)
+        if known is None or seconds < known[1]:
+            self._times[key] = (options, seconds)
+
+    def members(self) -> list[tuple[MappingOptions, float]]:
+        """The population: the `population` fastest candidates measured, fastest first."""
+        return sorted(self._times.values(), key=lambda s: s[1])[: self.population]
+
+    def propose(self) -> MappingOptions:
+        if self._seeds or len(self._times) < self.population:
+            return super().propose()
+        return self.breed(self.members())
+
+    def breed(self, population: Scored) -> MappingOptions:
+        """A child of three parents of `population` (fastest first), mutated."""
+        parents = [tournament(population, self.rng) for _ in range(3)]
+        if self.elites:
+            parents[0] = self.rng.choice(population[: self.elites])[0]
+        genes = mutate(
+            crossover([self.space.encode(p) for p in parents], self.rng),
+            self.space,
+            self.rng,
+            self.mutation_rate,
+        )
+        return self.space.decode(genes)

@@ -1,27 +1,28 @@
 """The autotuner, and what calls of a def use from the cache.
 
-    best = tune(mod.mm, A, B, generations=5, population=16)   # or mod.mm.tune(A, B)
+    best = tune(mod.mm, A, B, candidates=100, population=16)   # or mod.mm.tune(A, B)
 
 `tune` searches mapping options for one def on concrete inputs (their shapes
 and dtypes; the values are the test data each candidate is checked on), with
 the paper's genetic search seeded by the default options and the best known
-options of the same TC at other shapes. Every measurement and, as the search
-goes, the code of the best version land in the compilation cache, so a tuner
+options of the same TC at other shapes. The search proposes each candidate
+when a compile slot frees, from every measurement so far (no generation
+waits for its slowest candidate). Every measurement and, as the search goes,
+the code of the best version land in the compilation cache, so a tuner
 killed midway leaves the best found so far. (`tcir.compiler.compiled` is how
 `Function.__call__` uses the cache.)
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import os
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tcir.compiler.artifacts import target_architecture
 from tcir.compiler.cache import CompilationCache
@@ -36,7 +37,7 @@ from tcir.frontend.ast import CheckedDef
 from tcir.runtime.host_program import to_numpy
 from tcir.runtime.numpy_reference import reference_outputs
 from tcir.runtime.signature import bind
-from tcir.tuner.evaluate import Evaluator, Outcome
+from tcir.tuner.evaluate import Evaluator, Outcome, Usage
 from tcir.tuner.executors import DaskExecutors, Executors, LocalExecutors, dask_client
 from tcir.tuner.jobs import Benchmark, Problem
 from tcir.tuner.genetic import GeneticSearch, RandomSearch, Search, distinct
@@ -44,8 +45,13 @@ from tcir.tuner.space import SearchSpace
 
 log = logging.getLogger(__name__)
 
-CONVERGED_AFTER = 3
-"""The search stops after this many generations without a new candidate."""
+CANDIDATES = 100
+"""Candidates a run measures by default."""
+POPULATION = 16
+"""The genetic search's default population (candidates kept for breeding)."""
+CONVERGED_AFTER = 100
+"""The search has converged (the run stops) after this many proposals in a
+row that were all measured, running or pruned already."""
 SEARCHES = ("genetic", "random", "tpe")
 
 
@@ -53,20 +59,19 @@ SEARCHES = ("genetic", "random", "tpe")
 class Progress:
     """The tuner's state after each measured candidate."""
 
-    generation: int
-    """1-based."""
-    generations: int | None
-    """None: as many as `max_time` allows."""
     done: int
-    """Candidates measured in this generation so far."""
-    pending: int
-    """Candidates this generation measures in all."""
+    """Candidates measured in this run so far (failed ones included)."""
+    total: int | None
+    """Candidates this run measures at most; None: as many as `max_time` allows."""
     measured: int
+    """All candidates measured, those of resumed runs included."""
     failed: int
     pruned: int
     """Candidates not compiled because they cannot run (see `SearchSpace.prune`)."""
     best: Outcome | None
     last: Outcome
+    improved: bool
+    """`last` is the new best."""
     elapsed: float
     default_seconds: float | None
     """The default options' time, once measured."""
@@ -80,8 +85,13 @@ class Progress:
 
     @property
     def rate(self) -> float:
-        """Candidates per second since the tuner started."""
-        return self.measured / self.elapsed if self.elapsed > 0 else 0.0
+        """Candidates measured per second since the tuner started."""
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+
+Stop = Literal["candidates", "max_time", "converged"]
+"""Why a run ended: it measured its `candidates`, reached `max_time`, or the
+search converged (`CONVERGED_AFTER` proposals in a row brought nothing new)."""
 
 
 @dataclass(frozen=True)
@@ -91,12 +101,13 @@ class TuningResult:
     best: MappingOptions
     best_seconds: float
     default_seconds: float | None
-    generations: int
-    """Generations completed."""
+    stopped: Stop
     outcomes: list[Outcome] = field(repr=False)
     """Every candidate measured, in order (those of resumed runs first)."""
     pruned: int = 0
     """Candidates not compiled because they cannot run."""
+    usage: Usage | None = field(default=None, repr=False)
+    """How busy the compile and profile workers were."""
 
     def ranking(self, count: int = 5) -> list[Outcome]:
         """The `count` fastest candidates that ran correctly, fastest first."""
@@ -121,8 +132,8 @@ class Tuner:
         inputs: Sequence[Any],
         *,
         backend: str | None = None,
-        generations: int | None = 5,
-        population: int | None = None,
+        candidates: int | None = CANDIDATES,
+        population: int = POPULATION,
         timeout: float = 60.0,
         max_time: float | None = None,
         search: str = "genetic",
@@ -136,17 +147,17 @@ class Tuner:
         resume: bool = False,
         cluster: Any = None,
     ):
-        if generations is None and max_time is None:
-            raise TCError("tuner: give generations, max_time or both")
-        if generations is not None and generations < 1:
-            raise TCError(f"tuner: generations must be at least 1, got {generations}")
+        if candidates is None and max_time is None:
+            raise TCError("tuner: give candidates, max_time or both")
+        if candidates is not None and candidates < 1:
+            raise TCError(f"tuner: candidates must be at least 1, got {candidates}")
         if search not in SEARCHES:
             raise TCError(f"tuner: search must be one of {', '.join(SEARCHES)}, got '{search}'")
         self.backend = resolve_backend(backend, tuple(inputs))
         self.definition: CheckedDef = _def_ir(function).definition
         self.inputs = [to_numpy(a) for a in inputs]
         self.binding = bind(self.definition, self.inputs)
-        self.generations = generations
+        self.candidates = candidates
         self.max_time = max_time
         self.timeout = timeout
         self.workers = workers
@@ -161,17 +172,15 @@ class Tuner:
         self.default = default_options(self.definition, self.binding)
         """What a call without options uses on the GPU (the seed to beat)."""
         rng = random.Random(seed)
-        if population is None:
-            population = default_population(workers)
         self.search: Search
         if search == "tpe":
             from tcir.tuner.tpe import TPESearch  # imports optuna: only when asked for
 
-            self.search = TPESearch(self.space, population, seed)
+            self.search = TPESearch(self.space, seed)
         elif search == "genetic":
-            self.search = GeneticSearch(self.space, population, rng, mutation_rate, elites)
+            self.search = GeneticSearch(self.space, rng, population, mutation_rate, elites)
         else:
-            self.search = RandomSearch(self.space, population, rng)
+            self.search = RandomSearch(self.space, rng)
 
     def seeds(self) -> list[MappingOptions]:
         """The default mapping, the best known for this problem, and the best
@@ -217,7 +226,7 @@ class Tuner:
         session = _Session(self, start)
         if self.resume:
             session.restore()
-        population = self.search.initial(self.seeds())
+        self.search.start(self.seeds())
         executors, client = self._executors(Benchmark(problem, self.inputs, expected))
         try:
             with Evaluator(
@@ -225,20 +234,9 @@ class Tuner:
             ) as evaluator:
                 if session.best is not None:
                     evaluator.best = session.best.time
-                idle = 0  # generations in a row that proposed nothing new
-                for generation in itertools.count(1):
-                    if deadline is not None and time.monotonic() >= deadline:
-                        break
-                    fresh = session.runnable(population)
-                    session.begin(generation, len(fresh))
-                    evaluator.evaluate(fresh, session.record, deadline)
-                    if session.done < len(fresh):
-                        break  # out of time
-                    session.completed = generation
-                    idle = 0 if fresh else idle + 1
-                    if generation == self.generations or idle == CONVERGED_AFTER:
-                        break
-                    population = self.search.next([(c, session.time(c)) for c in population])
+                if not evaluator.run(session.proposals(), session.record, deadline):
+                    session.stopped = "max_time"
+                session.usage = evaluator.usage
         finally:
             if client is not None:
                 client.close()
@@ -254,9 +252,14 @@ class _Session:
         self.measured: dict[str, Outcome] = {}
         self.pruned: dict[str, str] = {}
         """Why each pruned candidate cannot run."""
+        self.running: set[str] = set()
+        """The candidates proposed and not measured yet, by options JSON."""
         self.best: Outcome | None = None
         self.failed = 0
-        self.generation = self.done = self.pending = self.completed = 0
+        self.proposed = self.done = 0
+        """Candidates of this run sent to be measured, and measured."""
+        self.stopped: Stop = "candidates"
+        self.usage: Usage | None = None
 
     @property
     def elapsed(self) -> float:
@@ -268,56 +271,66 @@ class _Session:
             outcome = Outcome(options, seconds, error, from_cache=True)
             self.measured[options.to_json()] = outcome
             self.failed += error is not None
+            self.tuner.search.tell(options, outcome.time)
             if outcome.seconds is not None and (self.best is None or outcome.time < self.best.time):
                 self.best = outcome
 
-    def runnable(self, population: list[MappingOptions]) -> list[MappingOptions]:
-        """The candidates of `population` not measured yet, less those that
-        cannot run (counted as pruned)."""
-        fresh = []
-        for options in distinct(population):
+    def proposals(self) -> Iterator[MappingOptions]:
+        """The search's proposals that are new and can run, until the run's
+        `candidates` are proposed or the search converged. A proposal
+        measured already is told its time again; one that cannot run is
+        counted as pruned and told it failed."""
+        tuner, search = self.tuner, self.tuner.search
+        repeats = 0
+        while tuner.candidates is None or self.proposed < tuner.candidates:
+            if repeats == CONVERGED_AFTER:
+                self.stopped = "converged"
+                return
+            options = search.propose()
             key = options.to_json()
-            if key in self.measured or key in self.pruned:
+            known = self.measured.get(key)
+            if key in self.running or known is not None or key in self.pruned:
+                repeats += 1
+                if key not in self.running:
+                    search.tell(options, math.inf if known is None else known.time)
                 continue
-            reason = self.tuner.space.prune(options)
-            if reason is None:
-                fresh.append(options)
-            else:
+            repeats = 0
+            reason = tuner.space.prune(options)
+            if reason is not None:
                 log.info("candidate %s pruned: %s", options, reason)
                 self.pruned[key] = reason
-        return fresh
-
-    def time(self, options: MappingOptions) -> float:
-        """The measured time of `options`; `inf` if it failed or was pruned."""
-        outcome = self.measured.get(options.to_json())
-        return math.inf if outcome is None else outcome.time
-
-    def begin(self, generation: int, pending: int) -> None:
-        self.generation, self.done, self.pending = generation, 0, pending
+                search.tell(options, math.inf)
+                continue
+            self.running.add(key)
+            self.proposed += 1
+            yield options
 
     def record(self, outcome: Outcome) -> None:
-        """Store a measurement; keep the code of a new best; report progress."""
+        """Store a measurement, tell the search; keep the code of a new best; report progress."""
         tuner = self.tuner
+        key = outcome.options.to_json()
+        self.running.discard(key)
         self.done += 1
         self.failed += outcome.error is not None
-        self.measured[outcome.options.to_json()] = outcome
+        self.measured[key] = outcome
         tuner.cache.record(tuner.key, outcome.options, outcome.seconds, outcome.error)
-        if outcome.seconds is not None and (self.best is None or outcome.time < self.best.time):
+        tuner.search.tell(outcome.options, outcome.time)
+        improved = outcome.seconds is not None and (self.best is None or outcome.time < self.best.time)
+        if improved:
             self.best = outcome
             if outcome.artifact is not None and not outcome.from_cache:
                 tuner.cache.put_code(tuner.key, outcome.options, outcome.artifact)
         if tuner.on_progress is not None:
             tuner.on_progress(
                 Progress(
-                    self.generation,
-                    tuner.generations,
                     self.done,
-                    self.pending,
+                    tuner.candidates,
                     len(self.measured),
                     self.failed,
                     len(self.pruned),
                     self.best,
                     outcome,
+                    improved,
                     self.elapsed,
                     self.default_seconds,
                 )
@@ -336,22 +349,16 @@ class _Session:
             self.best.options,
             self.best.time,
             self.default_seconds,
-            self.completed,
+            self.stopped,
             list(self.measured.values()),
             len(self.pruned),
+            self.usage,
         )
 
     @property
     def default_seconds(self) -> float | None:
         default = self.measured.get(self.tuner.default.to_json())
         return None if default is None else default.seconds
-
-
-def default_population(workers: int | None = None) -> int:
-    """Candidates per generation: 16, or 4 per compile worker where there are
-    more than 4 (a generation waits for its slowest candidate; more of them
-    per worker keep the workers busy meanwhile)."""
-    return max(16, 4 * (workers or os.cpu_count() or 1))
 
 
 def _def_ir(function: DefIR | Any) -> DefIR:
@@ -365,8 +372,8 @@ def _def_ir(function: DefIR | Any) -> DefIR:
 def tune(
     function: DefIR | Any,
     *inputs: Any,
-    generations: int | None = 5,
-    population: int | None = None,
+    candidates: int | None = CANDIDATES,
+    population: int = POPULATION,
     timeout: float = 60.0,
     backend: str | None = None,
     **knobs: Any,
@@ -375,20 +382,22 @@ def tune(
     best options found, which are also stored in the compilation cache (later
     calls with these shapes use them).
 
+    `candidates` is how many candidates to measure (`None`: until
+    `max_time`; the run also ends when the search proposes nothing new),
+    `population` how many of the fastest the genetic search breeds from,
     `timeout` bounds each candidate's compilation and each profiling run, in
-    seconds; `generations=None` runs until `max_time`. Further knobs (see
-    `Tuner`): `max_time` (seconds; past it, the jobs still running are
-    cancelled), `search` ("genetic", "random" or "tpe": Optuna's TPE sampler),
-    `mutation_rate` and `elites` (genetic), `seed`, `workers` (compile
-    processes), `cache`, `space`, `on_progress`, `resume` (count the cached
-    measurements of this problem as done), `cluster` (a Dask address, "local"
-    or a `distributed.Client`).
+    seconds. Further knobs (see `Tuner`): `max_time` (seconds; past it, the
+    jobs still running are cancelled), `search` ("genetic", "random" or
+    "tpe": Optuna's TPE sampler), `mutation_rate` and `elites` (genetic),
+    `seed`, `workers` (compile processes), `cache`, `space`, `on_progress`,
+    `resume` (count the cached measurements of this problem as done),
+    `cluster` (a Dask address, "local" or a `distributed.Client`).
     """
     tuner = Tuner(
         function,
         inputs,
         backend=backend,
-        generations=generations,
+        candidates=candidates,
         population=population,
         timeout=timeout,
         **knobs,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sqlite3
 import subprocess
@@ -57,17 +56,18 @@ def test_short_tuning_run_stores_the_best(tmm, cache_dir):
         tmm,
         inputs(),
         backend="cpu",
-        generations=2,
+        candidates=8,
         population=4,
         workers=2,
         space=small_space(tmm),
         on_progress=progress.append,
     ).run()
-    assert result.generations == 2
+    assert result.stopped == "candidates"
     assert result.default_seconds is not None
     assert result.best_seconds <= result.default_seconds
-    assert [p.generation for p in progress][:4] == [1, 1, 1, 1]
-    assert progress[-1].measured == len(result.outcomes) >= 5
+    assert [p.done for p in progress] == list(range(1, 9)) and progress[-1].total == 8
+    assert progress[-1].measured == len(result.outcomes) == 8
+    assert sum(p.improved for p in progress) >= 1 and progress[0].improved
 
     assert best_options(tmm.definition, SIZES, "cpu") == result.best
     key = ProblemKey.of(tmm.definition, SIZES, target_architecture("cpu"))
@@ -82,7 +82,7 @@ def test_short_tuning_run_stores_the_best(tmm, cache_dir):
 
 def test_failing_candidates_are_discarded_not_fatal(tmm):
     with pytest.raises(tcir.TCError, match="no candidate compiled and ran correctly.*timed out"):
-        tune(tmm, *inputs(), generations=1, population=2, timeout=0.01, workers=1)
+        tune(tmm, *inputs(), candidates=2, timeout=0.01, workers=1)
 
 
 def test_max_time_spent_before_any_measurement_says_so(tmm):
@@ -95,15 +95,19 @@ def test_max_time_spent_before_any_measurement_says_so(tmm):
 def test_bad_inputs_are_user_errors(tmm):
     with pytest.raises(tcir.ShapeError):
         tune(tmm, np.zeros((4, 4), np.float32), np.zeros((5, 5), np.float32))
-    with pytest.raises(tcir.TCError, match="generations"):
-        tune(tmm, *inputs(), generations=0)
+    with pytest.raises(tcir.TCError, match="candidates must be at least 1"):
+        tune(tmm, *inputs(), candidates=0)
+    with pytest.raises(tcir.TCError, match="give candidates, max_time or both"):
+        tune(tmm, *inputs(), candidates=None)
+    with pytest.raises(tcir.TCError, match="population"):
+        tune(tmm, *inputs(), population=0)
 
 
 def test_tcir_tune_help(capsys):
     with pytest.raises(SystemExit) as exit:
         tcir_tune(["--help"])
     assert exit.value.code == 0
-    assert "--generations" in capsys.readouterr().out
+    assert "--candidates" in capsys.readouterr().out
 
 
 def test_tcir_tune_reports_missing_sizes(capsys):
@@ -119,7 +123,7 @@ def test_tcir_tune_on_the_simulated_gpu(tmm, capsys):
     on that backend use it."""
     sizes = {"M": 24, "K": 16, "N": 20}
     argv = [str(EXAMPLES / "tmm.tc"), "--entry", "tmm", "--sizes", "M=24,K=16,N=20"]
-    argv += ["--backend", "cuda-sim", "--generations", "1", "--population", "3", "--workers", "2"]
+    argv += ["--backend", "cuda-sim", "--candidates", "3", "--workers", "2"]
     argv += ["--max-unroll", "4"]
     assert tcir_tune(argv) == 0
     assert "tuning tmm(M=24, K=16, N=20) on cuda-sim" in capsys.readouterr().out
@@ -178,8 +182,8 @@ def test_killed_tuner_leaves_a_usable_cache(tmm, cache_dir):
         "tmm",
         "--sizes",
         "M=64,N=64,K=64",
-        "--generations",
-        "100",
+        "--candidates",
+        "400",
         "--population",
         "4",
         "--workers",
@@ -198,7 +202,7 @@ def test_killed_tuner_leaves_a_usable_cache(tmm, cache_dir):
         while _measurements(cache_dir / FILE_NAME) < 4 and time.monotonic() < deadline:
             assert tuner.poll() is None, "the tuner stopped early"
             time.sleep(0.1)
-        assert _measurements(cache_dir / FILE_NAME) >= 4, "no generation finished in time"
+        assert _measurements(cache_dir / FILE_NAME) >= 4, "not 4 candidates measured in time"
     finally:
         os.killpg(tuner.pid, signal.SIGKILL)
         tuner.wait()
@@ -217,7 +221,7 @@ def test_killed_tuner_leaves_a_usable_cache(tmm, cache_dir):
     assert recorded is not None
     assert MappingOptions.from_json(checked.stdout.strip().splitlines()[-1]) == recorded[0]
     assert not list(cache_dir.glob(f"{FILE_NAME}.corrupt-*")), "the cache was set aside"
-    again = tune(tmm, *inputs(), generations=1, population=2, workers=1, space=small_space(tmm))
+    again = tune(tmm, *inputs(), candidates=2, workers=1, space=small_space(tmm))
     assert again is not None
 
 
@@ -225,7 +229,7 @@ def test_resume_after_sigkill_loses_no_measured_candidate(tmm, cache_dir):
     """`tcir-tune --resume` after SIGKILL: every measurement the killed run
     recorded is in the resumed run's results, none of them measured again."""
     command = [sys.executable, "-m", "tcir.tools.tcir_tune", str(EXAMPLES / "tmm.tc")]
-    command += ["--entry", "tmm", "--sizes", "M=64,N=64,K=64", "--generations", "100"]
+    command += ["--entry", "tmm", "--sizes", "M=64,N=64,K=64", "--candidates", "400"]
     command += ["--population", "4", "--workers", "1", "--max-unroll", "16"]
     command += ["--cache-dir", str(cache_dir)]
     tuner = subprocess.Popen(command, stdout=subprocess.DEVNULL, start_new_session=True)
@@ -242,42 +246,43 @@ def test_resume_after_sigkill_loses_no_measured_candidate(tmm, cache_dir):
         before = [(o.to_json(), t) for o, t, _ in cache.measurements(key)]
     assert len(before) >= 6
     result = Tuner(
-        tmm, inputs(), backend="cpu", generations=2, population=4, workers=1,
+        tmm, inputs(), backend="cpu", candidates=8, population=4, workers=1,
         space=small_space(tmm), cache=cache_dir, resume=True,
     ).run()  # fmt: skip
     restored = [(o.options.to_json(), o.seconds) for o in result.outcomes if o.from_cache]
     assert sorted(restored) == sorted(before)
     fresh = [o.options.to_json() for o in result.outcomes if not o.from_cache]
     assert not set(fresh) & {options for options, _ in before}, "measured again"
+    assert len(fresh) == 8
     with CompilationCache(cache_dir) as cache:
         assert len(cache.measurements(key)) == len(before) + len(fresh)
 
 
 def test_max_time_stops_within_one_candidate(tmm):
-    """Without a generation limit the tuner runs until `max_time`, then
+    """Without a candidate limit the tuner runs until `max_time`, then
     cancels what still runs: it never overruns by more than one candidate."""
     progress = []
     begin = time.monotonic()
     result = Tuner(
-        tmm, inputs(), backend="cpu", generations=None, max_time=6.0, population=4, workers=2,
+        tmm, inputs(), backend="cpu", candidates=None, max_time=6.0, population=4, workers=2,
         space=small_space(tmm), on_progress=progress.append,
     ).run()  # fmt: skip
     elapsed = time.monotonic() - begin
     slowest = max(p.elapsed - q.elapsed for p, q in zip(progress[1:], progress))
     assert elapsed < 6.0 + max(slowest, 1.0) + 2.0  # + start-up of the reference
-    assert progress[-1].generations is None and progress[-1].generation >= 2
+    assert result.stopped == "max_time" and progress[-1].total is None
     assert len(result.outcomes) == progress[-1].measured >= 8
 
 
 def test_tcir_tune_ends_with_a_table_of_the_best(tmm, capsys, cache_dir):
     argv = [str(EXAMPLES / "tmm.tc"), "--entry", "tmm", "--sizes", "M=64,K=64,N=64"]
-    argv += ["--generations", "1", "--population", "4", "--workers", "2", "--max-unroll", "4"]
+    argv += ["--candidates", "4", "--workers", "2", "--max-unroll", "4"]
     assert tcir_tune(argv + ["--search", "tpe"]) == 0
     out = capsys.readouterr().out
     table = out[out.index("best 4 of 4 measured (0 pruned):") :].splitlines()[1:6]
     assert table[0].split() == ["#", "time", "vs", "default", "options"]
     times = [float(row.split()[1]) for row in table[1:]]
     assert times == sorted(times) and [row.split()[0] for row in table[1:]] == ["1", "2", "3", "4"]
-    assert tcir_tune(argv + ["--resume"]) == 0  # the 4 measured count as done
-    measured = re.search(r"best 5 of (\d+) measured", capsys.readouterr().out)
-    assert measured is not None and int(measured[1]) > 4
+    assert tcir_tune(argv + ["--resume"]) == 0  # the 4 measured count as done, 4 more
+    out = capsys.readouterr().out
+    assert "best 5 of 8 measured" in out and "ended: measured its candidates" in out

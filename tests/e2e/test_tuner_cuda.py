@@ -30,7 +30,7 @@ def test_tuning_on_the_gpu_keeps_a_cubin_for_it(tmp_path):
     b = cupy.asarray(rng.standard_normal((45, 29), np.float32))
     space = SearchSpace.build(tmm.definition, SIZES, "cuda", max_unroll=8)
     result = Tuner(
-        tmm, [a, b], backend="cuda", generations=2, population=6, workers=2, space=space,
+        tmm, [a, b], backend="cuda", candidates=12, population=6, workers=2, space=space,
         cache=tmp_path,
     ).run()  # fmt: skip
     assert len(result.outcomes) >= 6 and result.best_seconds <= result.default_seconds

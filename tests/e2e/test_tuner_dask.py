@@ -38,10 +38,10 @@ def test_two_worker_cluster_tunes_into_the_callers_cache(client, tmp_path):
     space = SearchSpace.build(tmm.definition, SIZES, "cuda-sim", max_unroll=4)
     progress = []
     result = Tuner(
-        tmm, [a, b], backend="cuda-sim", generations=2, population=4, space=space,
+        tmm, [a, b], backend="cuda-sim", candidates=6, population=4, space=space,
         cluster=client, cache=tmp_path, on_progress=progress.append,
     ).run()  # fmt: skip
-    assert progress[-1].measured == len(result.outcomes) >= 5
+    assert progress[-1].measured == len(result.outcomes) == 6
     workers = {w for w in client.run(lambda: 1)}
     assert len(workers) == 2
     key = ProblemKey.of(tmm.definition, SIZES, target_architecture("cuda-sim"))
@@ -54,7 +54,7 @@ def test_two_worker_cluster_tunes_into_the_callers_cache(client, tmp_path):
 
 def test_tcir_tune_cluster_local(tmp_path, capsys):
     argv = [str(EXAMPLES / "tmm.tc"), "--entry", "tmm", "--sizes", "M=24,K=16,N=20"]
-    argv += ["--generations", "1", "--population", "3", "--max-unroll", "4"]
+    argv += ["--candidates", "3", "--max-unroll", "4"]
     argv += ["--cluster", "local", "--cache-dir", str(tmp_path)]
     assert tcir_tune(argv) == 0
     assert "best 3 of 3 measured" in capsys.readouterr().out

@@ -47,7 +47,7 @@ def test_tcir_tune_plots_the_best_time_against_candidates(tmp_path, monkeypatch,
     monkeypatch.setenv("TCIR_CACHE_DIR", str(tmp_path / "cache"))
     plot = tmp_path / "tuning.svg"
     argv = [str(ROOT / "examples" / "tmm.tc"), "--entry", "tmm", "--sizes", "M=16,K=16,N=16"]
-    argv += ["--generations", "2", "--population", "3", "--workers", "2", "--max-unroll", "4"]
+    argv += ["--candidates", "6", "--population", "3", "--workers", "2", "--max-unroll", "4"]
     assert tcir_tune([*argv, "--plot", str(plot)]) == 0
     assert f"plot: {plot}" in capsys.readouterr().out
     text = _svg_text(plot)

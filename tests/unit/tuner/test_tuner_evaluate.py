@@ -1,10 +1,13 @@
-"""The evaluator's scheduling: failures, timeouts and the deadline fail candidates, not the tuner."""
+"""The evaluator's scheduling: every compile slot kept busy; failures,
+timeouts and the deadline fail candidates, not the tuner."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -13,7 +16,7 @@ import pytest
 from tuner_helpers import SIZES, tmm
 
 import tcir
-from tcir.tuner.evaluate import Evaluator
+from tcir.tuner.evaluate import Evaluator, Outcome
 from tcir.tuner.executors import LocalExecutors
 from tcir.tuner.jobs import Benchmark, Problem
 
@@ -24,12 +27,13 @@ BROKEN = tcir.MappingOptions(unroll=4)
 
 class FakeExecutors:
     """Threads: compiling returns the options' unroll factor as the
-    'artifact'; SLOW takes `slow_s` to compile, BROKEN fails to compile."""
+    'artifact'; SLOW takes `slow_s` to compile, BROKEN fails to compile,
+    any other takes `compile_s`."""
 
-    def __init__(self, slow_s: float = 0.0, slots: int = 2):
+    def __init__(self, slow_s: float = 0.0, slots: int = 2, compile_s: float = 0.0):
         self.compile_slots, self.devices = slots, 1
-        self.slow_s = slow_s
-        self.pool = ThreadPoolExecutor(4)
+        self.slow_s, self.compile_s = slow_s, compile_s
+        self.pool = ThreadPoolExecutor(slots + 2)
         self.release = threading.Event()
         self.compiled: list[int] = []
 
@@ -39,8 +43,7 @@ class FakeExecutors:
     def _compile(self, options: tcir.MappingOptions) -> dict[str, Any]:
         if options.unroll == BROKEN.unroll:
             raise ValueError("no code for you")
-        if options.unroll == SLOW.unroll:
-            self.release.wait(self.slow_s)
+        self.release.wait(self.slow_s if options.unroll == SLOW.unroll else self.compile_s)
         self.compiled.append(options.unroll)
         return {"unroll": options.unroll}
 
@@ -65,33 +68,81 @@ class FakeArtifact:
         return self.data
 
 
+def evaluate(
+    evaluator: Evaluator, candidates: Iterable[tcir.MappingOptions], deadline: float | None = None
+) -> tuple[list[Outcome], bool]:
+    """The outcomes of `candidates`, in the order they came, and whether the run finished."""
+    outcomes: list[Outcome] = []
+    finished = evaluator.run(candidates, outcomes.append, deadline)
+    return outcomes, finished
+
+
+def numbered(start: int = 1) -> Iterable[tcir.MappingOptions]:
+    """Endless distinct candidates that compile normally (tile sizes 1, 2, ...)."""
+    return (tcir.MappingOptions(unroll=1, tile=[k]) for k in itertools.count(start))
+
+
 def test_failures_fail_their_candidate_only():
     with Evaluator(FakeExecutors(), "cuda-sim") as evaluator:
-        outcomes = evaluator.evaluate([FAST, BROKEN, SLOW])
+        outcomes, finished = evaluate(evaluator, [FAST, BROKEN, SLOW])
+    assert finished
+    outcomes.sort(key=lambda o: [FAST, BROKEN, SLOW].index(o.options))
     assert [o.seconds for o in outcomes] == [1e-3, None, 2e-3]
     assert outcomes[1].error == "compile: ValueError: no code for you"
     assert evaluator.best == 1e-3
 
 
 def test_a_late_job_times_out_and_the_others_go_on():
-    seen = []
     with Evaluator(FakeExecutors(slow_s=30), "cuda-sim", timeout=0.5) as evaluator:
         begin = time.monotonic()
-        outcomes = evaluator.evaluate([SLOW, FAST], seen.append)
+        outcomes, _ = evaluate(evaluator, [SLOW, FAST])
     assert time.monotonic() - begin < 5
-    assert outcomes[0].error == "compile: timed out after 0.5 s"
-    assert outcomes[1].seconds == 1e-3
-    assert {o.options.unroll for o in seen} == {1, 2}
+    assert [(o.options, o.seconds) for o in outcomes] == [(FAST, 1e-3), (SLOW, None)]
+    assert outcomes[1].error == "compile: timed out after 0.5 s"
 
 
 def test_the_deadline_stops_everything():
     executors = FakeExecutors(slow_s=30, slots=1)
     with Evaluator(executors, "cuda-sim", timeout=60) as evaluator:
         begin = time.monotonic()
-        outcomes = evaluator.evaluate([SLOW, FAST], deadline=time.monotonic() + 0.5)
+        outcomes, finished = evaluate(evaluator, [SLOW, FAST], deadline=time.monotonic() + 0.5)
     assert time.monotonic() - begin < 5
-    assert outcomes == []  # neither finished; FAST was never started
+    assert outcomes == [] and not finished  # neither finished; FAST was never started
     assert executors.compiled == [SLOW.unroll]  # SLOW ran on, released at close
+
+
+def test_the_deadline_is_kept_within_one_candidate():
+    """Endless candidates of 0.3 s each: the run ends at the deadline, not
+    after the candidates running then."""
+    with Evaluator(FakeExecutors(slots=2, compile_s=0.3), "cuda-sim") as evaluator:
+        begin = time.monotonic()
+        outcomes, finished = evaluate(evaluator, numbered(), deadline=begin + 1.0)
+        elapsed = time.monotonic() - begin
+    assert not finished and 1.0 <= elapsed < 1.3
+    assert 4 <= len(outcomes) <= 6
+
+
+def test_every_compile_slot_stays_busy():
+    """Compiles of fixed length: 4 slots measure about 4 times as many
+    candidates as 1 slot in the same time, and the slots are busy all along."""
+    counts = {}
+    for slots in (1, 4):
+        with Evaluator(FakeExecutors(slots=slots, compile_s=0.1), "cuda-sim") as evaluator:
+            outcomes, _ = evaluate(evaluator, numbered(), deadline=time.monotonic() + 1.5)
+        counts[slots] = len(outcomes)
+        assert evaluator.usage.compile_busy > 0.9
+    assert 10 <= counts[1] <= 15
+    assert counts[4] >= 3.5 * counts[1]
+
+
+def test_a_slow_compile_holds_up_no_other_slot():
+    """No generation barrier: while one slot compiles a slow candidate, the
+    other takes candidate after candidate."""
+    candidates = itertools.chain([SLOW], numbered())
+    with Evaluator(FakeExecutors(slow_s=1.0, slots=2, compile_s=0.05), "cuda-sim") as evaluator:
+        outcomes, _ = evaluate(evaluator, candidates, deadline=time.monotonic() + 1.5)
+    assert outcomes[0].options != SLOW and SLOW in [o.options for o in outcomes]
+    assert len(outcomes) > 15
 
 
 def test_cpu_profiles_only_while_nothing_compiles():
@@ -105,8 +156,36 @@ def test_cpu_profiles_only_while_nothing_compiles():
 
     executors.profile = logged_profile
     with Evaluator(executors, "cpu") as evaluator:
-        evaluator.evaluate([FAST, SLOW])
+        evaluate(evaluator, [FAST, SLOW])
     assert order == ["profile with 2 compiled"] * 2
+
+
+def test_cpu_profiles_in_batches_and_never_while_compiling():
+    """On the CPU, compiles and profiles never overlap, while every
+    candidate is still measured."""
+    executors = FakeExecutors(slots=2, compile_s=0.02)
+    events: list[str] = []
+    compile, profile = executors.compile, executors.profile
+
+    def logged(kind, submit):
+        def call(*args: Any) -> Future:
+            future = submit(*args)
+            events.append(f"{kind} start")
+            future.add_done_callback(lambda _: events.append(f"{kind} end"))
+            return future
+
+        return call
+
+    executors.compile = logged("compile", compile)
+    executors.profile = logged("profile", profile)
+    with Evaluator(executors, "cpu") as evaluator:
+        outcomes, finished = evaluate(evaluator, (tcir.MappingOptions(tile=[k]) for k in range(1, 12)))
+    assert finished and len(outcomes) == 11
+    running = {"compile": 0, "profile": 0}
+    for event in events:
+        kind, what = event.split()
+        running[kind] += 1 if what == "start" else -1
+        assert not (running["compile"] and running["profile"]), events
 
 
 def test_local_pools_compile_and_profile_a_real_candidate(monkeypatch):
@@ -120,7 +199,7 @@ def test_local_pools_compile_and_profile_a_real_candidate(monkeypatch):
         problem = Problem(tmm().definition, SIZES, "cpu")
         benchmark = Benchmark(problem, [a, b], list(reference))
         with Evaluator(LocalExecutors(benchmark, workers=1), "cpu") as evaluator:
-            (outcome,) = evaluator.evaluate([tcir.MappingOptions(tile=[2, 2, 2])])
+            (outcome,), _ = evaluate(evaluator, [tcir.MappingOptions(tile=[2, 2, 2])])
         if good:
             assert outcome.error is None and 0 < outcome.seconds < 1
         else:
@@ -144,12 +223,12 @@ def test_a_crashing_worker_fails_its_candidate(monkeypatch):
         executors.close()
 
 
-def test_a_straggling_compile_is_cut_once_its_batch_is_done(monkeypatch):
+def test_a_compile_far_longer_than_the_others_is_cut(monkeypatch):
     monkeypatch.setattr("tcir.tuner.evaluate.STRAGGLER_MIN_S", 0.5)
     candidates = [tcir.MappingOptions(unroll=1, tile=[k]) for k in range(1, 8)] + [SLOW]
     with Evaluator(FakeExecutors(slow_s=30, slots=8), "cuda-sim", timeout=60) as evaluator:
         begin = time.monotonic()
-        outcomes = evaluator.evaluate(candidates)
-    assert time.monotonic() - begin < 5
+        outcomes, finished = evaluate(evaluator, candidates)
+    assert finished and time.monotonic() - begin < 5
     assert [o.seconds for o in outcomes[:7]] == [1e-3] * 7
-    assert outcomes[7].error == "compile: timed out after 0.5 s, far behind the rest of its batch"
+    assert outcomes[7].error == "compile: timed out after 0.5 s, far longer than the other compiles"
