@@ -6,9 +6,9 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
 - **A large contraction** (one reduction statement over at least 512 points
   with a 2-D or 3-D output, e.g. a matmul), its k tiles of 32 points: when
   the output has enough 128x128 tiles to give every SM a block, 128x128x32
-  block tiles on 32x8 threads, so each thread keeps a 16x4 register
-  micro-tile (tmm 128x4096x16384 453 us against 614 us with 8x8 ones and
-  scalar reads; eager 349 us); else, where 32x32 tiles give the blocks,
+  block tiles on 16x16 threads, so each thread keeps an 8x8 register
+  micro-tile (tmm 128x4096x16384 471 us, against 600 us on 32x8 threads and
+  614 us with k tiles of 16 and scalar reads; eager 345 us); else, where 32x32 tiles give the blocks,
   32x32x32 tiles on 16x8 threads (4x2 accumulators a thread: tmm
   128x1024x1024 18.8 us, against 29.2 us with four a thread and scalar
   reads; eager 16.1 us); both read their shared operands as float4
@@ -104,7 +104,7 @@ GATHER_ROW = 64
 VECTOR_WIDTH = 4
 """Shared operands read as float4 (`vector_width`) where the reduction's
 innermost loop allows: a quarter of the shared loads (tmm 128x4096x16384
-614 -> 453 us with 128x128x32 tiles on 32x8 threads, tbmm 8.7 -> 7.4 us)."""
+614 -> 471 us with 128x128x32 tiles on 16x16 threads, tbmm 8.7 -> 7.3 us)."""
 
 
 def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOptions:
@@ -151,7 +151,7 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         if fills_gpu(128) and whole:
             return MappingOptions(
                 tile=[*outer, 128, 128, K_TILE],
-                threads=[32, 8],
+                threads=[16, 16],
                 max_private_elements=64,
                 num_stages=2,
                 vector_width=VECTOR_WIDTH,

@@ -34,11 +34,11 @@ def options_at(name: str, *shapes: tuple[int, ...]) -> tcir.MappingOptions:
 
 
 RULES = {
-    # Enough 128x128 output tiles for every SM: 16x4 register micro-tiles, float4 reads.
+    # Enough 128x128 output tiles for every SM: 8x8 register micro-tiles, float4 reads.
     "large-matmul": (
         ("tmm", (128, 4096), (16384, 4096)),
         tcir.MappingOptions(
-            tile=[128, 128, 32], threads=[32, 8], max_private_elements=64, num_stages=2, vector_width=4
+            tile=[128, 128, 32], threads=[16, 16], max_private_elements=64, num_stages=2, vector_width=4
         ),
     ),
     # Enough 32x32 tiles: 4x2 accumulators a thread, float4 reads.
