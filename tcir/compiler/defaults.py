@@ -148,22 +148,19 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         # in registers and the steps from being read as vectors (C3, 1000
         # points: 118.6 us so, 32.2 us with scalar reads on 32x8 threads).
         whole = extents[layer.reduction_indices[0]] % K_TILE == 0
+        def register_tiled(size: int, threads: list[int], private: int) -> MappingOptions:
+            return MappingOptions(
+                tile=[*outer, size, size, K_TILE],
+                threads=threads,
+                max_private_elements=private,
+                num_stages=2,
+                vector_width=VECTOR_WIDTH,
+            )
+
         if fills_gpu(128) and whole:
-            return MappingOptions(
-                tile=[*outer, 128, 128, K_TILE],
-                threads=[16, 16],
-                max_private_elements=64,
-                num_stages=2,
-                vector_width=VECTOR_WIDTH,
-            )
+            return register_tiled(128, [16, 16], 64)
         if fills_gpu(32) and whole:
-            return MappingOptions(
-                tile=[*outer, 32, 32, K_TILE],
-                threads=[16, 8],
-                max_private_elements=16,
-                num_stages=2,
-                vector_width=VECTOR_WIDTH,
-            )
+            return register_tiled(32, [16, 8], 16)
         if fills_gpu(32):
             return MappingOptions(tile=[*outer, 32, 32, K_TILE], threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:

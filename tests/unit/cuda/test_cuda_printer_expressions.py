@@ -158,6 +158,17 @@ class Program:
         return text, lambda t: wrap(f(t))
 
 
+def run_on_host(source: str, main: str, flag: str, tmp_path: Path) -> list[str]:
+    """The lines printed by `source` (kernels, through `SHIM`) and `main`,
+    built with g++ and `flag` and run on the host."""
+    program = tmp_path / "kernels.cpp"
+    program.write_text(f"{SHIM}\n{source}\n{main}")
+    binary = tmp_path / "kernels"
+    build = subprocess.run(["g++", flag, "-o", str(binary), str(program)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr + source
+    return subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 @pytest.mark.parametrize("simplified", [False, True], ids=["printed", "simplified"])
 @pytest.mark.parametrize("seed", range(3))
@@ -178,14 +189,7 @@ def test_printed_index_expressions_compute_what_the_ir_does(seed: int, simplifie
         f'  for (int t = 0; t < {THREADS}; ++t) std::printf("%d ", out[t]);\n  std::printf("\\n");'
         for k in range(EXPRESSIONS)
     )
-    program = tmp_path / "expressions.cpp"
-    program.write_text(f"{SHIM}\n{source}\nint main() {{\n  int out[{THREADS}];\n{calls}\n}}\n")
-    binary = tmp_path / "expressions"
-    build = subprocess.run(
-        ["g++", "-fwrapv", "-o", str(binary), str(program)], capture_output=True, text=True
-    )
-    assert build.returncode == 0, build.stderr + source
-    rows = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
+    rows = run_on_host(source, f"int main() {{\n  int out[{THREADS}];\n{calls}\n}}\n", "-fwrapv", tmp_path)
     for k, ((text, f), row) in enumerate(zip(kernels, rows, strict=True)):
         expected = [f(t) for t in range(THREADS)]
         got = [int(v) for v in row.split()]
@@ -278,14 +282,9 @@ def test_printed_float_expressions_compute_what_the_ir_does(seed: int, tmp_path:
         f'  for (int t = 0; t < {THREADS}; ++t) std::printf("%a ", out[t]);\n  std::printf("\\n");'
         for k in range(EXPRESSIONS)
     )
-    program = tmp_path / "floats.cpp"
-    program.write_text(f"{SHIM}\n{source}\n{arrays}\nint main() {{\n  float out[{THREADS}];\n{calls}\n}}\n")
-    binary = tmp_path / "floats"
-    build = subprocess.run(
-        ["g++", "-ffp-contract=off", "-o", str(binary), str(program)], capture_output=True, text=True
+    rows = run_on_host(
+        source, f"{arrays}\nint main() {{\n  float out[{THREADS}];\n{calls}\n}}\n", "-ffp-contract=off", tmp_path
     )
-    assert build.returncode == 0, build.stderr + source
-    rows = subprocess.run([str(binary)], capture_output=True, text=True, check=True).stdout.splitlines()
     with np.errstate(all="ignore"):
         for k, ((text, f), row) in enumerate(zip(kernels, rows, strict=True)):
             expected = f(values[0], values[1]).astype(np.float32)
