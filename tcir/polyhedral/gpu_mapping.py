@@ -224,8 +224,21 @@ class _Conflicts:
         if pairs.is_empty():
             return False
         by_thread = self.threads.reverse().apply_range(pairs).apply_range(self.threads)
-        same = self.threads.range().identity()
-        return not by_thread.subtract(same).is_empty()
+        return _other_thread(by_thread)
+
+
+def _other_thread(by_thread: isl.UnionMap) -> bool:
+    """Whether `T[a] -> T[b]` relates two different threads: some difference
+    `b - a` is not 0 (for isl far cheaper than subtracting the identity)."""
+    differences: list[isl.Set] = []
+    by_thread.deltas().foreach_set(differences.append)
+    for difference in differences:
+        zero = isl.Set.universe(difference.get_space())
+        for k in range(difference.dim(isl.dim_type.set)):
+            zero = zero.fix_dim_si(k, 0)
+        if not difference.is_subset(zero):
+            return True
+    return False
 
 
 def _part_domain(schedule: isl.Schedule, path: Path) -> isl.UnionSet:
@@ -433,20 +446,21 @@ class GpuMapping:
         self,
         node: isl.ScheduleNode,
         path: Path,
-        site: Path | None,
+        site: tuple[Path, list[int]] | None,
         sites: dict[Path, list[int]],
         leaves: list[Path],
     ) -> None:
-        """For each leaf, the deepest band with parallel members above it."""
+        """For each leaf, the deepest band with parallel members above it
+        (`site`: its path and parallel members)."""
         kind = node.get_type()
-        if _parallel_members(node):
-            site = path
+        members = _parallel_members(node)
+        if members:
+            site = (path, members)
         if kind == NodeType.leaf:
             if site is None:
                 leaves.append(path)
             else:
-                site_node = node_at(node.get_schedule(), site)
-                sites[site] = _parallel_members(site_node)[-len(self.threads) :]
+                sites[site[0]] = site[1][-len(self.threads) :]
             return
         for k in range(node.n_children()):
             self._find_sites(node.child(k), (*path, k), site, sites, leaves)

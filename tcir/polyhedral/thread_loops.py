@@ -70,10 +70,11 @@ def member_values(node: isl.ScheduleNode, outer: isl.UnionMap) -> list[isl.Map |
     and extents stay sound, and keeps the relations small: isl's stride
     detection grows costly with every dimension.)"""
     partial = node.band_get_partial_schedule()
+    instances, inverse = outer.domain(), outer.reverse()
     found: list[isl.Map | None] = []
     for k in range(node.band_n_member()):
         member = isl.UnionMap.from_union_pw_aff(partial.get_union_pw_aff(k))
-        values = outer.reverse().apply_range(member.intersect_domain(outer.domain()))
+        values = inverse.apply_range(member.intersect_domain(instances))
         found.append(None if values.is_empty() else isl.Map.from_union_map(values))
     return found
 

@@ -151,6 +151,8 @@ class Tuner:
             raise TCError("tuner: give candidates, max_time or both")
         if candidates is not None and candidates < 1:
             raise TCError(f"tuner: candidates must be at least 1, got {candidates}")
+        if population < 1:
+            raise TCError(f"tuner: population must be at least 1, got {population}")
         if search not in SEARCHES:
             raise TCError(f"tuner: search must be one of {', '.join(SEARCHES)}, got '{search}'")
         self.backend = resolve_backend(backend, tuple(inputs))

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import islpy as isl
 from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, MemRefType
@@ -169,6 +170,8 @@ class Site:
     prefix: isl.UnionMap
     instances: isl.UnionSet
     thread_bands: dict[str, isl.ScheduleNode]
+    keys: dict[str, tuple[isl.UnionMap, isl.UnionMap] | None] = field(default_factory=dict)
+    """By statement, what `Promoter._coalesced` compares its references on."""
 
 
 @dataclass
@@ -208,6 +211,12 @@ class Promoter:
     def context(self) -> isl.Set:
         """The ranges of the block and thread ids."""
         return self.schedule.get_root().child(0).context_get_context()
+
+    @cached_property
+    def all_references(self) -> list[Reference]:
+        """The references of the scop's statements (promotion rewrites their
+        attributes only: they stay the same throughout)."""
+        return references(self.scop.statements)
 
     @property
     def threads(self) -> list[tuple[str, int]]:
@@ -311,7 +320,7 @@ class Promoter:
     ) -> list[Group]:
         refs = [
             r
-            for r in references(self.scop.statements)
+            for r in self.all_references
             if r not in skip
             and not isl.UnionSet(r.stmt.domain.data)
             .intersect(site.instances)
@@ -435,7 +444,7 @@ class Promoter:
         if group.writes or group.refs[0].indirection is not None or group.tile is None:
             return decision
         refs = set(group.refs)
-        everything = references(self.scop.statements)
+        everything = self.all_references
         inner = _padded(group.tile.sizes, self.vector_width)
         for site in sites:
             if self._written_in(site, group.tensor, everything):
@@ -486,12 +495,48 @@ class Promoter:
 
     def _coalesced(self, site: Site, ref: Reference) -> bool:
         """Threads next in `x` access elements next in the last dimension."""
+        if ref.access is None:
+            return False
+        statement = ref.stmt.sym_name.data
+        if statement not in site.keys:
+            site.keys[statement] = self._thread_keys(site, ref)
+        keyed = site.keys[statement]
+        if keyed is None:
+            return False
+        key, x_values = keyed
+        rank = ref.access.dim(isl.dim_type.out)
+        last = ref.access.project_out(isl.dim_type.out, 0, rank - 1).reset_tuple_id(
+            isl.dim_type.out
+        )
+        # The (key, x, last index) triples the instances reach, as a map
+        # (key, x) -> last; the differences of the last indices at x and x + 1
+        # for one key must all be 1. (Pairing the triples, not the instances,
+        # keeps the relations small: the same answer, many times faster.)
+        triples = key.flat_range_product(x_values).flat_range_product(isl.UnionMap.from_map(last))
+        if triples.is_empty():
+            return True
+        reached = isl.Set.from_union_set(triples.range())
+        n = reached.dim(isl.dim_type.set)
+        by_key = isl.Map.from_domain(reached).move_dims(isl.dim_type.out, 0, isl.dim_type.in_, n - 1, 1)
+        dims = [f"k{d}" for d in range(n - 2)]
+        shift = isl.Map(f"{{ [{', '.join([*dims, 'x'])}] -> [{', '.join([*dims, 'x + 1'])}] }}")
+        deltas = by_key.reverse().apply_range(shift.apply_range(by_key)).deltas()
+        return deltas.is_subset(isl.Set("{ [1] }"))
+
+    def _thread_keys(
+        self, site: Site, ref: Reference
+    ) -> tuple[isl.UnionMap, isl.UnionMap] | None:
+        """For the instances at `site` of `ref`'s statement (the same for all
+        its references): the schedule values besides the member `thread_x`
+        iterates over (the outer schedule, the band's other members: the
+        key), and that member's values; None where no band maps the
+        statement to `thread_x`."""
         band = site.thread_bands.get(ref.stmt.sym_name.data)
         if band is None or ref.access is None:
-            return False
+            return None
         x = self._x_member(band, site.instances)
         if x is None:
-            return False
+            return None
         # Only the reference's statement: pairs of other statements' instances
         # would make the relations below large for nothing.
         own = site.instances.intersect(isl.UnionSet.from_set(ref.access.domain()))
@@ -508,24 +553,7 @@ class Promoter:
         for k in range(band.band_n_member()):
             if k != x:
                 key = key.flat_range_product(member(k))
-        rank = ref.access.dim(isl.dim_type.out)
-        last = ref.access.project_out(isl.dim_type.out, 0, rank - 1).reset_tuple_id(
-            isl.dim_type.out
-        )
-        # The (key, x, last index) triples the instances reach, as a map
-        # (key, x) -> last; the differences of the last indices at x and x + 1
-        # for one key must all be 1. (Pairing the triples, not the instances,
-        # keeps the relations small: the same answer, many times faster.)
-        triples = key.flat_range_product(member(x)).flat_range_product(isl.UnionMap.from_map(last))
-        if triples.is_empty():
-            return True
-        reached = isl.Set.from_union_set(triples.range())
-        n = reached.dim(isl.dim_type.set)
-        by_key = isl.Map.from_domain(reached).move_dims(isl.dim_type.out, 0, isl.dim_type.in_, n - 1, 1)
-        dims = [f"k{d}" for d in range(n - 2)]
-        shift = isl.Map(f"{{ [{', '.join([*dims, 'x'])}] -> [{', '.join([*dims, 'x + 1'])}] }}")
-        deltas = by_key.reverse().apply_range(shift.apply_range(by_key)).deltas()
-        return deltas.is_subset(isl.Set("{ [1] }"))
+        return key, member(x)
 
     def _x_member(self, band: isl.ScheduleNode, instances: isl.UnionSet) -> int | None:
         """The member of a thread-mapped band that `thread_x` iterates over."""

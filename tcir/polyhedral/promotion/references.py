@@ -264,13 +264,27 @@ class Group:
 Footprint = Callable[[Reference], isl.Map | None]
 
 
-def _merge(a: Group, b: Group) -> Group:
-    footprint = None
-    if a.footprint is not None and b.footprint is not None:
-        footprint = a.footprint.union(b.footprint).coalesce()
-    return Group(
-        a.refs + b.refs, footprint, None if footprint is None else array_tile(footprint)
-    )
+class _Tiles:
+    """`array_tile` of footprints, each computed once per footprint text:
+    references that access the same elements (`O(i) = O(i) + ...` reads and
+    writes `O(i)`) have equal footprints, and so have their merges."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, ArrayTile | None] = {}
+
+    def group(self, refs: list[Reference], footprint: isl.Map | None) -> Group:
+        if footprint is None:
+            return Group(refs, None, None)
+        key = footprint.to_str()
+        if key not in self._known:
+            self._known[key] = array_tile(footprint)
+        return Group(refs, footprint, self._known[key])
+
+    def merge(self, a: Group, b: Group) -> Group:
+        footprint = None
+        if a.footprint is not None and b.footprint is not None:
+            footprint = a.footprint.union(b.footprint).coalesce()
+        return self.group(a.refs + b.refs, footprint)
 
 
 def _must_merge(a: Group, b: Group) -> bool:
@@ -282,32 +296,40 @@ def _must_merge(a: Group, b: Group) -> bool:
     return not a.footprint.intersect(b.footprint).is_empty()
 
 
-def _worth_merging(a: Group, b: Group) -> bool:
-    """The common tile is smaller than both tiles."""
+def _merged(a: Group, b: Group, tiles: _Tiles) -> Group | None:
+    """`a` and `b` as one group if they must be merged, or if their common
+    tile is smaller than both tiles; else None."""
+    if _must_merge(a, b):
+        return tiles.merge(a, b)
     if a.tile is None or b.tile is None:
-        return False
-    merged = _merge(a, b)
-    return (
-        merged.tile is not None
-        and merged.tile.elements < a.tile.elements + b.tile.elements
-    )
+        return None
+    merged = tiles.merge(a, b)
+    if merged.tile is not None and merged.tile.elements < a.tile.elements + b.tile.elements:
+        return merged
+    return None
 
 
 def group_references(refs: Sequence[Reference], footprint: Footprint) -> list[Group]:
-    """Groups of `refs` (all to one tensor), with footprints from `footprint`."""
-    groups = []
-    for ref in refs:
-        fp = footprint(ref)
-        groups.append(Group([ref], fp, None if fp is None else array_tile(fp)))
+    """Groups of `refs` (all to one tensor), with footprints from `footprint`.
+    Pairs are merged first to last until none is left to merge; a pair's
+    verdict is kept across the rounds (by the groups' identities, the groups
+    kept alive with it)."""
+    tiles = _Tiles()
+    groups = [tiles.group([ref], footprint(ref)) for ref in refs]
+    verdicts: dict[tuple[int, int], tuple[Group, Group, Group | None]] = {}
     merged = True
     while merged:
         merged = False
         pairs = [(i, j) for i in range(len(groups)) for j in range(i + 1, len(groups))]
         for i, j in pairs:
-            if _must_merge(groups[i], groups[j]) or _worth_merging(
-                groups[i], groups[j]
-            ):
-                groups[i] = _merge(groups[i], groups.pop(j))
+            a, b = groups[i], groups[j]
+            key = (id(a), id(b))
+            if key not in verdicts:
+                verdicts[key] = (a, b, _merged(a, b, tiles))
+            union = verdicts[key][2]
+            if union is not None:
+                groups[i] = union
+                groups.pop(j)
                 merged = True
                 break
     return groups

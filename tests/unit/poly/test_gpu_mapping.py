@@ -102,3 +102,17 @@ def test_every_instance_runs_on_exactly_one_thread(
         domain = isl.Set(stmt.domain.data)
         assert runners.domain().is_equal(domain.intersect_params(runners.domain().params()))
         assert runners.is_single_valued(), f"{stmt.sym_name.data} runs on several threads"
+
+
+def test_other_thread_is_a_nonzero_thread_difference():
+    """`_other_thread` (whether a barrier is needed) answers as subtracting
+    the identity would: pairs of the same thread need none."""
+    from tcir.polyhedral.gpu_mapping import _other_thread
+
+    same = isl.UnionMap("{ T[x, y] -> T[x, y] : 0 <= x < 32 and 0 <= y < 8 }")
+    shifted = isl.UnionMap("{ T[x, y] -> T[x + 1, y] : 0 <= x < 31 and 0 <= y < 8 }")
+    across = isl.UnionMap("[n] -> { T[x] -> T[o] : 0 <= x < 32 and o = x + n }")
+    assert not _other_thread(same)
+    assert _other_thread(shifted) and _other_thread(same.union(shifted))
+    assert _other_thread(across), "for some parameter value"
+    assert not _other_thread(isl.UnionMap("{ T[] -> T[] }"))
