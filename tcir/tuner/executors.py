@@ -9,8 +9,9 @@ Both give `concurrent.futures` futures, so one scheduling loop
   forked (a parent that touched CUDA cannot fork workers that use it; spawn
   re-imports the caller's main module, so a tuning script guards its entry
   point with `if __name__ == "__main__":`, as for any process pool).
-- `DaskExecutors`: compile jobs go to any worker of a `distributed.Client`;
-  profile jobs for CUDA go to workers with a `GPU` resource (dask-cuda's
+- `DaskExecutors`: compile jobs go to the workers of a `distributed.Client`
+  with a `CPU` resource (any worker where none has one); profile jobs for
+  CUDA go to workers with a `GPU` resource (dask-cuda's
   `LocalCUDACluster` gives one worker per GPU: `--resources GPU=1`). The
   problem and the benchmark are scattered to the workers once.
 """
@@ -86,7 +87,12 @@ class DaskExecutors:
         self._problem = client.scatter(benchmark.problem, broadcast=True)
         self._benchmark = client.scatter(benchmark, broadcast=True)
         workers = client.scheduler_info(n_workers=-1)["workers"]
-        self.compile_slots = max(1, sum(w.get("nthreads", 1) for w in workers.values()))
+        # Where some workers hold a `CPU` resource (`dask_client("local")`
+        # gives it to those without a GPU), compile jobs go to them only: a
+        # GPU worker busy compiling would keep profile jobs waiting.
+        compilers = [w for w in workers.values() if w.get("resources", {}).get("CPU")]
+        self._compile_resources = {"CPU": 1} if compilers else None
+        self.compile_slots = max(1, sum(w.get("nthreads", 1) for w in compilers or workers.values()))
         if benchmark.problem.backend == "cuda":
             gpus = sum(1 for w in workers.values() if w.get("resources", {}).get("GPU"))
             if gpus == 0:
@@ -96,7 +102,7 @@ class DaskExecutors:
             self.devices, self._resources = 1, None
 
     def compile(self, options_json: str) -> Future[dict[str, Any]]:
-        return self._submit(compile_candidate, self._problem, options_json)
+        return self._submit(compile_candidate, self._problem, options_json, resources=self._compile_resources)
 
     def profile(self, device: int, artifact_json: dict[str, Any], cutoff: float) -> Future[float]:
         # Each GPU worker sees its own GPU as device 0.
@@ -140,9 +146,10 @@ def _as_concurrent(dask_future: Any) -> Future[Any]:
 
 def dask_client(address: str, gpus: int = 0) -> Any:
     """A `distributed.Client` for `address`, or for `local`: a cluster on this
-    host of one single-threaded worker process per core, plus one worker per
-    GPU (`GPU` resource, `CUDA_VISIBLE_DEVICES` set to its GPU, as dask-cuda's
-    workers are) when `gpus` > 0."""
+    host of one single-threaded worker process per core (a `CPU` resource:
+    they compile), plus one worker per GPU (`GPU` resource,
+    `CUDA_VISIBLE_DEVICES` set to its GPU, as dask-cuda's workers are) when
+    `gpus` > 0."""
     try:
         from distributed import Client, Nanny, Scheduler, SpecCluster
     except ImportError:
@@ -154,7 +161,7 @@ def dask_client(address: str, gpus: int = 0) -> Any:
             raise TCError(f"tuner: cannot connect to the Dask scheduler at {address}: {e}") from None
     cores = max(1, (os.cpu_count() or 1) - gpus)
     workers: dict[str, dict[str, Any]] = {
-        f"cpu-{k}": {"cls": Nanny, "options": {"nthreads": 1}} for k in range(cores)
+        f"cpu-{k}": {"cls": Nanny, "options": {"nthreads": 1, "resources": {"CPU": 1}}} for k in range(cores)
     }
     for k in range(gpus):
         options = {"nthreads": 1, "resources": {"GPU": 1}, "env": {"CUDA_VISIBLE_DEVICES": str(k)}}
