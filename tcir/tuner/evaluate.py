@@ -6,9 +6,11 @@ as it frees (while fewer compiled artifacts wait for a device than there are
 slots), so the search proposes each candidate from everything measured so
 far. Each compiled artifact goes to a profile job on a device (every visible
 GPU for CUDA). The CPU backend never profiles while a compile job runs, so
-that compiles do not disturb its timings: once as many artifacts wait as
-there are compile slots (or the search has no more), it lets the running
-compiles finish, profiles everything waiting, and only then compiles again.
+that compiles do not disturb its timings: once `CPU_BATCH_PER_SLOT`
+artifacts per compile slot wait (or the search has no more), it lets the
+running compiles finish, profiles everything waiting, and only then
+compiles again (a batch, but the search still proposes each candidate from
+everything measured before it).
 A profile job loads the artifact, runs it once on poisoned outputs, checks
 every output against the numpy reference, and only then times it. Jobs run
 on `Executors`: local process pools or a Dask cluster
@@ -45,9 +47,15 @@ log = logging.getLogger(__name__)
 MESSAGE_LENGTH = 400
 CUTOFF_FACTOR = 10.0
 """A candidate slower than this many times the best so far is timed once."""
-STRAGGLER_SAMPLES, STRAGGLER_FACTOR, STRAGGLER_MIN_S = 4, 3.0, 4.0
+CPU_BATCH_PER_SLOT = 8
+"""The CPU backend profiles once this many artifacts per compile slot wait:
+the compile slots idle from the first of them to finish until the last, so
+large batches waste little."""
+STRAGGLER_SAMPLES, STRAGGLER_FACTOR, STRAGGLER_MIN_S = 4, 3.0, 10.0
 """Once this many compile jobs finished, one running longer than this many
-times their median (and `STRAGGLER_MIN_S`) is cancelled."""
+times their median (and `STRAGGLER_MIN_S`, so that a loaded machine's
+slower compiles are not cut) is cancelled: its slot could compile several
+candidates meanwhile."""
 
 
 @dataclass(frozen=True)
@@ -204,10 +212,10 @@ class _Run:
                     self._account(job)
                 return False
             if cpu:
-                self._step_cpu(slots)
+                self._step_cpu(slots, CPU_BATCH_PER_SLOT * slots)
             else:
                 self._start_profiles()
-                self._fill_compile_slots(slots)
+                self._fill_compile_slots(slots, slots)
                 self._start_profiles()  # code from the cache
             if not self.running:
                 if self.exhausted and not self.waiting:
@@ -221,23 +229,23 @@ class _Run:
                 self._collect(future, self.running.pop(future))
             self._cancel_late()
 
-    def _step_cpu(self, slots: int) -> None:
-        """Compile until `slots` artifacts wait (or no candidate is left), then
+    def _step_cpu(self, slots: int, batch: int) -> None:
+        """Compile until `batch` artifacts wait (or no candidate is left), then
         profile them all once no compile runs, then compile again."""
         if self.profiling_phase and not self.waiting and self.compiling() == len(self.running):
             self.profiling_phase = False
         if not self.profiling_phase:
-            self._fill_compile_slots(slots)
-        if self.waiting and (len(self.waiting) >= slots or self.exhausted):
+            self._fill_compile_slots(slots, batch)
+        if self.waiting and (len(self.waiting) >= batch or self.exhausted):
             self.profiling_phase = True
         if self.profiling_phase and self.compiling() == 0:
             self._start_profiles()
 
-    def _fill_compile_slots(self, slots: int) -> None:
-        """Take candidates while a compile slot is free and fewer than `slots`
-        artifacts wait; code from the cache goes straight to waiting."""
+    def _fill_compile_slots(self, slots: int, waiting: int) -> None:
+        """Take candidates while one of the `slots` is free and fewer than
+        `waiting` artifacts wait; code from the cache goes straight to waiting."""
         compiling = self.compiling()
-        while not self.exhausted and compiling < slots and len(self.waiting) < slots:
+        while not self.exhausted and compiling < slots and len(self.waiting) < waiting:
             options = next(self.candidates, None)
             if options is None:
                 self.exhausted = True

@@ -160,9 +160,11 @@ def test_cpu_profiles_only_while_nothing_compiles():
     assert order == ["profile with 2 compiled"] * 2
 
 
-def test_cpu_profiles_in_batches_and_never_while_compiling():
-    """On the CPU, compiles and profiles never overlap, while every
-    candidate is still measured."""
+def test_cpu_profiles_in_batches_and_never_while_compiling(monkeypatch):
+    """On the CPU, compiles and profiles never overlap; the artifacts are
+    profiled in batches of `CPU_BATCH_PER_SLOT` per compile slot (the last
+    one smaller), and every candidate is measured."""
+    monkeypatch.setattr("tcir.tuner.evaluate.CPU_BATCH_PER_SLOT", 3)
     executors = FakeExecutors(slots=2, compile_s=0.02)
     events: list[str] = []
     compile, profile = executors.compile, executors.profile
@@ -179,13 +181,21 @@ def test_cpu_profiles_in_batches_and_never_while_compiling():
     executors.compile = logged("compile", compile)
     executors.profile = logged("profile", profile)
     with Evaluator(executors, "cpu") as evaluator:
-        outcomes, finished = evaluate(evaluator, (tcir.MappingOptions(tile=[k]) for k in range(1, 12)))
-    assert finished and len(outcomes) == 11
+        outcomes, finished = evaluate(evaluator, (tcir.MappingOptions(tile=[k]) for k in range(1, 16)))
+    assert finished and len(outcomes) == 15
     running = {"compile": 0, "profile": 0}
+    batches, last = [], None
     for event in events:
         kind, what = event.split()
         running[kind] += 1 if what == "start" else -1
         assert not (running["compile"] and running["profile"]), events
+        if what == "start" and kind == "profile":
+            if last != "profile":
+                batches.append(0)
+            batches[-1] += 1
+        if what == "start":
+            last = kind
+    assert sum(batches) == 15 and all(b >= 6 for b in batches[:-1]) and len(batches) >= 2
 
 
 def test_local_pools_compile_and_profile_a_real_candidate(monkeypatch):
