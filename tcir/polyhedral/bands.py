@@ -88,13 +88,9 @@ def _member_values(node: isl.ScheduleNode, member: int) -> isl.UnionSet:
     return isl.UnionMap.from_union_pw_aff(function.intersect_domain(node.get_domain())).range()
 
 
-def member_range(node: isl.ScheduleNode, member: int) -> tuple[int, int] | None:
-    """The least and greatest value of member `member` of band `node` over
-    the instances reaching it, for any parameter values; None when no
-    instance reaches it or a bound is unknown (symbolic)."""
-    values = _member_values(node, member)
-    if values.is_empty():
-        return None
+def _bounds(values: isl.UnionSet) -> tuple[int, int] | None:
+    """The least and greatest of some one-dimensional `values`; None when a
+    bound is unknown (symbolic)."""
     value_set = isl.Set.from_union_set(values)
     low, high = value_set.dim_min_val(0), value_set.dim_max_val(0)
     if not (low.is_int() and high.is_int()):
@@ -102,12 +98,21 @@ def member_range(node: isl.ScheduleNode, member: int) -> tuple[int, int] | None:
     return low.to_python(), high.to_python()
 
 
+def member_range(node: isl.ScheduleNode, member: int) -> tuple[int, int] | None:
+    """The least and greatest value of member `member` of band `node` over
+    the instances reaching it, for any parameter values; None when no
+    instance reaches it or a bound is unknown (symbolic)."""
+    values = _member_values(node, member)
+    return None if values.is_empty() else _bounds(values)
+
+
 def member_extent(node: isl.ScheduleNode, member: int) -> int | None:
     """How many values member `member` of band `node` takes over the instances
     reaching it, for any parameter values; None when that is unbounded."""
-    if _member_values(node, member).is_empty():
+    values = _member_values(node, member)
+    if values.is_empty():
         return 0
-    bounds = member_range(node, member)
+    bounds = _bounds(values)
     return None if bounds is None else bounds[1] - bounds[0] + 1
 
 

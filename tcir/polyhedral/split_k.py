@@ -43,10 +43,12 @@ from tcir.polyhedral.bands import (
 )
 
 
-def _reduction_member(node: isl.ScheduleNode, reductions: isl.UnionMap) -> int | None:
+def _reduction_member(
+    node: isl.ScheduleNode, reductions: isl.UnionMap
+) -> tuple[int, tuple[int, int]] | None:
     """The outermost non-coincident member of band `node` that depends only
     on the reduction coordinates (`reductions`: instance -> them) of the
-    instances reaching it, and takes several values."""
+    instances reaching it, and takes several values; with its value range."""
     domain = node.get_domain()
     by_reduction = reductions.intersect_domain(domain).reverse()
     for member, function in enumerate(members(node)):
@@ -59,7 +61,7 @@ def _reduction_member(node: isl.ScheduleNode, reductions: isl.UnionMap) -> int |
             and bounds is not None
             and bounds[1] > bounds[0]
         ):
-            return member
+            return member, bounds
     return None
 
 
@@ -71,12 +73,10 @@ def _split_band(
     band at `node`'s position."""
     if not node.get_domain().is_subset(reductions.domain()):
         return node
-    member = _reduction_member(node, reductions)
-    if member is None:
+    found = _reduction_member(node, reductions)
+    if found is None:
         return node
-    bounds = member_range(node, member)
-    assert bounds is not None  # `_reduction_member` checked it
-    low, high = bounds
+    member, (low, high) = found
     chunk = -(-(high - low + 1) // slices)
     functions, flags = members(node), coincident(node)
     ctx = node.get_ctx()
