@@ -12,9 +12,13 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   32x32x32 tiles on 16x8 threads (4x2 accumulators a thread: tmm
   128x1024x1024 18.8 us, against 29.2 us with four a thread and scalar
   reads; eager 16.1 us); both read their shared operands as float4
-  (`vector_width=4`). A reduction that k tiles do not divide (C3's 1000
-  points) keeps 32x32x32 tiles on 32x8 threads with scalar reads (32.2 us,
-  against 118.6 us with a ragged last tile read as vectors). Else, for a 2-D
+  (`vector_width=4`). A reduction that k tiles of 32 do not divide takes
+  32x32 output tiles with the k tile of `OTHER_K_TILES` that divides it, on
+  8x16 threads so the copies split evenly (C3's 1000 points: k tiles of 40,
+  22.3 us, against 31.6 us with 32x32x32 tiles on 32x8 threads and scalar
+  reads, 115 us with a ragged last tile read as vectors, 88 us with k tiles
+  of 40 on 16x8 threads; eager 15.3 us); where none divides it, those 32x32x32
+  tiles on 32x8 threads and scalar reads. Else, for a 2-D
   output whose sum has one reduction index of `SPLIT_K` to `MAX_SPLIT_K`
   points that atomics can combine, split-K: blocks take slices of the
   reduction as well as 32x32 output tiles, on 16x8 threads, float4 reads of
@@ -89,6 +93,8 @@ SPLIT_REDUCTION = 8192
 """Reduction points from which a sum is spread over threads and blocks."""
 K_TILE = 32
 """Reduction points of a contraction's k tile."""
+OTHER_K_TILES = (40, 24, 48, 16, 56, 64)
+"""k tiles (multiples of 8, nearest 32 first) for reductions that 32 does not divide."""
 SPLIT_K, MAX_SPLIT_K, K_SLICE = 1024, 16384, 128
 """Reduction points from (and up to) which a 2-D contraction whose output
 tiles leave SMs idle is split over blocks, and the points of a slice."""
@@ -146,11 +152,12 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
 
         # Whole k tiles: a ragged last one keeps the copies from being staged
         # in registers and the steps from being read as vectors (C3, 1000
-        # points: 118.6 us so, 32.2 us with scalar reads on 32x8 threads).
-        whole = extents[layer.reduction_indices[0]] % K_TILE == 0
-        def register_tiled(size: int, threads: list[int], private: int) -> MappingOptions:
+        # points: 115 us so, 31.6 us with scalar reads on 32x8 threads).
+        steps = extents[layer.reduction_indices[0]]
+        whole = steps % K_TILE == 0
+        def register_tiled(size: int, threads: list[int], private: int, k_tile: int = K_TILE) -> MappingOptions:
             return MappingOptions(
-                tile=[*outer, size, size, K_TILE],
+                tile=[*outer, size, size, k_tile],
                 threads=threads,
                 max_private_elements=private,
                 num_stages=2,
@@ -162,6 +169,12 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         if fills_gpu(32) and whole:
             return register_tiled(32, [16, 8], 16)
         if fills_gpu(32):
+            # Other whole k tiles, a multiple of 8 threads wide so that the
+            # copies split evenly (C3: k tiles of 40 on 8x16 threads, 22.3 us;
+            # 88 us on 16x8 threads, whose copies of 40 columns go ragged).
+            k_tile = next((k for k in OTHER_K_TILES if steps % k == 0), None)
+            if k_tile is not None:
+                return register_tiled(32, [8, 16], 16, k_tile)
             return MappingOptions(tile=[*outer, 32, 32, K_TILE], threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
             return MappingOptions(

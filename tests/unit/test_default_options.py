@@ -55,9 +55,15 @@ RULES = {
             tile=[32, 32, 16], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4, split_k=16
         ),
     ),
-    # A reduction that k tiles of 32 do not divide (C3's 1000 points): scalar reads.
-    "ragged-k": (
+    # A reduction that k tiles of 32 do not divide (C3's 1000 points): k
+    # tiles of 40 on 8x16 threads (each copy row splits evenly), float4 reads.
+    "other-k": (
         ("C3", (128, 1000), (1024, 1000)),
+        tcir.MappingOptions(tile=[32, 32, 40], threads=[8, 16], max_private_elements=16, num_stages=2, vector_width=4),
+    ),
+    # A reduction that no k tile divides (1001 points): scalar reads.
+    "ragged-k": (
+        ("C3", (128, 1001), (1024, 1001)),
         tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2),
     ),
     # A small output with a shorter reduction: more, smaller blocks.
@@ -164,7 +170,7 @@ def test_rule_computes_right_numbers_on_cuda_sim(rule: str):
     small = {
         "tmm": [(37, 29), (45, 29)],
         "MLP1": [(11, 300), (13, 300), (13,)],  # 3 slices of 19 k tiles of 16, the last partial
-        "C3": [(9, 70), (21, 70)],  # 3 k tiles of 32, the last partial
+        "C3": [(9, 70), (21, 70)],  # 2 or 3 k tiles, the last partial
         "tbmm": [(2, 27, 9), (2, 30, 9)],
         "gconv": [(1, 2, 3, 9, 40), (2, 3, 3, 3, 3), (2, 3)],
         "mv": [(3, 9001), (9001,)],
