@@ -60,7 +60,10 @@ def _launch_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """What picks a call's launcher: each argument's type, shape, dtype,
     strides (cupy; torch's launches check contiguity) and, for torch, whether
     it is on the GPU (cupy arrays always are)."""
-    return tuple([(type(a), a.shape, a.dtype, getattr(a, "strides", None), getattr(a, "is_cuda", True)) for a in args])
+    try:  # arrays (cupy, numpy): no failed attribute lookups, the costly part
+        return tuple([(type(a), a.shape, a.dtype, a.strides) for a in args])
+    except AttributeError:  # a torch tensor (or a scalar) among them
+        return tuple([(type(a), a.shape, a.dtype, getattr(a, "strides", None), getattr(a, "is_cuda", True)) for a in args])
 
 
 def _gpu_launching(
@@ -76,6 +79,9 @@ def _gpu_launching(
     tensor = next((a for a in args if is_torch_tensor(a)), None)
     if tensor is None:
         cupy = cupy_module()
+        empty = [(shape, dtype) for shape, dtype, zero in specs if not zero]
+        if len(empty) == len(specs):  # one call per output (host time of small kernels)
+            return (lambda: [uninitialized(cupy, shape, dtype) for shape, dtype in empty]), None
         return (lambda: [_allocate(cupy, *spec) for spec in specs]), None
     import torch
 

@@ -214,6 +214,16 @@ def check(got: Any, expected: Any, torch: Any) -> float:
     return error
 
 
+def _time(torch: Any, name: str, call: Callable[[], Any], row: dict[str, Any]) -> None:
+    """`row[name_device_ms]` and `row[name_wall_ms]` of `call`."""
+    call()
+    torch.cuda.synchronize()
+    probe = wall_ms(torch, call, 3)
+    launches = max(3, min(200, int(200 / max(probe, 0.01))))
+    row[f"{name}_device_ms"] = device_ms(torch, call, launches)
+    row[f"{name}_wall_ms"] = wall_ms(torch, call, max(5, launches // 4))
+
+
 def run(
     config: Config,
     torch: Any,
@@ -252,24 +262,19 @@ def run(
         "nopromo": lambda: function(*inputs, options=plain),
         "eager": lambda: config.peer(*tensors),
     }
-    if tune_seconds > 0:
-        started = time.perf_counter()
-        tuned = function.tune(*inputs, candidates=None, population=8, max_time=tune_seconds)
-        row["tuning_s"] = time.perf_counter() - started
-        row["tuned_options"] = tuned.to_json()
-        row["tuned_error"] = check(function(*inputs, options=tuned), reference, torch)
-        implementations["tuned"] = lambda: function(*inputs, options=tuned)
     if compile_peer:
         compiled = torch.compile(config.peer)
         row["compile_error"] = check(compiled(*tensors), reference, torch)
         implementations["compiled"] = lambda: compiled(*tensors)
     for name, call in implementations.items():
-        call()
-        torch.cuda.synchronize()
-        probe = wall_ms(torch, call, 3)
-        launches = max(3, min(200, int(200 / max(probe, 0.01))))
-        row[f"{name}_device_ms"] = device_ms(torch, call, launches)
-        row[f"{name}_wall_ms"] = wall_ms(torch, call, max(5, launches // 4))
+        _time(torch, name, call, row)
+    if tune_seconds > 0:  # after the default's timing: later calls find the tuned options
+        started = time.perf_counter()
+        tuned = function.tune(*inputs, candidates=None, population=8, max_time=tune_seconds)
+        row["tuning_s"] = time.perf_counter() - started
+        row["tuned_options"] = tuned.to_json()
+        row["tuned_error"] = check(function(*inputs, options=tuned), reference, torch)
+        _time(torch, "tuned", lambda: function(*inputs, options=tuned), row)
     flop_rate, bandwidth = peaks
     moved = config.moved or tensor_bytes(tensors) + tensor_bytes(reference)
     row["roofline_ms"] = max(config.flops / flop_rate, moved / bandwidth) * 1e3
@@ -281,7 +286,7 @@ def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default="bench.json", help="where to write the results")
-    parser.add_argument("--only", default="", help="comma-separated kernel names")
+    parser.add_argument("--only", default="", help="comma-separated kernel names or config labels")
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument(
         "--tuned", type=float, default=0, metavar="SECONDS",
@@ -326,7 +331,7 @@ def main() -> None:
         f"{'roof':>8} {'tcir wall':>9} {'eager wall':>10} {'ok':>3}"
     )
     print(header)
-    selected = [c for c in configs(torch) if not wanted or c.example in wanted]
+    selected = [c for c in configs(torch) if not wanted or c.example in wanted or c.label in wanted]
     if args.options:
         selected = [
             dataclasses.replace(c, label=f"{c.label} {text}", options=json.loads(text))
@@ -348,7 +353,7 @@ def main() -> None:
             f"{row.get('compiled_device_ms', float('nan')):9.4f} {row['roofline_ms']:8.4f} "
             f"{row['tcir_wall_ms']:9.4f} {row['eager_wall_ms']:10.4f} {'yes' if row['ok'] else 'NO':>3}"
             + (
-                f"  tuned {row['tuned_device_ms']:.4f} ms after {row['tuning_s']:.0f} s"
+                f"  tuned {row['tuned_device_ms']:.4f} ms after {row['tuning_s']:.0f} s: {row['tuned_options']}"
                 if "tuned_device_ms" in row
                 else ""
             )
