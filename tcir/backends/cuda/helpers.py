@@ -48,18 +48,12 @@ __device__ __forceinline__ double tc_minimum(double a, double b) {
     # then one of them adds the sum. Many threads adding to few addresses
     # (parallel reductions) otherwise queue at the L2 one atomic at a time.
     # Where every lane has an address of its own (split-K's private sums),
-    # each adds at once: the shuffles would only cost.
+    # each adds at once: the shuffles would only cost. The shuffles are a
+    # call, not inlined: a kernel unrolled around its atomics (145 of them in
+    # a gconv candidate) took ptxas 309 s with them inlined, 6 s so.
     "tc_atomic_add": """\
 template <typename T>
-__device__ __forceinline__ void tc_atomic_add(T* address, T value) {
-  const unsigned active = __activemask();
-  const unsigned peers = __match_any_sync(active, (unsigned long long)address);
-  unsigned lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  if (__all_sync(active, peers == (1u << lane))) {  // no two lanes share an address
-    atomicAdd(address, value);
-    return;
-  }
+__device__ __noinline__ void tc_atomic_add_shared(T* address, T value, unsigned active, unsigned peers, unsigned lane) {
   T sum = value;
   if (peers == 0xffffffffu) {
     for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
@@ -72,6 +66,19 @@ __device__ __forceinline__ void tc_atomic_add(T* address, T value) {
     }
   }
   if (lane == __ffs(peers) - 1) atomicAdd(address, sum);
+}
+
+template <typename T>
+__device__ __forceinline__ void tc_atomic_add(T* address, T value) {
+  const unsigned active = __activemask();
+  const unsigned peers = __match_any_sync(active, (unsigned long long)address);
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  if (__all_sync(active, peers == (1u << lane))) {  // no two lanes share an address
+    atomicAdd(address, value);
+    return;
+  }
+  tc_atomic_add_shared(address, value, active, peers, lane);
 }""",
     # check.index: an out-of-range subscript reads element 0 instead. The check
     # is branch-free (a call in the loop would keep the compiler from issuing

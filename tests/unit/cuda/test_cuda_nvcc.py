@@ -38,3 +38,24 @@ def test_split_k_source_compiles(options: tcir.MappingOptions, tmp_path: Path):
     source = tmm.ir(*inputs, backend="cuda", options=options)
     assert source.count("__global__") == 2 and "tc_atomic_add" in source
     nvcc_compile(source, tmp_path, warnings_are_errors=False)
+
+
+@needs_nvcc
+def test_atomic_adds_share_one_copy_of_the_warp_sum(tmp_path: Path):
+    """The shuffles that sum a warp's lanes of one address are a call, not
+    inlined at each atomic add: a kernel unrolled around many of them (16
+    here) has one copy of them in its PTX (inlined, ptxas took minutes on a
+    gconv candidate of 145)."""
+    import subprocess
+
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    inputs = np.zeros((128, 1000), np.float32), np.zeros((1000, 1000), np.float32)
+    options = tcir.MappingOptions(split_k=4, tile=[64, 64, 32], threads=[16, 16], max_private_elements=16)
+    source = tmm.ir(*inputs, backend="cuda", options=options)
+    assert source.count("tc_atomic_add(&") == 16
+    path = tmp_path / "kernel.cu"
+    path.write_text(source)
+    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", "-o", str(tmp_path / "kernel.ptx"), str(path)], check=True)
+    ptx = (tmp_path / "kernel.ptx").read_text()
+    assert ptx.count("match.any.sync") == 16  # each add still checks its lanes' addresses inline
+    assert 0 < ptx.count("shfl.sync") <= 5 + 32  # one butterfly, one (unrolled) loop over the lanes
