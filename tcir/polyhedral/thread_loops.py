@@ -80,12 +80,23 @@ def member_values(node: isl.ScheduleNode, outer: isl.UnionMap) -> list[isl.Map |
 
 
 def _stride(values: isl.Map | None) -> int:
-    """The stride of the values for fixed domain points (0 when none)."""
+    """The least difference of two values at one domain point (0 when there
+    are none, 1 when each point has one value). On the round-robin values of
+    a mapped member (`offset + S * k`) it is their stride `S`; in general,
+    any two values at one point differ by at least it, so `floor(f / S)`
+    keeps their order (see the module). Found as a minimum of the
+    differences: isl's stride detection (`get_range_stride_info`) took
+    seconds per band on some mappings."""
     if values is None:
         return 0
     if has_consecutive_values(values):
         return 1
-    return int(values.get_range_stride_info(0).get_stride().to_python())
+    differences = values.reverse().apply_range(values).deltas()
+    positive = differences.lower_bound_val(isl.dim_type.set, 0, isl.Val.one(values.get_ctx()))
+    if positive.is_empty():
+        return 1
+    least = positive.dim_min_val(0)
+    return int(least.to_python()) if least.is_int() else 1
 
 
 def _extent(values: isl.Map | None) -> int | None:
