@@ -45,3 +45,23 @@ def test_wrong_candidate_is_rejected(artifact_json):
     profiler = Profiler("cpu", 0, [a, b], [np.zeros((8, 6))], specs)
     with pytest.raises(CandidateError, match="wrong result: C has max rel. error"):
         profiler(artifact_json)
+
+
+@pytest.mark.parametrize(("cutoff", "runs"), [(0.0, 1), (float("inf"), 4)])
+def test_a_candidate_past_the_cutoff_runs_once(artifact_json, monkeypatch, cutoff, runs):
+    """The checked run is timed: past `cutoff` (slower than the best so far
+    allows) nothing more runs; else at least `MIN_RUNS` timed runs follow it."""
+    a, b = _inputs()
+    specs = output_specs(Problem(tmm().definition, SIZES, "cpu"))
+    profiler = Profiler("cpu", 0, [a, b], [a.astype(np.float64) @ b.T.astype(np.float64)], specs)
+    times = iter([2.0, *[1.0] * 99])  # the first run's time, then the others'
+    calls = []
+
+    def run_once(kernel, outputs):
+        calls.append(kernel(*profiler.inputs, *outputs))
+        return next(times)
+
+    monkeypatch.setattr(profiler, "_run_once", run_once)
+    monkeypatch.setattr("tcir.tuner.jobs.TIMING_BUDGET_S", 0.0)
+    assert profiler(artifact_json, cutoff) == (2.0 if runs == 1 else 1.0)
+    assert len(calls) == runs
