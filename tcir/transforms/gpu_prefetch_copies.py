@@ -41,46 +41,15 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from tcir.backends.cuda.scalar_types import written_memrefs
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
-
-Linear = dict[SSAValue | None, int]
-"""An index value as a sum of SSA leaves times coefficients (None: the constant)."""
-
-
-def _linear(value: SSAValue) -> Linear:
-    """`value` as a linear form over the values that are not constants,
-    additions, subtractions or multiplications by constants. (By hand: the
-    loop bounds are SSA arithmetic here, no longer isl expressions; this only
-    needs to see that `4 * by + 4` minus `4 * by` is 4.)"""
-    op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return {None: op.value.value.data}
-    if isinstance(op, arith.AddiOp | arith.SubiOp):
-        lhs, rhs = _linear(op.lhs), _linear(op.rhs)
-        sign = 1 if isinstance(op, arith.AddiOp) else -1
-        for key, c in rhs.items():
-            lhs[key] = lhs.get(key, 0) + sign * c
-        return {k: c for k, c in lhs.items() if c != 0}
-    if isinstance(op, arith.MuliOp):
-        lhs, rhs = _linear(op.lhs), _linear(op.rhs)
-        for factor, other in ((lhs, rhs), (rhs, lhs)):
-            if set(factor) <= {None}:
-                k = factor.get(None, 0)
-                return {key: c * k for key, c in other.items() if c * k != 0}
-    return {value: 1}
-
-
-def _constant(value: SSAValue) -> int | None:
-    form = _linear(value)
-    return form.get(None, 0) if set(form) <= {None} else None
-
+from tcir.transforms.integer_forms import constant_of, form_of
 
 def _trip_count(loop: scf.ForOp) -> int | None:
     """The number of iterations of `loop` when it is the same for every thread."""
-    step = _constant(loop.step)
+    step = constant_of(loop.step)
     if step is None or step <= 0:
         return None
-    span = _linear(loop.ub)
-    for key, c in _linear(loop.lb).items():
+    span = form_of(loop.ub)
+    for key, c in form_of(loop.lb).items():
         span[key] = span.get(key, 0) - c
     if any(c != 0 for key, c in span.items() if key is not None):
         return None
@@ -154,7 +123,7 @@ class _Copies:
         def emit_ops(at: Builder, ops: Sequence[Operation]) -> None:
             for op in ops:
                 if isinstance(op, scf.ForOp):
-                    step = _constant(op.step)
+                    step = constant_of(op.step)
                     assert step is not None
                     lb = mapping.get(op.lb, op.lb)
                     for k in range(_trip_count(op) or 0):
