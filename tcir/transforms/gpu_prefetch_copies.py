@@ -41,7 +41,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from tcir.backends.cuda.scalar_types import written_memrefs
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
-from tcir.transforms.integer_forms import constant_of, form_of
+from tcir.ir.integer_forms import constant_of, form_of
 
 def _trip_count(loop: scf.ForOp) -> int | None:
     """The number of iterations of `loop` when it is the same for every thread."""

@@ -4,7 +4,7 @@ In every `gpu.func`:
 
 - an integer op whose operands are all constants becomes a constant, and an
   integer `arith.select` of a constant condition or of one value twice
-  becomes that value (`tcir.transforms.integer_forms` says when they fold);
+  becomes that value (`tcir.ir.integer_forms` says when they fold);
 - a sum of `addi`, `subi` and `muli`-by-a-constant becomes its linear form
   over the values that are none of these (exact modulo 2^width), rebuilt as
   `c1 * x1 + x2 - c3 * x3 + c` (terms in the order their values are defined,
@@ -38,7 +38,7 @@ from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from xdsl.transforms.loop_invariant_code_motion import move_loop_invariant_code
 
-from tcir.transforms.integer_forms import Form, IntegerForms, width_of, wrap
+from tcir.ir.integer_forms import Form, IntegerForms, width_of, wrap
 
 
 def _absorbs(user: Operation, forms: IntegerForms) -> bool:
