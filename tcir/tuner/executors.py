@@ -42,7 +42,9 @@ class Executors(Protocol):
 
     def profile(self, device: int, artifact_json: dict[str, Any], cutoff: float) -> Future[float]: ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        """Release the workers; running jobs end (a second call does nothing)."""
+        ...
 
 
 class LocalExecutors:
@@ -73,9 +75,11 @@ class LocalExecutors:
         )
 
     def close(self) -> None:
+        """Stop the pools, ending their running jobs (again: nothing more)."""
         for pool in (self._compilers, *self._profilers):
-            pool.stop()
-            pool.join()
+            if pool.active:
+                pool.stop()
+                pool.join()
 
 
 class DaskExecutors:
