@@ -79,9 +79,6 @@ def _gpu_launching(
     tensor = next((a for a in args if is_torch_tensor(a)), None)
     if tensor is None:
         cupy = cupy_module()
-        empty = [(shape, dtype) for shape, dtype, zero in specs if not zero]
-        if len(empty) == len(specs):  # one call per output (host time of small kernels)
-            return (lambda: [uninitialized(cupy, shape, dtype) for shape, dtype in empty]), None
         return (lambda: [_allocate(cupy, *spec) for spec in specs]), None
     import torch
 

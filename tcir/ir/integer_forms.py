@@ -187,12 +187,8 @@ class IntegerForms:
         return None if result is None else {None: wrap(result, width)}
 
 
-def form_of(value: SSAValue) -> Form:
-    """The form of `value`, from the ops it is computed from."""
-    return IntegerForms().of(value)
-
-
 def constant_of(value: SSAValue) -> int | None:
     """The constant `value` always has, if it has one."""
-    form = form_of(value)
-    return form.get(None, 0) if set(form) <= {None} else None
+    forms = IntegerForms()
+    forms.of(value)
+    return forms.constant(value)

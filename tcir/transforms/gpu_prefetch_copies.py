@@ -41,16 +41,19 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from tcir.backends.cuda.scalar_types import written_memrefs
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
-from tcir.ir.integer_forms import constant_of, form_of
+from tcir.ir.integer_forms import IntegerForms, constant_of, width_of
+
 
 def _trip_count(loop: scf.ForOp) -> int | None:
     """The number of iterations of `loop` when it is the same for every thread."""
-    step = constant_of(loop.step)
-    if step is None or step <= 0:
+    forms = IntegerForms()
+    for bound in (loop.lb, loop.ub, loop.step):
+        forms.of(bound)
+    step = forms.constant(loop.step)
+    width = width_of(loop.ub.type)
+    if step is None or step <= 0 or width is None:
         return None
-    span = form_of(loop.ub)
-    for key, c in form_of(loop.lb).items():
-        span[key] = span.get(key, 0) - c
+    span = forms.add(loop.ub, loop.lb, -1, width)
     if any(c != 0 for key, c in span.items() if key is not None):
         return None
     return max(0, -(-span.get(None, 0) // step))

@@ -214,8 +214,7 @@ class _Run:
             if deadline is not None and time.monotonic() >= deadline:
                 # Close first: local pools then end their running jobs with
                 # their workers, where cancelling each would start a
-                # replacement worker only to stop it (seen failing in
-                # multiprocessing's spawn as the pool closed, on a GPU host).
+                # replacement worker only to stop it.
                 self.executors.close()
                 for future, job in self.running.items():
                     future.cancel()
