@@ -58,7 +58,9 @@ def main() -> None:
             result = tuner.run()
             elapsed = time.monotonic() - started
         failures = Counter(
-            "compile timed out" if "compile: timed out" in o.error else o.error.split(":")[0]
+            "compile timed out" if "compile: timed out" in o.error
+            else "stopped (far slower than the best)" if "stopped: far slower" in o.error
+            else o.error.split(":")[0]
             for o in result.outcomes
             if o.error
         )

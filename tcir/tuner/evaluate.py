@@ -17,8 +17,10 @@ every output against the numpy reference, and only then times it. Jobs run
 on `Executors`: local process pools or a Dask cluster
 (`tcir.tuner.executors`).
 
-A job that raises, is wrong, crashes its worker or runs past `timeout`
-(it is cancelled: a local worker is killed and replaced) yields a failed
+A job that raises, is wrong, crashes its worker, runs past `timeout`
+(it is cancelled: a local worker is killed and replaced) or, on local
+workers, runs far longer than timing a candidate near the best takes (its
+worker ends itself: `jobs.profile_candidate`) yields a failed
 `Outcome` with the reason, logged; the other jobs go on. So does a compile
 job that runs far longer than the compiles so far (its slot could have
 compiled several candidates meanwhile). Past the `deadline`, every job still
@@ -42,6 +44,7 @@ from tcir.compiler.canonical import ProblemKey
 from tcir.compiler.options import MappingOptions
 from tcir.errors import TCError
 from tcir.tuner.executors import Executors
+from tcir.tuner.jobs import SLOW_EXIT_CODE
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +104,8 @@ def describe(error: BaseException) -> str:
     from pebble import ProcessExpired
 
     if isinstance(error, ProcessExpired):
+        if error.exitcode == SLOW_EXIT_CODE:
+            return "stopped: far slower than the best"
         return f"worker crashed (exit code {error.exitcode})"
     lines = str(error).strip().splitlines()
     message = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__

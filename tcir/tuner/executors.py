@@ -5,7 +5,11 @@ Both give `concurrent.futures` futures, so one scheduling loop
 
 - `LocalExecutors`: a pebble process pool compiles on every core; one
   single-process pool per GPU (or one for the CPU) profiles, so a crashing
-  kernel takes down a worker, never the tuner. Workers are spawned, never
+  kernel takes down a worker, never the tuner. A profile worker ends itself
+  when a kernel runs far longer than the best (`jobs.profile_candidate`'s
+  `exit_when_slow`); while its pool starts a new one, a warm standby pool
+  takes the device's jobs (made at the first such exit, then the two
+  alternate). Workers are spawned, never
   forked (a parent that touched CUDA cannot fork workers that use it; spawn
   re-imports the caller's main module, so a tuning script guards its entry
   point with `if __name__ == "__main__":`, as for any process pool).
@@ -13,7 +17,9 @@ Both give `concurrent.futures` futures, so one scheduling loop
   with a `CPU` resource (any worker where none has one); profile jobs for
   CUDA go to workers with a `GPU` resource (dask-cuda's
   `LocalCUDACluster` gives one worker per GPU: `--resources GPU=1`). The
-  problem and the benchmark are scattered to the workers once.
+  problem and the benchmark are scattered to the workers once. Profile jobs
+  run to their end there (a worker that ended itself would have Dask retry
+  the job elsewhere).
 """
 
 from __future__ import annotations
@@ -24,7 +30,14 @@ from concurrent.futures import Future
 from typing import Any, Protocol
 
 from tcir.errors import TCError
-from tcir.tuner.jobs import Benchmark, Problem, compile_candidate, install, profile_candidate
+from tcir.tuner.jobs import (
+    Benchmark,
+    Problem,
+    compile_candidate,
+    install,
+    profile_candidate,
+    warm_profiler,
+)
 
 CONNECT_TIMEOUT_S = 10.0
 """How long to try to reach a Dask scheduler."""
@@ -53,33 +66,62 @@ class LocalExecutors:
     def __init__(self, benchmark: Benchmark, *, workers: int | None = None, devices: int = 1):
         from pebble import ProcessPool
 
-        context = multiprocessing.get_context("spawn")
+        self._context = multiprocessing.get_context("spawn")
         self.problem = benchmark.problem
         self.benchmark = benchmark
         self.compile_slots = max(1, workers or os.cpu_count() or 1)
         self.devices = devices
         self._compilers = ProcessPool(
-            self.compile_slots, initializer=install, initargs=(self.problem,), context=context
+            self.compile_slots, initializer=install, initargs=(self.problem,), context=self._context
         )
-        self._profilers = [
-            ProcessPool(1, initializer=install, initargs=(benchmark,), context=context)
-            for _ in range(devices)
-        ]
+        self._profilers = [self._profile_pool(device) for device in range(devices)]
+        self._standbys: list[Any] = [None] * devices
+        """Each device's second profile pool, made when a job first ends a worker."""
+        self._last: list[Future[float] | None] = [None] * devices
+
+    def _profile_pool(self, device: int) -> Any:
+        from pebble import ProcessPool
+
+        pool = ProcessPool(1, initializer=install, initargs=(self.benchmark,), context=self._context)
+        pool.schedule(warm_profiler, (self.benchmark.token, device))
+        return pool
 
     def compile(self, options_json: str) -> Future[dict[str, Any]]:
         return self._compilers.schedule(compile_candidate, (self.problem.token, options_json))
 
     def profile(self, device: int, artifact_json: dict[str, Any], cutoff: float) -> Future[float]:
-        return self._profilers[device].schedule(
-            profile_candidate, (self.benchmark.token, device, artifact_json, cutoff)
+        last = self._last[device]
+        if last is not None and last.done() and _ended_worker(last):
+            self._take_standby(device)
+        future = self._profilers[device].schedule(
+            profile_candidate, (self.benchmark.token, device, artifact_json, cutoff, True)
         )
+        self._last[device] = future
+        return future
+
+    def _take_standby(self, device: int) -> None:
+        """The last profile job on `device` ended its worker: the standby pool
+        takes the device's jobs while the other starts a new worker and warms it."""
+        lost = self._profilers[device]
+        self._profilers[device] = self._standbys[device] or self._profile_pool(device)
+        self._standbys[device] = lost
+        lost.schedule(warm_profiler, (self.benchmark.token, device))
 
     def close(self) -> None:
         """Stop the pools, ending their running jobs (again: nothing more)."""
-        for pool in (self._compilers, *self._profilers):
-            if pool.active:
+        for pool in (self._compilers, *self._profilers, *self._standbys):
+            if pool is not None and pool.active:
                 pool.stop()
                 pool.join()
+
+
+def _ended_worker(future: Future[Any]) -> bool:
+    """Whether a finished job ended its worker: it crashed, stopped a slow
+    kernel, or was cancelled while running (pebble kills the worker; the
+    evaluator starts a profile job only on a free device, so it was running)."""
+    from pebble import ProcessExpired
+
+    return future.cancelled() or isinstance(future.exception(), ProcessExpired)
 
 
 class DaskExecutors:

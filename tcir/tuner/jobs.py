@@ -10,7 +10,10 @@ the schedules computed so far) and its profiler across jobs.
 
 from __future__ import annotations
 
+import math
+import os
 import statistics
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -29,6 +32,10 @@ from tcir.runtime.signature import NUMPY_DTYPES, Binding
 TIMING_BUDGET_S = 0.2
 """Timed runs per candidate stop after this much run time (at least `MIN_RUNS`)."""
 MIN_RUNS, MAX_RUNS = 3, 100
+PROFILE_GRACE_S = 0.5
+"""Time to load and check a candidate, on a host whose cores all compile."""
+SLOW_EXIT_CODE = 75
+"""The exit code of a profile worker that ended a candidate far slower than the best."""
 
 
 @dataclass(frozen=True)
@@ -121,10 +128,47 @@ def compile_candidate(problem: Problem | str, options_json: str) -> dict[str, An
 
 
 def profile_candidate(
-    benchmark: Benchmark | str, device: int, artifact_json: dict[str, Any], cutoff: float
+    benchmark: Benchmark | str,
+    device: int,
+    artifact_json: dict[str, Any],
+    cutoff: float,
+    exit_when_slow: bool = False,
 ) -> float:
     """Check the artifact's outputs, then its median time in seconds (the
-    checked run's time when that exceeds `cutoff`: it cannot be among the best)."""
+    checked run's time when that exceeds `cutoff`: it cannot be among the best).
+
+    With `exit_when_slow`, a job still running `slow_limit(cutoff)` seconds
+    after it began ends its process with `SLOW_EXIT_CODE`: a kernel cannot be
+    stopped otherwise, and random gconv candidates run up to 6.6 s, against
+    53 us for the default (the device could time a hundred candidates meanwhile).
+    """
+    profiler = _profiler(benchmark, device)
+    if not exit_when_slow or math.isinf(cutoff):
+        return profiler(artifact_json, cutoff)
+    watchdog = threading.Timer(slow_limit(cutoff), os._exit, (SLOW_EXIT_CODE,))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        return profiler(artifact_json, cutoff)
+    finally:
+        watchdog.cancel()
+
+
+def slow_limit(cutoff: float) -> float:
+    """How long profiling a candidate may take when `cutoff` seconds stop its
+    timing: its checked run, then up to `TIMING_BUDGET_S` of timed runs and
+    the one past it, with `PROFILE_GRACE_S` to load and check it."""
+    return PROFILE_GRACE_S + 2 * cutoff + TIMING_BUDGET_S
+
+
+def warm_profiler(benchmark: Benchmark | str, device: int) -> None:
+    """Make this process's profiler of `benchmark` on `device` before any
+    candidate comes (a CUDA context, the inputs on the device), so that a
+    standby profile worker starts timing at once."""
+    _profiler(benchmark, device)
+
+
+def _profiler(benchmark: Benchmark | str, device: int) -> Profiler:
     benchmark = _resolve(benchmark, Benchmark)
     key = (benchmark.token, device)
     if key not in _PROFILERS:
@@ -132,7 +176,7 @@ def profile_candidate(
         _PROFILERS[key] = Profiler(
             problem.backend, device, benchmark.inputs, benchmark.expected, output_specs(problem)
         )
-    return _PROFILERS[key](artifact_json, cutoff)
+    return _PROFILERS[key]
 
 
 class Profiler:

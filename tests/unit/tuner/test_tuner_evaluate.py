@@ -246,3 +246,24 @@ def test_a_compile_far_longer_than_the_others_is_cut(monkeypatch):
     assert finished and time.monotonic() - begin < 5
     assert [o.seconds for o in outcomes[:7]] == [1e-3] * 7
     assert outcomes[7].error == "compile: timed out after 0.5 s, far longer than the other compiles"
+
+
+def test_a_kernel_far_slower_than_the_best_is_stopped(monkeypatch):
+    """A profile worker ends itself once a run goes on far longer than the
+    best allows, and the device's standby pool takes the next candidate."""
+    monkeypatch.undo()
+    sizes = {"M": 1024, "K": 1024, "N": 1024}  # about 1 s a run on one core
+    a = np.ones((1024, 1024), np.float32)
+    problem = Problem(tmm().definition, sizes, "cpu")
+    executors = LocalExecutors(Benchmark(problem, [a, a], [a @ a.T]), workers=1)
+    with Evaluator(executors, "cpu") as evaluator:
+        evaluator.best = 1e-6  # each job stops 0.7 s into its first run
+        candidates = [tcir.MappingOptions(tile=[k]) for k in (32, 64)]
+        begin = time.monotonic()
+        outcomes, finished = evaluate(evaluator, candidates)
+        elapsed = time.monotonic() - begin
+        profilers, standbys = list(executors._profilers), list(executors._standbys)
+    assert finished
+    assert [o.error for o in outcomes] == ["run: stopped: far slower than the best"] * 2
+    assert standbys[0] is not None and standbys[0] is not profilers[0]
+    assert elapsed < 60
