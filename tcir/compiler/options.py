@@ -21,8 +21,8 @@ MAX_SHARED_MEMORY = 232448
 """Largest dynamic shared memory per block on an H100 (227 KiB)."""
 MAX_PRIVATE_ELEMENTS = 255
 """A thread has at most 255 registers: a larger private tile cannot stay in them."""
-MAX_STAGES = 2
-"""Copies are staged in registers one step ahead at most."""
+MAX_STAGES = 3
+"""Copies are staged in registers one step ahead, and in a second shared buffer."""
 ATOMIC_SUM_DTYPES = ("float32", "float64", "int32")
 VECTOR_WIDTHS = (1, 2, 4)
 """Elements of a thread's vector loads: CUDA's float, float2 and float4."""
@@ -47,7 +47,10 @@ class MappingOptions:
     num_stages: int = 1
     """Stages of the shared-memory copies of a sequential loop, as Triton's
     `num_stages`: 2 loads the next step's tiles into registers while this
-    step computes (`gpu-prefetch-copies`)."""
+    step computes (`gpu-prefetch-copies`); 3 also gives the shared tiles a
+    second buffer, which the registers fill after this step's math, one
+    barrier a step (`gpu-prefetch-copies{double-buffer=true}`, where twice
+    the tiles fit in `max_shared_memory`)."""
     parallel_reductions: bool = False
     """Map the reduction dimensions of sums to blocks and threads too, each
     statement a kernel of its own, partial sums combined by atomic adds
@@ -239,6 +242,8 @@ class MappingOptions:
         passes.append("convert-poly-to-gpu")
         if self.num_stages == 2:
             passes.append("gpu-prefetch-copies")
+        elif self.num_stages == 3:
+            passes.append(f"gpu-prefetch-copies{{double-buffer=true max-shared-bytes={self.max_shared_memory}}}")
         passes.append("gpu-check-indices")
         passes.append("gpu-simplify-index")
         return passes

@@ -73,12 +73,14 @@ class KernelArg:
 
 @dataclass(frozen=True)
 class KernelLaunch:
-    """One `gpu.launch_func`: kernel (C symbol), grid and block sizes, arguments."""
+    """One `gpu.launch_func`: kernel (C symbol), grid and block sizes,
+    arguments, and the dynamic shared memory it requests (bytes)."""
 
     kernel_name: str
     grid: tuple[HostValue, HostValue, HostValue]
     block: tuple[int, int, int]
     args: tuple[KernelArg, ...]
+    shared_bytes: int = 0
 
 
 @dataclass(frozen=True)

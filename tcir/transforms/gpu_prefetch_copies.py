@@ -1,5 +1,6 @@
-"""`gpu-prefetch-copies{max-values=32}`: load the next shared-memory tile
-into registers while the current one is used (software pipelining, one stage).
+"""`gpu-prefetch-copies{max-values=32 double-buffer=false max-shared-bytes=49152}`:
+load the next shared-memory tile into registers while the current one is
+used (software pipelining, one stage; with `double-buffer`, two).
 
 In every `gpu.func`, an `scf.for` whose body starts with a barrier, a copy
 region and a second barrier (what `poly-promote` and `convert-poly-to-gpu`
@@ -23,6 +24,25 @@ a thread. The copy region may hold index arithmetic, copy loops of
 constant trip counts, and guards (`scf.if` without else), around loads of
 a global memref that the kernel never writes and stores of those values to
 shared memory; a loop whose copies are anything else is left as it is.
+
+With `double-buffer`, each shared tile that the copies fill and only the
+loop uses gets a leading dimension of 2 (while the kernel's shared memory
+stays within `max-shared-bytes`), and the loop becomes
+
+    prefetch = global[.. lb ..]; shared[0][..] = prefetch     (if lb < ub)
+    prefetch = global[.. lb + step ..]                 (if lb + step < ub)
+    barrier
+    scf.for %k {                                    (s = (%k - lb) / step)
+      shared[1 - s % 2][..] = prefetch                (if %k + step < ub)
+      prefetch = global[.. %k + 2 * step ..]      (if %k + 2 * step < ub)
+      compute on shared[s % 2]
+      barrier
+    }
+
+one barrier a step, and the global loads of a tile have a whole step to
+land before they are stored: a thread writes the buffer that step k + 1
+reads only after the barrier of step k - 1, which every read of it in
+step k - 1 precedes.
 """
 
 from __future__ import annotations
@@ -39,6 +59,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from tcir.backends.cuda.scalar_types import written_memrefs
+from tcir.backends.cuda.shared_memory import buffer_bytes, shared_buffers
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
 from tcir.ir.integer_forms import IntegerForms, constant_of, width_of
@@ -114,10 +135,18 @@ class _Copies:
             raise _NotACopy
         return _Copies(list(ops), loads)
 
-    def emit(self, builder: Builder, mapping: dict[SSAValue, SSAValue], buffer: SSAValue, stage: bool) -> None:
+    def emit(
+        self,
+        builder: Builder,
+        mapping: dict[SSAValue, SSAValue],
+        buffer: SSAValue,
+        stage: bool,
+        stores: list[memref.StoreOp] | None = None,
+    ) -> None:
         """The copy region at `builder`, values renamed by `mapping`, loops
         unrolled: with `stage`, each global load goes to the next element of
-        `buffer`; otherwise each shared store takes its value from there."""
+        `buffer`; otherwise each shared store takes its value from there (and
+        is added to `stores`, if given)."""
         slot = iter(range(len(self.loads)))
 
         def index(at: Builder, k: int) -> SSAValue:
@@ -143,14 +172,17 @@ class _Copies:
                     else:
                         mapping[op.res] = at.insert(memref.LoadOp.get(buffer, [k])).res
                 elif not (isinstance(op, memref.StoreOp) and stage):
-                    at.insert(op.clone(mapping))  # index arithmetic, or a store to shared memory
+                    clone = at.insert(op.clone(mapping))  # index arithmetic, or a store to shared memory
+                    if stores is not None and isinstance(clone, memref.StoreOp):
+                        stores.append(clone)
 
         emit_ops(builder, self.ops)
 
 
 def _prefetch(loop: scf.ForOp, buffer_at: Callable[[Attribute, int], SSAValue], written: set[SSAValue],
-              max_values: int) -> bool:
-    """Pipeline `loop`'s copies if it has the shape of the module docstring."""
+              max_values: int, shared_budget: int | None) -> bool:
+    """Pipeline `loop`'s copies if it has the shape of the module docstring;
+    with a `shared_budget` (bytes), double-buffer its shared tiles where they fit."""
     body = list(loop.body.block.ops)
     barriers = [k for k, op in enumerate(body) if isinstance(op, gpu.BarrierOp)]
     trips = _trip_count(loop)
@@ -172,14 +204,18 @@ def _prefetch(loop: scf.ForOp, buffer_at: Callable[[Attribute, int], SSAValue], 
         copies = _Copies.of(region, written, max_values)
     except _NotACopy:
         return False
+    tiles = None if shared_budget is None else _double_buffered_tiles(loop, region, shared_budget)
     buffer = buffer_at(copies.loads[0].res.type, len(copies.loads))
     iv = loop.body.block.args[0]
     # Before the loop: the first step's tile, if there is a first step.
     before = Builder(InsertPoint.before(loop))
     if trips is None:
-        first = before.insert(arith.CmpiOp(loop.lb, loop.ub, "slt")).result
-        before = Builder(InsertPoint.at_start(before.insert(scf.IfOp(first, [], [scf.YieldOp()])).true_region.block))
+        nonempty = before.insert(arith.CmpiOp(loop.lb, loop.ub, "slt")).result
+        before = Builder(InsertPoint.at_start(before.insert(scf.IfOp(nonempty, [], [scf.YieldOp()])).true_region.block))
     copies.emit(before, {iv: loop.lb}, buffer, stage=True)
+    if tiles is not None:
+        _double_buffer(loop, copies, buffer, tiles, before, [body[0], body[barriers[1]]], trips)
+        return True
     # Between the barriers: the staged values to shared memory.
     copies.emit(Builder(InsertPoint.before(body[barriers[1]])), {}, buffer, stage=False)
     for op in reversed(region):
@@ -194,6 +230,112 @@ def _prefetch(loop: scf.ForOp, buffer_at: Callable[[Attribute, int], SSAValue], 
     return True
 
 
+def _guarded(at: Builder, value: SSAValue, bound: SSAValue) -> Builder:
+    """A builder inside `if (value < bound)`, inserted at `at`."""
+    condition = at.insert(arith.CmpiOp(value, bound, "slt")).result
+    guard = at.insert(scf.IfOp(condition, [], [scf.YieldOp()]))
+    return Builder(InsertPoint.at_start(guard.true_region.block))
+
+
+def _double_buffer(loop: scf.ForOp, copies: _Copies, buffer: SSAValue, tiles: Sequence[memref.AllocaOp],
+                   before: Builder, barriers: Sequence[Operation], trips: int | None) -> None:
+    """The loop of the module docstring's `double-buffer`, once `before`
+    holds the first step's loads into `buffer` (`trips`: the loop's trip
+    count, if known)."""
+    iv, step = loop.body.block.args[0], loop.step
+    first: list[memref.StoreOp] = []
+    copies.emit(before, {iv: loop.lb}, buffer, stage=False, stores=first)
+    if trips is None or trips > 1:
+        second = before.insert(arith.AddiOp(loop.lb, step)).result
+        copies.emit(before if trips else _guarded(before, second, loop.ub), {iv: second}, buffer, stage=True)
+    Builder(InsertPoint.before(loop)).insert(gpu.BarrierOp())
+    body = list(loop.body.block.ops)
+    for op in reversed(body[body.index(barriers[0]) : body.index(barriers[1]) + 1]):
+        op.detach()
+        op.erase(safe_erase=False)
+    top = Builder(InsertPoint.at_start(loop.body.block))
+    following = top.insert(arith.AddiOp(iv, step)).result
+    stores: list[memref.StoreOp] = []
+    copies.emit(_guarded(top, following, loop.ub), {iv: following}, buffer, stage=False, stores=stores)
+    later = top.insert(arith.AddiOp(following, step)).result
+    copies.emit(_guarded(top, later, loop.ub), {iv: later}, buffer, stage=True)
+    Builder(InsertPoint.before(loop.body.block.last_op)).insert(gpu.BarrierOp())
+    _index_buffers(loop, tiles, first, stores)
+
+
+def _double_buffered_tiles(loop: scf.ForOp, region: Sequence[Operation], budget: int) -> list[memref.AllocaOp] | None:
+    """The shared buffers that `loop`'s copies fill, if every access to them
+    is a load or store inside `loop` and the kernel's shared memory stays
+    within `budget` bytes with each of them twice."""
+    tiles: dict[int, memref.AllocaOp] = {}
+    for op in region:
+        for store in op.walk():
+            if isinstance(store, memref.StoreOp):
+                alloca = store.memref.owner
+                if not isinstance(alloca, memref.AllocaOp):
+                    return None
+                tiles[id(alloca)] = alloca
+    for alloca in tiles.values():
+        for use in alloca.memref.uses:
+            user = use.operation
+            if not isinstance(user, memref.LoadOp | memref.StoreOp) or user.memref is not alloca.memref \
+                    or not loop.is_ancestor(user):
+                return None
+    kernel = loop.parent_op()
+    while kernel is not None and not isinstance(kernel, gpu.FuncOp):
+        kernel = kernel.parent_op()
+    assert kernel is not None
+    if sum(map(buffer_bytes, shared_buffers(kernel))) + sum(map(buffer_bytes, tiles.values())) > budget:
+        return None
+    return list(tiles.values())
+
+
+def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[memref.StoreOp],
+                   following: Sequence[memref.StoreOp]) -> None:
+    """Give each of `tiles` a leading dimension of 2: the stores `first`
+    (before the loop) write buffer 0, the stores `following` buffer
+    1 - step % 2, and every other access in `loop` buffer step % 2, where
+    step = (iv - lb) / step size."""
+    iv = loop.body.block.args[0]
+    at = Builder(InsertPoint.at_start(loop.body.block))
+
+    def constant(value: int) -> SSAValue:
+        return at.insert(arith.ConstantOp.from_int_and_width(value, iv.type)).result
+
+    step = at.insert(arith.SubiOp(iv, loop.lb)).result
+    if constant_of(loop.step) != 1:
+        step = at.insert(arith.DivSIOp(step, loop.step)).result
+    current = at.insert(arith.RemSIOp(step, constant(2))).result
+    other = at.insert(arith.SubiOp(constant(1), current)).result
+    zero = Builder(InsertPoint.before(loop)).insert(arith.ConstantOp.from_int_and_width(0, iv.type)).result
+    which = {id(op): zero for op in first} | {id(op): other for op in following}
+    for alloca in tiles:
+        memref_type = alloca.memref.type
+        assert isinstance(memref_type, MemRefType)
+        doubled = memref.AllocaOp.get(
+            memref_type.element_type,
+            shape=[2, *memref_type.get_shape()],
+            memory_space=memref_type.memory_space,
+            alignment=alloca.alignment,
+        )
+        doubled.memref.name_hint = alloca.memref.name_hint
+        Builder(InsertPoint.before(alloca)).insert(doubled)
+        for use in list(alloca.memref.uses):
+            user = use.operation
+            index = which.get(id(user), current)
+            if isinstance(user, memref.StoreOp):
+                new: Operation = memref.StoreOp.get(user.value, doubled.memref, [index, *user.indices])
+            else:
+                assert isinstance(user, memref.LoadOp)
+                new = memref.LoadOp.get(doubled.memref, [index, *user.indices])
+                user.res.replace_all_uses_with(new.results[0])
+            Builder(InsertPoint.before(user)).insert(new)
+            user.detach()
+            user.erase()
+        alloca.detach()
+        alloca.erase()
+
+
 @dataclass(frozen=True)
 class GpuPrefetchCopiesPass(ModulePass):
     """Stage the next step's shared-memory copies of sequential loops in registers."""
@@ -201,10 +343,17 @@ class GpuPrefetchCopiesPass(ModulePass):
     name = "gpu-prefetch-copies"
 
     max_values: int = 32
+    double_buffer: bool = False
+    """Also give the shared tiles a second buffer (while it fits in
+    `max-shared-bytes`): the copies of step k + 1 go to one while step k
+    reads the other, one barrier a step."""
+    max_shared_bytes: int = 49152
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.max_values <= 255:
             raise TCError(f"gpu-prefetch-copies: max-values must be in [1, 255], got {self.max_values}")
+        if self.max_shared_bytes < 0:
+            raise TCError(f"gpu-prefetch-copies: max-shared-bytes must be >= 0, got {self.max_shared_bytes}")
         for kernel in [o for o in op.walk() if isinstance(o, gpu.FuncOp)]:
             entry = kernel.body.block
             written = written_memrefs(kernel)
@@ -221,6 +370,7 @@ class GpuPrefetchCopiesPass(ModulePass):
             # Outer loops first; a loop inside a pipelined one keeps its own copies.
             for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
                 if loop.parent is not None:
-                    _prefetch(loop, buffer_at, written, self.max_values)
+                    budget = self.max_shared_bytes if self.double_buffer else None
+                    _prefetch(loop, buffer_at, written, self.max_values, budget)
             if count:
                 region_dce(kernel.body)  # the index arithmetic the copies no longer use

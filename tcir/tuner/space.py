@@ -141,7 +141,7 @@ class SearchSpace:
                 Gene("use_private_memory", (True, False)),
                 Gene("max_shared_memory", SHARED_MEMORY_CHOICES),
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
-                Gene("num_stages", (1, 2)),
+                Gene("num_stages", (1, 2, 3)),
                 Gene("vector_width", VECTOR_WIDTHS),
             ]
             if any(sums):

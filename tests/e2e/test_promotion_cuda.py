@@ -19,6 +19,14 @@ PROMOTED = {
     "shared-only": tcir.MappingOptions(tile=[16, 16, 8], use_private_memory=False),
     "private-only": tcir.MappingOptions(tile=[16, 16, 8], use_shared_memory=False),
     "small-budget": tcir.MappingOptions(tile=[16, 16, 8], max_shared_memory=1024),
+    "double-buffered": tcir.MappingOptions(
+        tile=[32, 32, 32], threads=[16, 8], num_stages=3, vector_width=4, max_private_elements=16
+    ),
+    # 72 KiB of tiles where tmm's are full: dynamic shared memory.
+    "dynamic-shared": tcir.MappingOptions(
+        tile=[128, 128, 32], threads=[16, 16], num_stages=3, vector_width=4, max_private_elements=64,
+        max_shared_memory=98304,
+    ),
 }
 
 TMM = next(c for c in PAPER_KERNELS if c.name == "tmm")
@@ -37,6 +45,14 @@ LARGE = [
         TMM.source,
         "tmm",
         lambda r: [f32(r, 70, 45), f32(r, 33, 45)],
+        TMM.reference,
+    ),
+    # Full 128x128 tiles: the dynamic-shared variant's 72 KiB of double-buffered tiles.
+    Case(
+        "tmm-square",
+        TMM.source,
+        "tmm",
+        lambda r: [f32(r, 256, 256), f32(r, 256, 256)],
         TMM.reference,
     ),
     Case(

@@ -79,6 +79,8 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
     assert options.pipeline(backend="cuda").endswith("convert-poly-to-gpu,gpu-prefetch-copies,gpu-check-indices,gpu-simplify-index")
     assert options.pipeline(backend="cpu").endswith("convert-poly-to-loops")
     assert "gpu-prefetch-copies" not in tcir.MappingOptions(tile=[32, 32, 32]).pipeline(backend="cuda")
+    three = tcir.MappingOptions(tile=[32, 32, 32], num_stages=3, max_shared_memory=65536)
+    assert "gpu-prefetch-copies{double-buffer=true max-shared-bytes=65536}" in three.pipeline(backend="cuda")
 
 
 @pytest.mark.parametrize(
@@ -93,9 +95,9 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
         ({"max_shared_memory": 10**9}, "max_shared_memory must be in"),
         ({"max_private_elements": 256}, r"max_private_elements must be in \[0, 255\]"),
         ({"max_private_elements": "64"}, "max_private_elements must be in"),
-        ({"num_stages": 3}, r"num_stages must be in \[1, 2\]"),
-        ({"num_stages": 0}, r"num_stages must be in \[1, 2\]"),
-        ({"num_stages": True}, r"num_stages must be in \[1, 2\], got True"),
+        ({"num_stages": 4}, r"num_stages must be in \[1, 3\]"),
+        ({"num_stages": 0}, r"num_stages must be in \[1, 3\]"),
+        ({"num_stages": True}, r"num_stages must be in \[1, 3\], got True"),
     ],
 )
 def test_invalid_options_are_tc_errors(fields, message):

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from tcir.backends.cuda.scalar_types import numpy_dtype, static_shape
+from tcir.backends.cuda.shared_memory import dynamic_shared_bytes
 from tcir.dialects.check import IndexOp
 from tcir.errors import TCError
 from tcir.runtime.host_program import (
@@ -107,8 +108,10 @@ def _constant(value: SSAValue) -> int | float | bool | None:
 class _HostReader:
     """Reads one host function into a `HostProgram`."""
 
-    def __init__(self, function: func.FuncOp):
+    def __init__(self, function: func.FuncOp, shared_bytes: dict[str, int]):
         self.function = function
+        self.shared_bytes = shared_bytes
+        """The dynamic shared memory of each kernel, by name."""
         self.temporaries: dict[SSAValue, HostAlloc] = {}
         self.launches: list[KernelLaunch] = []
 
@@ -156,7 +159,8 @@ class _HostReader:
             self._value(op.gridSizeZ),
         )
         args = tuple(self._arg(v) for v in op.kernelOperands)
-        return KernelLaunch(kernel_symbol(op), grid, block, args)
+        name = kernel_symbol(op)
+        return KernelLaunch(name, grid, block, args, self.shared_bytes.get(name, 0))
 
     def _arg(self, value: SSAValue) -> KernelArg:
         t: Attribute = value.type
@@ -207,7 +211,8 @@ def extract_host_program(module: ModuleOp, func_name: str | None = None) -> Host
     index_checks = tuple(
         IndexCheck(op.tensor.data, op.dim.value.data, op.extent.value.data, op.source.data) for op in checks
     )
-    return replace(_HostReader(hosts[0]).read(), index_checks=index_checks)
+    shared = {op.sym_name.data: dynamic_shared_bytes(op) for op in module.walk() if isinstance(op, gpu.FuncOp)}
+    return replace(_HostReader(hosts[0], shared).read(), index_checks=index_checks)
 
 
 def extract_launches(module: ModuleOp, func_name: str | None = None) -> list[KernelLaunch]:

@@ -18,8 +18,10 @@ is not printed (an unused `blockIdx.z`). Arithmetic prints as the IR has
 it: `gpu-simplify-index` folds and shares it before. Memref arguments are
 flat row-major arrays indexed from their static shapes; `memref.alloca`s in
 address space 3 become `__shared__` arrays declared at kernel scope (with
-`__align__(n)` where the alloca has an alignment), those in
-space 5 (or none) per-thread local arrays. Semantics chosen for C:
+`__align__(n)` where the alloca has an alignment), or, past the 48 KiB a
+kernel may declare, array references into its dynamic shared memory
+(`tcir.backends.cuda.shared_memory`), those in space 5 (or none)
+per-thread local arrays. Semantics chosen for C:
 
 - `arith.maximumf`/`minimumf` propagate NaN (helpers `tc_maximum`/`tc_minimum`,
   as the CPU backend's `llvm.maximum`); `maxnumf`/`minnumf` are `fmaxf`/`fminf`.
@@ -63,6 +65,7 @@ from tcir.backends.cuda.helpers import helper_definitions
 from tcir.dialects.check import IndexOp
 from tcir.backends.cuda.launch import constant_block_size, kernel_symbol
 from tcir.backends.cuda.naming import NameTable
+from tcir.backends.cuda.shared_memory import DYNAMIC_ALIGNMENT, dynamic_offsets, dynamic_shared_bytes, shared_buffers
 from tcir.backends.cuda.scalar_types import (
     ATOMIC_ADD_KINDS,
     PRIVATE_SPACE,
@@ -105,6 +108,8 @@ _UNSIGNED_BINARY = {arith.DivUIOp: "/", arith.RemUIOp: "%", arith.ShRUIOp: ">>",
 _BOOL_BINARY = {arith.AddiOp: "^", arith.SubiOp: "^", arith.MuliOp: "&"}
 INDEX_FAULT = "tc_fault"
 """The local holding a kernel's first bad subscript (`tc_index_fault`)."""
+DYNAMIC_SHARED = "tc_dynamic_shared"
+"""The kernel's dynamic shared memory, where its buffers live past 48 KiB."""
 _MIN_MAX_INT = {arith.MinSIOp: "<", arith.MaxSIOp: ">", arith.MinUIOp: "<", arith.MaxUIOp: ">"}
 _DIV_HELPERS = {
     arith.FloorDivSIOp: "tc_floordiv",
@@ -430,11 +435,21 @@ class KernelPrinter(IndentedLines):
         return f"const {self.ctype(t)} {name}"
 
     def declare_shared(self) -> None:
-        for op in self.kernel.walk():
-            if isinstance(op, memref.AllocaOp) and memory_space(op.memref.type) == SHARED_SPACE:
+        """Static `__shared__` arrays; past 48 KiB, references into the
+        kernel's dynamic shared memory (which its launches request)."""
+        if dynamic_shared_bytes(self.kernel):
+            self.line(f"extern __shared__ __align__({DYNAMIC_ALIGNMENT}) unsigned char {DYNAMIC_SHARED}[];")
+            for op, offset in dynamic_offsets(self.kernel):
                 name = self.names.declare(op.memref)
-                align = f"__align__({op.alignment.value.data}) " if op.alignment is not None else ""
-                self.line(f"__shared__ {align}{self.array_declaration(op.memref.type, name)};")
+                t = op.memref.type
+                dims = "".join(f"[{size}]" for size in static_shape(t) or (1,))
+                array = f"{self.ctype(t.element_type)} (*){dims}"
+                self.line(f"{self.ctype(t.element_type)} (&{name}){dims} = *reinterpret_cast<{array}>({DYNAMIC_SHARED} + {offset});")
+            return
+        for op in shared_buffers(self.kernel):
+            name = self.names.declare(op.memref)
+            align = f"__align__({op.alignment.value.data}) " if op.alignment is not None else ""
+            self.line(f"__shared__ {align}{self.array_declaration(op.memref.type, name)};")
 
     def array_declaration(self, t: MemRefType[Attribute], name: str) -> str:
         shape = static_shape(t) or (1,)

@@ -216,7 +216,8 @@ class _LaunchPlan:
     """One launch with everything not depending on the call's arguments prebuilt."""
 
     def __init__(self, function: Any, launch: KernelLaunch, params: Sequence[HostParam]):
-        self.function = function
+        # A kernel with dynamic shared memory requests it at every launch.
+        self.function = functools.partial(function, shared_mem=launch.shared_bytes) if launch.shared_bytes else function
         self.name = launch.kernel_name
         self.block = launch.block
         grid = launch.grid
@@ -294,6 +295,9 @@ class CudaProgram:
             except Exception as e:  # noqa: BLE001  (cupy's CompileException, driver errors)
                 path = write_source(source)
                 raise TCError(f"cuda backend: NVRTC failed to compile {path}:\n{e}") from None
+        for launch in host.launches:
+            if launch.shared_bytes:
+                _allow_shared_memory(functions[launch.kernel_name], launch)
         self._converters = [
             _buffer_converter(p, device) if p.is_buffer else _scalar_converter(p) for p in host.params
         ]
@@ -426,6 +430,20 @@ class CudaProgram:
                 function(grid, block, values, stream=stream)
         except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
             self._launch_failed(function, grid, block, e)
+
+
+def _allow_shared_memory(function: Any, launch: KernelLaunch) -> None:
+    """Let `function` (a cupy `Function`) use the dynamic shared memory `launch` requests."""
+    driver = cupy_module().cuda.driver
+    try:
+        driver.funcSetAttribute(
+            function.ptr, driver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, launch.shared_bytes
+        )
+    except driver.CUDADriverError as e:  # more than the GPU has
+        raise TCError(
+            f"cuda backend: kernel '{launch.kernel_name}' needs {launch.shared_bytes} bytes of shared "
+            f"memory, more than this GPU allows a block ({e})"
+        ) from None
 
 
 _external_streams: dict[tuple[int, int], Any] = {}

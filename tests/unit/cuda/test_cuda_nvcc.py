@@ -59,3 +59,26 @@ def test_atomic_adds_share_one_copy_of_the_warp_sum(tmp_path: Path):
     ptx = (tmp_path / "kernel.ptx").read_text()
     assert ptx.count("match.any.sync") == 16  # each add still checks its lanes' addresses inline
     assert 0 < ptx.count("shfl.sync") <= 5 + 32  # one butterfly, one (unrolled) loop over the lanes
+
+
+@needs_nvcc
+def test_shared_memory_past_48_kib_is_dynamic(tmp_path: Path):
+    """Double-buffered 128x128x32 tiles take 72 KiB of shared memory: more
+    than a kernel may declare, so they live in its dynamic shared memory,
+    which the launch requests."""
+    from tcir.compiler.artifacts import CudaArtifact, build_artifact
+    from tcir.runtime.signature import Binding
+
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    options = tcir.MappingOptions(
+        tile=[128, 128, 32], threads=[16, 16], max_private_elements=64, num_stages=3, vector_width=4,
+        max_shared_memory=98304,
+    )
+    artifact = build_artifact(tmm.def_ir, Binding({"M": 128, "K": 256, "N": 256}, ()), options, "cuda")
+    assert isinstance(artifact, CudaArtifact)
+    (launch,) = artifact.host.launches
+    assert launch.shared_bytes == 2 * 2 * 128 * 36 * 4
+    assert "extern __shared__ __align__(16) unsigned char tc_dynamic_shared[];" in artifact.source
+    assert "float (&shared_B)[2][128][36] = *reinterpret_cast<float (*)[2][128][36]>(tc_dynamic_shared + 36864);" in artifact.source
+    assert "__shared__ float" not in artifact.source
+    nvcc_compile(artifact.source, tmp_path)

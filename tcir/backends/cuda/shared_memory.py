@@ -1,0 +1,65 @@
+"""A kernel's shared memory: its buffers, their bytes, and where they go.
+
+A kernel may declare at most 48 KiB of shared memory statically; past that
+its buffers live in dynamic shared memory (up to 227 KiB a block on an
+H100), which the launch requests and the kernel function must be allowed
+(`cudaFuncAttributeMaxDynamicSharedMemorySize`, cupy's
+`max_dynamic_shared_size_bytes`).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import gpu, memref
+from xdsl.dialects.builtin import MemRefType
+
+from tcir.backends.cuda.scalar_types import memory_space
+from tcir.polyhedral.promotion.promote import SHARED_SPACE
+
+STATIC_SHARED_LIMIT = 49152
+"""Bytes of shared memory a kernel may declare statically."""
+DYNAMIC_ALIGNMENT = 16
+"""Every buffer of dynamic shared memory starts at a multiple of this (a float4)."""
+
+
+def shared_buffers(kernel: gpu.FuncOp) -> list[memref.AllocaOp]:
+    """The `memref.alloca`s of `kernel` in shared memory, in order."""
+    return [
+        op for op in kernel.walk()
+        if isinstance(op, memref.AllocaOp) and memory_space(op.memref.type) == SHARED_SPACE
+    ]
+
+
+def buffer_bytes(alloca: memref.AllocaOp) -> int:
+    """The bytes of a statically shaped buffer."""
+    memref_type = alloca.memref.type
+    assert isinstance(memref_type, MemRefType)
+    count = 1
+    for size in memref_type.get_shape():
+        count *= size
+    return count * memref_type.element_type.bitwidth // 8  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def shared_bytes(kernel: gpu.FuncOp) -> int:
+    """The bytes of all shared buffers of `kernel`, as dynamic shared memory lays them out."""
+    return sum(_aligned(buffer_bytes(b)) for b in shared_buffers(kernel))
+
+
+def dynamic_shared_bytes(kernel: gpu.FuncOp) -> int:
+    """The dynamic shared memory a launch of `kernel` requests: 0 where its
+    buffers fit in static shared memory."""
+    total = sum(buffer_bytes(b) for b in shared_buffers(kernel))
+    return 0 if total <= STATIC_SHARED_LIMIT else shared_bytes(kernel)
+
+
+def dynamic_offsets(kernel: gpu.FuncOp) -> list[tuple[memref.AllocaOp, int]]:
+    """Each shared buffer of `kernel` and its byte offset in dynamic shared memory."""
+    offsets, offset = [], 0
+    for buffer in shared_buffers(kernel):
+        offsets.append((buffer, offset))
+        offset += _aligned(buffer_bytes(buffer))
+    return offsets
+
+
+def _aligned(size: int) -> int:
+    return -(-size // DYNAMIC_ALIGNMENT) * DYNAMIC_ALIGNMENT
+
