@@ -57,7 +57,7 @@ def test_a_candidate_past_the_cutoff_runs_once(artifact_json, monkeypatch, cutof
     times = iter([2.0, *[1.0] * 99])  # the first run's time, then the others'
     calls = []
 
-    def run_once(kernel, outputs):
+    def run_once(kernel, outputs, launches=1):
         calls.append(kernel(*profiler.inputs, *outputs))
         return next(times)
 
@@ -65,3 +65,14 @@ def test_a_candidate_past_the_cutoff_runs_once(artifact_json, monkeypatch, cutof
     monkeypatch.setattr("tcir.tuner.jobs.TIMING_BUDGET_S", 0.0)
     assert profiler(artifact_json, cutoff) == (2.0 if runs == 1 else 1.0)
     assert len(calls) == runs
+
+
+def test_gpu_runs_launch_short_kernels_back_to_back():
+    """A timed run on the GPU fills about LAUNCHED_S with calls (the host's
+    launch time hides behind the queue); the CPU times single calls."""
+    from tcir.tuner.jobs import LAUNCHED_S, MAX_LAUNCHES, launches_per_run
+
+    assert launches_per_run("cpu", 1e-6) == 1
+    assert launches_per_run("cuda", 1e-6) == MAX_LAUNCHES
+    assert launches_per_run("cuda", LAUNCHED_S / 4) == 4
+    assert launches_per_run("cuda", 1e-3) == 1
