@@ -37,6 +37,7 @@ import logging
 import math
 import os
 import sqlite3
+import statistics
 import threading
 import time
 from collections.abc import Iterator
@@ -408,9 +409,15 @@ class CompilationCache:
         return result
 
     def best(self, problem: ProblemKey) -> tuple[MappingOptions, float] | None:
-        """The fastest measured options of `problem` and their time, if any."""
-        timed = [(o, t) for o, t, _ in self.measurements(problem) if t is not None]
-        return min(timed, key=lambda m: m[1]) if timed else None
+        """The fastest measured options of `problem` by the median of their
+        measurements, and that time, if any (the tuner times its best and the
+        default again: one lucky measurement does not make a best)."""
+        timed: dict[str, tuple[MappingOptions, list[float]]] = {}
+        for options, seconds, _ in self.measurements(problem):
+            if seconds is not None:
+                timed.setdefault(options.to_json(), (options, []))[1].append(seconds)
+        ranked = [(options, statistics.median(times)) for options, times in timed.values()]
+        return min(ranked, key=lambda m: m[1]) if ranked else None
 
     def similar(self, problem: ProblemKey, limit: int = 4) -> list[MappingOptions]:
         """The best options of the same TC on the same target for other

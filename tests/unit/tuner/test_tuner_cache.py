@@ -69,11 +69,14 @@ def test_measurements_and_best(cache):
     cache.record(key, tcir.MappingOptions(unroll=8), None, "compile: boom")
     assert cache.best(key) == (OPTIONS, 1e-3)
     assert len(cache.measurements(key)) == 3
+    for seconds in (4e-3, 5e-3):  # timed again: by its median, OPTIONS is slower now
+        cache.record(key, OPTIONS, seconds)
+    assert cache.best(key) == (tcir.MappingOptions(), 3e-3)
     assert cache.similar(key) == []
     other = tmm_key({"M": 16, "K": 4, "N": 6})
     cache.record(other, tcir.MappingOptions(unroll=4), 2e-3)
     assert cache.similar(key) == [tcir.MappingOptions(unroll=4)]
-    assert best_options(tmm().definition, SIZES, "cpu", cache) == OPTIONS
+    assert best_options(tmm().definition, SIZES, "cpu", cache) == tcir.MappingOptions()
     assert best_options(tmm().definition, {"M": 1, "K": 1, "N": 1}, "cpu", cache) is None
 
 
