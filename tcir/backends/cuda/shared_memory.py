@@ -12,8 +12,7 @@ from __future__ import annotations
 from xdsl.dialects import gpu, memref
 from xdsl.dialects.builtin import MemRefType
 
-from tcir.backends.cuda.scalar_types import memory_space
-from tcir.polyhedral.promotion.promote import SHARED_SPACE
+from tcir.backends.cuda.scalar_types import SHARED_SPACE, memory_space
 
 STATIC_SHARED_LIMIT = 49152
 """Bytes of shared memory a kernel may declare statically."""
