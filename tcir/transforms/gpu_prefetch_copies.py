@@ -179,8 +179,8 @@ class _Copies:
         emit_ops(builder, self.ops)
 
 
-def _prefetch(loop: scf.ForOp, buffer_at: Callable[[Attribute, int], SSAValue], written: set[SSAValue],
-              max_values: int, shared_budget: int | None) -> bool:
+def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribute, int], SSAValue],
+              written: set[SSAValue], max_values: int, shared_budget: int | None) -> bool:
     """Pipeline `loop`'s copies if it has the shape of the module docstring;
     with a `shared_budget` (bytes), double-buffer its shared tiles where they fit."""
     body = list(loop.body.block.ops)
@@ -204,7 +204,7 @@ def _prefetch(loop: scf.ForOp, buffer_at: Callable[[Attribute, int], SSAValue], 
         copies = _Copies.of(region, written, max_values)
     except _NotACopy:
         return False
-    tiles = None if shared_budget is None else _double_buffered_tiles(loop, region, shared_budget)
+    tiles = None if shared_budget is None else _double_buffered_tiles(loop, kernel, region, shared_budget)
     buffer = buffer_at(copies.loads[0].res.type, len(copies.loads))
     iv = loop.body.block.args[0]
     # Before the loop: the first step's tile, if there is a first step.
@@ -263,9 +263,10 @@ def _double_buffer(loop: scf.ForOp, copies: _Copies, buffer: SSAValue, tiles: Se
     _index_buffers(loop, tiles, first, stores)
 
 
-def _double_buffered_tiles(loop: scf.ForOp, region: Sequence[Operation], budget: int) -> list[memref.AllocaOp] | None:
+def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence[Operation],
+                           budget: int) -> list[memref.AllocaOp] | None:
     """The shared buffers that `loop`'s copies fill, if every access to them
-    is a load or store inside `loop` and the kernel's shared memory stays
+    is a load or store inside `loop` and `kernel`'s shared memory stays
     within `budget` bytes with each of them twice."""
     tiles: dict[int, memref.AllocaOp] = {}
     for op in region:
@@ -281,10 +282,6 @@ def _double_buffered_tiles(loop: scf.ForOp, region: Sequence[Operation], budget:
             if not isinstance(user, memref.LoadOp | memref.StoreOp) or user.memref is not alloca.memref \
                     or not loop.is_ancestor(user):
                 return None
-    kernel = loop.parent_op()
-    while kernel is not None and not isinstance(kernel, gpu.FuncOp):
-        kernel = kernel.parent_op()
-    assert kernel is not None
     if sum(map(buffer_bytes, shared_buffers(kernel))) + sum(map(buffer_bytes, tiles.values())) > budget:
         return None
     return list(tiles.values())
@@ -354,6 +351,7 @@ class GpuPrefetchCopiesPass(ModulePass):
             raise TCError(f"gpu-prefetch-copies: max-values must be in [1, 255], got {self.max_values}")
         if self.max_shared_bytes < 0:
             raise TCError(f"gpu-prefetch-copies: max-shared-bytes must be >= 0, got {self.max_shared_bytes}")
+        budget = self.max_shared_bytes if self.double_buffer else None
         for kernel in [o for o in op.walk() if isinstance(o, gpu.FuncOp)]:
             entry = kernel.body.block
             written = written_memrefs(kernel)
@@ -370,7 +368,6 @@ class GpuPrefetchCopiesPass(ModulePass):
             # Outer loops first; a loop inside a pipelined one keeps its own copies.
             for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
                 if loop.parent is not None:
-                    budget = self.max_shared_bytes if self.double_buffer else None
-                    _prefetch(loop, buffer_at, written, self.max_values, budget)
+                    _prefetch(loop, kernel, buffer_at, written, self.max_values, budget)
             if count:
                 region_dce(kernel.body)  # the index arithmetic the copies no longer use

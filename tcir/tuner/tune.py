@@ -235,7 +235,8 @@ class Tuner:
         if self.resume:
             session.restore()
         self.search.start(self.seeds())
-        executors, client = self._executors(Benchmark(problem, self.inputs, expected))
+        benchmark = Benchmark(problem, self.inputs, expected)
+        executors, client = self._executors(benchmark)
         try:
             with Evaluator(
                 executors, self.backend, timeout=self.timeout, cache=self.cache, key=self.key
@@ -248,7 +249,7 @@ class Tuner:
         finally:
             if client is not None:
                 client.close()
-        session.verify(Benchmark(problem, self.inputs, expected))
+        session.verify(benchmark)
         return session.result()
 
 

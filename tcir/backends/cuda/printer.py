@@ -441,10 +441,8 @@ class KernelPrinter(IndentedLines):
             self.line(f"extern __shared__ __align__({DYNAMIC_ALIGNMENT}) unsigned char {DYNAMIC_SHARED}[];")
             for op, offset in dynamic_offsets(self.kernel):
                 name = self.names.declare(op.memref)
-                t = op.memref.type
-                dims = "".join(f"[{size}]" for size in static_shape(t) or (1,))
-                array = f"{self.ctype(t.element_type)} (*){dims}"
-                self.line(f"{self.ctype(t.element_type)} (&{name}){dims} = *reinterpret_cast<{array}>({DYNAMIC_SHARED} + {offset});")
+                element, dims = self.ctype(op.memref.type.element_type), _dims(op.memref.type)
+                self.line(f"{element} (&{name}){dims} = *reinterpret_cast<{element} (*){dims}>({DYNAMIC_SHARED} + {offset});")
             return
         for op in shared_buffers(self.kernel):
             name = self.names.declare(op.memref)
@@ -452,9 +450,7 @@ class KernelPrinter(IndentedLines):
             self.line(f"__shared__ {align}{self.array_declaration(op.memref.type, name)};")
 
     def array_declaration(self, t: MemRefType[Attribute], name: str) -> str:
-        shape = static_shape(t) or (1,)
-        dims = "".join(f"[{size}]" for size in shape)
-        return f"{self.ctype(t.element_type)} {name}{dims}"
+        return f"{self.ctype(t.element_type)} {name}{_dims(t)}"
 
     def block(self, block: Block, targets: list[str]) -> None:
         self.yield_targets.append(targets)
@@ -892,6 +888,11 @@ def unused_ops(kernel: gpu.FuncOp) -> set[Operation]:
         ):
             unused.add(op)
     return unused
+
+
+def _dims(t: MemRefType[Attribute]) -> str:
+    """The C array dimensions of a statically shaped memref (`[1]` for a scalar)."""
+    return "".join(f"[{size}]" for size in static_shape(t) or (1,))
 
 
 def kernels(module: ModuleOp) -> list[gpu.FuncOp]:

@@ -3,11 +3,12 @@
 A kernel may declare at most 48 KiB of shared memory statically; past that
 its buffers live in dynamic shared memory (up to 227 KiB a block on an
 H100), which the launch requests and the kernel function must be allowed
-(`cudaFuncAttributeMaxDynamicSharedMemorySize`, cupy's
-`max_dynamic_shared_size_bytes`).
+(`cuFuncSetAttribute` of `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
 """
 
 from __future__ import annotations
+
+import math
 
 from xdsl.dialects import gpu, memref
 from xdsl.dialects.builtin import MemRefType
@@ -32,22 +33,14 @@ def buffer_bytes(alloca: memref.AllocaOp) -> int:
     """The bytes of a statically shaped buffer."""
     memref_type = alloca.memref.type
     assert isinstance(memref_type, MemRefType)
-    count = 1
-    for size in memref_type.get_shape():
-        count *= size
-    return count * memref_type.element_type.bitwidth // 8  # pyright: ignore[reportAttributeAccessIssue]
-
-
-def shared_bytes(kernel: gpu.FuncOp) -> int:
-    """The bytes of all shared buffers of `kernel`, as dynamic shared memory lays them out."""
-    return sum(_aligned(buffer_bytes(b)) for b in shared_buffers(kernel))
+    return math.prod(memref_type.get_shape()) * memref_type.element_type.bitwidth // 8  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def dynamic_shared_bytes(kernel: gpu.FuncOp) -> int:
-    """The dynamic shared memory a launch of `kernel` requests: 0 where its
-    buffers fit in static shared memory."""
-    total = sum(buffer_bytes(b) for b in shared_buffers(kernel))
-    return 0 if total <= STATIC_SHARED_LIMIT else shared_bytes(kernel)
+    """The dynamic shared memory a launch of `kernel` requests, its buffers
+    laid out as `dynamic_offsets` does: 0 where they fit in static shared memory."""
+    sizes = [buffer_bytes(b) for b in shared_buffers(kernel)]
+    return 0 if sum(sizes) <= STATIC_SHARED_LIMIT else sum(map(_aligned, sizes))
 
 
 def dynamic_offsets(kernel: gpu.FuncOp) -> list[tuple[memref.AllocaOp, int]]:
@@ -61,4 +54,3 @@ def dynamic_offsets(kernel: gpu.FuncOp) -> list[tuple[memref.AllocaOp, int]]:
 
 def _aligned(size: int) -> int:
     return -(-size // DYNAMIC_ALIGNMENT) * DYNAMIC_ALIGNMENT
-
