@@ -38,6 +38,7 @@ import numpy as np
 
 from tcir.errors import KernelFault, TCError
 from tcir.compiler.options import DEFAULT, MappingOptions
+from tcir.tuner.executors import usable_cores
 
 PROBLEMS: dict[str, dict[str, int]] = {
     "1LUT": {"E1": 23, "D": 13, "B": 7, "L1": 5},
@@ -250,7 +251,7 @@ def run_candidates(
     with tempfile.TemporaryDirectory(prefix="tcir-fuzz-") as cache_dir:
         # Spawned, not forked: a parent that touched CUDA cannot fork workers that use it.
         context = multiprocessing.get_context("spawn")
-        count = workers or os.cpu_count() or 1
+        count = workers or usable_cores()
         with ProcessPool(count, initializer=_initialize, initargs=(cache_dir,), context=context) as pool:
             jobs = [(c, pool.schedule(check, (c, tuple(backends)), timeout=timeout)) for c in candidates]
             out_of_time = False

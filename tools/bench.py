@@ -270,8 +270,13 @@ def run(
         _time(torch, name, call, row)
     if tune_seconds > 0:  # after the default's timing: later calls find the tuned options
         started = time.perf_counter()
-        tuned = function.tune(*inputs, candidates=None, population=8, max_time=tune_seconds)
+        counts: dict[str, int] = {}
+        tuned = function.tune(
+            *inputs, candidates=None, population=8, max_time=tune_seconds,
+            on_progress=lambda p: counts.update(candidates=p.done, failed=p.failed, pruned=p.pruned),
+        )
         row["tuning_s"] = time.perf_counter() - started
+        row["tuning_counts"] = counts
         row["tuned_options"] = tuned.to_json()
         row["tuned_error"] = check(function(*inputs, options=tuned), reference, torch)
         _time(torch, "tuned", lambda: function(*inputs, options=tuned), row)
@@ -286,7 +291,10 @@ def run(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default="bench.json", help="where to write the results")
-    parser.add_argument("--only", default="", help="comma-separated kernel names or config labels")
+    parser.add_argument(
+        "--only", default="",
+        help="comma-separated kernel names or config labels, or one label whole (commas and all)",
+    )
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
     parser.add_argument(
         "--tuned", type=float, default=0, metavar="SECONDS",
@@ -324,7 +332,9 @@ def main() -> None:
     print(f"measured peaks: {peaks[0] / 1e12:.1f} TFLOP/s fp32, {peaks[1] / 1e12:.2f} TB/s")
     bare, ours = call_overhead_us(cupy)
     print(f"per-call host overhead: bare cupy launch {bare:.1f} us, tcir call {ours:.1f} us")
-    wanted = set(filter(None, args.only.split(",")))
+    labels = {c.label for c in configs(torch)}
+    # A label may hold commas ("tbmm 500,26,72,26"): the whole text first.
+    wanted = {args.only} if args.only in labels else set(filter(None, args.only.split(",")))
     rows = []
     header = (
         f"{'config':24} {'tcir dev':>9} {'no promo':>9} {'eager dev':>9} {'compl dev':>9} "
@@ -353,7 +363,8 @@ def main() -> None:
             f"{row.get('compiled_device_ms', float('nan')):9.4f} {row['roofline_ms']:8.4f} "
             f"{row['tcir_wall_ms']:9.4f} {row['eager_wall_ms']:10.4f} {'yes' if row['ok'] else 'NO':>3}"
             + (
-                f"  tuned {row['tuned_device_ms']:.4f} ms after {row['tuning_s']:.0f} s: {row['tuned_options']}"
+                f"  tuned {row['tuned_device_ms']:.4f} ms after {row['tuning_s']:.0f} s "
+                f"{row['tuning_counts']}: {row['tuned_options']}"
                 if "tuned_device_ms" in row
                 else ""
             )

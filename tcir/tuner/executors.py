@@ -60,6 +60,14 @@ class Executors(Protocol):
         ...
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity: `taskset`, a container's
+    cpuset), not every core of the host as `os.cpu_count()` counts."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 class LocalExecutors:
     """Pebble pools on this host (see the module docstring)."""
 
@@ -69,7 +77,7 @@ class LocalExecutors:
         self._context = multiprocessing.get_context("spawn")
         self.problem = benchmark.problem
         self.benchmark = benchmark
-        self.compile_slots = max(1, workers or os.cpu_count() or 1)
+        self.compile_slots = max(1, workers or usable_cores())
         self.devices = devices
         self._compilers = ProcessPool(
             self.compile_slots, initializer=install, initargs=(self.problem,), context=self._context
@@ -205,7 +213,7 @@ def dask_client(address: str, gpus: int = 0) -> Any:
             return Client(address, timeout=CONNECT_TIMEOUT_S)
         except OSError as e:
             raise TCError(f"tuner: cannot connect to the Dask scheduler at {address}: {e}") from None
-    cores = max(1, (os.cpu_count() or 1) - gpus)
+    cores = max(1, usable_cores() - gpus)
     workers: dict[str, dict[str, Any]] = {
         f"cpu-{k}": {"cls": Nanny, "options": {"nthreads": 1, "resources": {"CPU": 1}}} for k in range(cores)
     }
