@@ -116,11 +116,14 @@ class LocalExecutors:
         lost.schedule(warm_profiler, (self.benchmark.token, device))
 
     def close(self) -> None:
-        """Stop the pools, ending their running jobs (again: nothing more)."""
-        for pool in (self._compilers, *self._profilers, *self._standbys):
-            if pool is not None and pool.active:
-                pool.stop()
-                pool.join()
+        """Stop the pools, ending their running jobs (again: nothing more).
+        All are told first, then awaited: their workers end together (a GPU
+        worker's end frees its context and its copy of the inputs)."""
+        active = [p for p in (self._compilers, *self._profilers, *self._standbys) if p is not None and p.active]
+        for pool in active:
+            pool.stop()
+        for pool in active:
+            pool.join()
 
 
 def _ended_worker(future: Future[Any]) -> bool:

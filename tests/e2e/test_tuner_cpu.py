@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tcir
+from tcir import TCError
 from tcir.runtime.signature import Binding
 from tcir.tools.tcir_tune import main as tcir_tune
 from tcir.compiler.artifacts import target_architecture
@@ -147,6 +148,7 @@ FRESH_PROCESS_CHECK = """
 import sys
 import numpy as np
 import tcir
+from tcir import TCError
 from tcir.api import Function
 from tcir.compiler.cache import CompilationCache
 
@@ -276,6 +278,20 @@ def test_max_time_stops_within_one_candidate(tmm):
     assert elapsed < 6.0 + max(slowest, 1.0) + 2.0  # + start-up of the reference
     assert result.stopped == "max_time" and progress[-1].total is None
     assert len(result.outcomes) == progress[-1].measured >= 8
+
+
+def test_max_time_counts_from_the_tuners_creation(tmm):
+    """Making the tuner (copying the inputs to the host: seconds for a large
+    table) is part of `max_time`: a run begun past it measures nothing."""
+    tuner = Tuner(
+        tmm, inputs(), backend="cpu", candidates=None, max_time=3.0, population=4, workers=1,
+        space=small_space(tmm),
+    )  # fmt: skip
+    time.sleep(3.2)
+    begin = time.monotonic()
+    with pytest.raises(TCError, match="no candidate was measured within max_time=3 s"):
+        tuner.run()
+    assert time.monotonic() - begin < 10.0
 
 
 def test_tcir_tune_ends_with_a_table_of_the_best(tmm, capsys, cache_dir):
