@@ -9,10 +9,12 @@ Both give `concurrent.futures` futures, so one scheduling loop
   when a kernel runs far longer than the best (`jobs.profile_candidate`'s
   `exit_when_slow`); while its pool starts a new one, a warm standby pool
   takes the device's jobs (made at the first such exit, then the two
-  alternate). Workers are spawned, never
-  forked (a parent that touched CUDA cannot fork workers that use it; spawn
-  re-imports the caller's main module, so a tuning script guards its entry
-  point with `if __name__ == "__main__":`, as for any process pool).
+  alternate). Inputs from `jobs.SPILL_BYTES` reach the profile workers as
+  .npy files they map, not through the pipe that starts them. Workers are
+  spawned, never forked (a parent that touched CUDA cannot fork workers that
+  use it; spawn re-imports the caller's main module, so a tuning script
+  guards its entry point with `if __name__ == "__main__":`, as for any
+  process pool).
 - `DaskExecutors`: compile jobs go to the workers of a `distributed.Client`
   with a `CPU` resource (any worker where none has one); profile jobs for
   CUDA go to workers with a `GPU` resource (dask-cuda's
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import tempfile
 from concurrent.futures import Future
 from typing import Any, Protocol
 
@@ -35,7 +38,9 @@ from tcir.tuner.jobs import (
     Problem,
     compile_candidate,
     install,
+    needs_spill,
     profile_candidate,
+    spill,
     warm_profiler,
 )
 
@@ -76,7 +81,9 @@ class LocalExecutors:
 
         self._context = multiprocessing.get_context("spawn")
         self.problem = benchmark.problem
-        self.benchmark = benchmark
+        self._inputs_folder = tempfile.TemporaryDirectory(prefix="tcir-inputs-") if needs_spill(benchmark) else None
+        """Where large inputs wait for the profile workers, as files."""
+        self.benchmark = spill(benchmark, self._inputs_folder.name) if self._inputs_folder else benchmark
         self.compile_slots = max(1, workers or usable_cores())
         self.devices = devices
         self._compilers = ProcessPool(
@@ -124,6 +131,8 @@ class LocalExecutors:
             pool.stop()
         for pool in active:
             pool.join()
+        if self._inputs_folder is not None:
+            self._inputs_folder.cleanup()
 
 
 def _ended_worker(future: Future[Any]) -> bool:

@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -96,6 +96,38 @@ class Benchmark:
         return self.problem.token
 
 
+SPILL_BYTES = 64 << 20
+"""Inputs from this size reach local profile workers as .npy files that they
+map, not pickled through the pipe that starts them (1LUT's 2.5 GB table: a
+worker, and a new one after a crash, starts in seconds less, and a pool
+stopped while a worker starts finds it past its start-up)."""
+
+
+@dataclass(frozen=True)
+class SpilledArray:
+    """An input saved as a .npy file; `install` maps it, read-only."""
+
+    path: str
+
+
+def spill(benchmark: Benchmark, folder: str) -> Benchmark:
+    """`benchmark` with each input of at least `SPILL_BYTES` saved under
+    `folder` (which must outlive the workers) and named by its file."""
+    inputs: list[Any] = []
+    for k, array in enumerate(benchmark.inputs):
+        if isinstance(array, np.ndarray) and array.nbytes >= SPILL_BYTES:
+            path = os.path.join(folder, f"input{k}.npy")
+            np.save(path, array)
+            array = SpilledArray(path)
+        inputs.append(array)
+    return replace(benchmark, inputs=inputs)
+
+
+def needs_spill(benchmark: Benchmark) -> bool:
+    """Whether `spill` would save any of `benchmark`'s inputs."""
+    return any(isinstance(a, np.ndarray) and a.nbytes >= SPILL_BYTES for a in benchmark.inputs)
+
+
 class CandidateError(Exception):
     """A candidate failed in a worker (the message says why)."""
 
@@ -111,6 +143,9 @@ _PROFILERS: dict[tuple[str, int], Profiler] = {}
 def install(*objects: Problem | Benchmark) -> None:
     """A pool's initializer: keep `objects` in this process, named by token."""
     for obj in objects:
+        if isinstance(obj, Benchmark):
+            mapped = [np.load(a.path, mmap_mode="r") if isinstance(a, SpilledArray) else a for a in obj.inputs]
+            obj = replace(obj, inputs=mapped)
         _INSTALLED[f"{type(obj).__name__}:{obj.token}"] = obj
 
 

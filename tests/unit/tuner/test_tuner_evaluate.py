@@ -18,6 +18,7 @@ from tuner_helpers import SIZES, tmm
 import tcir
 from tcir.tuner.evaluate import Evaluator, Outcome
 from tcir.tuner.executors import LocalExecutors
+from tcir.tuner import jobs
 from tcir.tuner.jobs import Benchmark, Problem
 
 FAST = tcir.MappingOptions(unroll=1)
@@ -218,6 +219,29 @@ def test_local_pools_compile_and_profile_a_real_candidate(monkeypatch):
             assert outcome.error is None and 0 < outcome.seconds < 1
         else:
             assert outcome.error.startswith("run: CandidateError: wrong result: C")
+
+
+def test_large_inputs_reach_profile_workers_as_mapped_files(monkeypatch):
+    """Inputs from `SPILL_BYTES` go to the profile workers as .npy files they
+    map (here every input): the candidate is checked against them as before,
+    and the files go with the pools."""
+    monkeypatch.undo()  # real artifacts
+    monkeypatch.setattr(jobs, "SPILL_BYTES", 0)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((SIZES["M"], SIZES["K"])).astype(np.float32)
+    b = rng.standard_normal((SIZES["N"], SIZES["K"])).astype(np.float32)
+    wrong = np.zeros((SIZES["M"], SIZES["N"]))
+    expected = (a.astype(np.float64) @ b.T.astype(np.float64),)
+    for reference, good in ((expected, True), ((wrong,), False)):
+        benchmark = Benchmark(Problem(tmm().definition, SIZES, "cpu"), [a, b], list(reference))
+        executors = LocalExecutors(benchmark, workers=1)
+        folder = executors._inputs_folder.name
+        assert [type(x).__name__ for x in executors.benchmark.inputs] == ["SpilledArray"] * 2
+        assert sorted(os.listdir(folder)) == ["input0.npy", "input1.npy"]
+        with Evaluator(executors, "cpu") as evaluator:
+            (outcome,), _ = evaluate(evaluator, [tcir.MappingOptions(tile=[2, 2, 2])])
+        assert (outcome.error is None) == good, outcome.error
+        assert not os.path.exists(folder)
 
 
 def test_a_crashing_worker_fails_its_candidate(monkeypatch):
