@@ -203,16 +203,20 @@ def test_cpu_profiles_in_batches_and_never_while_compiling(monkeypatch):
     assert all(b >= floor for b, floor in zip(batches, floors)), batches
 
 
-def test_local_pools_compile_and_profile_a_real_candidate(monkeypatch):
-    monkeypatch.undo()  # real artifacts
+def _tmm_benchmarks() -> list[tuple[Benchmark, bool]]:
+    """A tmm benchmark whose expected outputs are right, and one whose are wrong."""
     rng = np.random.default_rng(0)
     a = rng.standard_normal((SIZES["M"], SIZES["K"])).astype(np.float32)
     b = rng.standard_normal((SIZES["N"], SIZES["K"])).astype(np.float32)
+    right = a.astype(np.float64) @ b.T.astype(np.float64)
     wrong = np.zeros((SIZES["M"], SIZES["N"]))
-    expected = (a.astype(np.float64) @ b.T.astype(np.float64),)
-    for reference, good in ((expected, True), ((wrong,), False)):
-        problem = Problem(tmm().definition, SIZES, "cpu")
-        benchmark = Benchmark(problem, [a, b], list(reference))
+    problem = Problem(tmm().definition, SIZES, "cpu")
+    return [(Benchmark(problem, [a, b], [right]), True), (Benchmark(problem, [a, b], [wrong]), False)]
+
+
+def test_local_pools_compile_and_profile_a_real_candidate(monkeypatch):
+    monkeypatch.undo()  # real artifacts
+    for benchmark, good in _tmm_benchmarks():
         with Evaluator(LocalExecutors(benchmark, workers=1), "cpu") as evaluator:
             (outcome,), _ = evaluate(evaluator, [tcir.MappingOptions(tile=[2, 2, 2])])
         if good:
@@ -227,13 +231,7 @@ def test_large_inputs_reach_profile_workers_as_mapped_files(monkeypatch):
     and the files go with the pools."""
     monkeypatch.undo()  # real artifacts
     monkeypatch.setattr(jobs, "SPILL_BYTES", 0)
-    rng = np.random.default_rng(1)
-    a = rng.standard_normal((SIZES["M"], SIZES["K"])).astype(np.float32)
-    b = rng.standard_normal((SIZES["N"], SIZES["K"])).astype(np.float32)
-    wrong = np.zeros((SIZES["M"], SIZES["N"]))
-    expected = (a.astype(np.float64) @ b.T.astype(np.float64),)
-    for reference, good in ((expected, True), ((wrong,), False)):
-        benchmark = Benchmark(Problem(tmm().definition, SIZES, "cpu"), [a, b], list(reference))
+    for benchmark, good in _tmm_benchmarks():
         executors = LocalExecutors(benchmark, workers=1)
         folder = executors._inputs_folder.name
         assert [type(x).__name__ for x in executors.benchmark.inputs] == ["SpilledArray"] * 2
