@@ -210,8 +210,7 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
     # Before the loop: the first step's tile, if there is a first step.
     before = Builder(InsertPoint.before(loop))
     if trips is None:
-        nonempty = before.insert(arith.CmpiOp(loop.lb, loop.ub, "slt")).result
-        before = Builder(InsertPoint.at_start(before.insert(scf.IfOp(nonempty, [], [scf.YieldOp()])).true_region.block))
+        before = _guarded(before, loop.lb, loop.ub)
     copies.emit(before, {iv: loop.lb}, buffer, stage=True)
     if tiles is not None:
         _double_buffer(loop, copies, buffer, tiles, before, [body[0], body[barriers[1]]], trips)
@@ -224,9 +223,7 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
     # After the second barrier: the next step's tile.
     after = Builder(InsertPoint.after(body[barriers[1]]))
     following = after.insert(arith.AddiOp(iv, loop.step)).result
-    more = after.insert(arith.CmpiOp(following, loop.ub, "slt")).result
-    guard = after.insert(scf.IfOp(more, [], [scf.YieldOp()]))
-    copies.emit(Builder(InsertPoint.at_start(guard.true_region.block)), {iv: following}, buffer, stage=True)
+    copies.emit(_guarded(after, following, loop.ub), {iv: following}, buffer, stage=True)
     return True
 
 
