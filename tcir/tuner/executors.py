@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import tempfile
 from concurrent.futures import Future
 from typing import Any, Protocol
 
@@ -38,7 +37,6 @@ from tcir.tuner.jobs import (
     Problem,
     compile_candidate,
     install,
-    needs_spill,
     profile_candidate,
     spill,
     warm_profiler,
@@ -81,9 +79,8 @@ class LocalExecutors:
 
         self._context = multiprocessing.get_context("spawn")
         self.problem = benchmark.problem
-        self._inputs_folder = tempfile.TemporaryDirectory(prefix="tcir-inputs-") if needs_spill(benchmark) else None
-        """Where large inputs wait for the profile workers, as files."""
-        self.benchmark = spill(benchmark, self._inputs_folder.name) if self._inputs_folder else benchmark
+        # Inputs from `SPILL_BYTES` wait for the profile workers in a folder, as files.
+        self.benchmark, self._inputs_folder = spill(benchmark)
         self.compile_slots = max(1, workers or usable_cores())
         self.devices = devices
         self._compilers = ProcessPool(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import statistics
+import tempfile
 import threading
 import time
 import uuid
@@ -110,22 +111,22 @@ class SpilledArray:
     path: str
 
 
-def spill(benchmark: Benchmark, folder: str) -> Benchmark:
-    """`benchmark` with each input of at least `SPILL_BYTES` saved under
-    `folder` (which must outlive the workers) and named by its file."""
+def spill(benchmark: Benchmark) -> tuple[Benchmark, tempfile.TemporaryDirectory[str] | None]:
+    """`benchmark` with each input of at least `SPILL_BYTES` saved in a new
+    folder (which must outlive the workers) and named by its file, and that
+    folder; `benchmark` itself and None where no input is that large."""
+    large = [isinstance(a, np.ndarray) and a.nbytes >= SPILL_BYTES for a in benchmark.inputs]
+    if not any(large):
+        return benchmark, None
+    folder = tempfile.TemporaryDirectory(prefix="tcir-inputs-")
     inputs: list[Any] = []
-    for k, array in enumerate(benchmark.inputs):
-        if isinstance(array, np.ndarray) and array.nbytes >= SPILL_BYTES:
-            path = os.path.join(folder, f"input{k}.npy")
+    for k, (array, spilled) in enumerate(zip(benchmark.inputs, large)):
+        if spilled:
+            path = os.path.join(folder.name, f"input{k}.npy")
             np.save(path, array)
             array = SpilledArray(path)
         inputs.append(array)
-    return replace(benchmark, inputs=inputs)
-
-
-def needs_spill(benchmark: Benchmark) -> bool:
-    """Whether `spill` would save any of `benchmark`'s inputs."""
-    return any(isinstance(a, np.ndarray) and a.nbytes >= SPILL_BYTES for a in benchmark.inputs)
+    return replace(benchmark, inputs=inputs), folder
 
 
 class CandidateError(Exception):
