@@ -90,8 +90,9 @@ class IRError(TCError):
 class KernelFault(TCError):
     """A GPU kernel that the simulated GPU (`backend="cuda-sim"`) caught
     misbehaving: a data race, a conflict between blocks, a divergent barrier,
-    an out-of-bounds access or a read of uninitialized memory. `kind` says
-    which (`race`, `conflict`, `barrier`, `bounds`, `uninitialized`)."""
+    an out-of-bounds access, a read of uninitialized memory or a misaligned
+    vector access. `kind` says which (`race`, `conflict`, `barrier`,
+    `bounds`, `uninitialized`, `misaligned`)."""
 
     def __init__(self, message: str, kind: str):
         self.fault = kind

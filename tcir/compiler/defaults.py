@@ -12,7 +12,8 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   32x32x32 tiles on 16x8 threads (4x2 accumulators a thread: tmm
   128x1024x1024 18.8 us, against 29.2 us with four a thread and scalar
   reads; eager 16.1 us); both read their shared operands as float4
-  (`vector_width=4`). A reduction that k tiles of 32 do not divide takes
+  (`vector_width=4`) and copy them from global memory as float4
+  (`copy_vector_width=4`). A reduction that k tiles of 32 do not divide takes
   32x32 output tiles with the k tile of `OTHER_K_TILES` that divides it, on
   8x16 threads so the copies split evenly (C3's 1000 points: k tiles of 40,
   22.3 us, against 31.6 us with 32x32x32 tiles on 32x8 threads and scalar
@@ -110,7 +111,22 @@ GATHER_ROW = 64
 VECTOR_WIDTH = 4
 """Shared operands read as float4 (`vector_width`) where the reduction's
 innermost loop allows: a quarter of the shared loads (tmm 128x4096x16384
-614 -> 471 us with 128x128x32 tiles on 16x16 threads, tbmm 8.7 -> 7.3 us)."""
+614 -> 471 us with 128x128x32 tiles on 16x16 threads, tbmm 8.7 -> 7.3 us);
+and copied from global memory as float4 (`copy_vector_width`) where the
+groups split evenly over the threads (on an H200: tmm 128x4096x16384 475
+-> 459 us, tmm 128x1024x1024 19.2 -> 16.2 us, MLP1 14.0 -> 13.8 us; C3's
+k tiles of 40, whose 10 groups a row do not, lose the register staging of
+their copies: 22 -> 37 us)."""
+
+
+def _copy_width(rows: int, row: int, threads: int) -> int:
+    """`VECTOR_WIDTH` where the copies of a `rows` x `row` operand tile in
+    float4 groups split evenly over `threads` (each thread the same number
+    of groups, so that `num_stages` can stage them in registers), else 1."""
+    groups = row // VECTOR_WIDTH
+    if row % VECTOR_WIDTH or threads % groups or rows % (threads // groups):
+        return 1
+    return VECTOR_WIDTH
 
 
 def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOptions:
@@ -162,6 +178,7 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
                 max_private_elements=private,
                 num_stages=2,
                 vector_width=VECTOR_WIDTH,
+                copy_vector_width=_copy_width(size, k_tile, math.prod(threads)),
             )
 
         if fills_gpu(128) and whole:
@@ -183,6 +200,7 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
                 max_private_elements=16,
                 num_stages=2,
                 vector_width=VECTOR_WIDTH,
+                copy_vector_width=_copy_width(32, 16, 16 * 8),
                 split_k=-(-reduction // K_SLICE),
             )
         return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8], num_stages=2)

@@ -24,9 +24,9 @@ MAX_PRIVATE_ELEMENTS = 255
 MAX_STAGES = 3
 """Copies are staged in registers one step ahead, and in a second shared buffer."""
 ATOMIC_SUM_DTYPES = ("float32", "float64", "int32")
+"""Element types whose `+=` sums `poly-parallel-reduction` combines by atomic adds."""
 VECTOR_WIDTHS = (1, 2, 4)
 """Elements of a thread's vector loads: CUDA's float, float2 and float4."""
-"""Element types whose `+=` sums `poly-parallel-reduction` combines by atomic adds."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,14 @@ class MappingOptions:
     vectors (`poly-promote{vector-width=...}`) and each kernel's reduction
     point loop unrolled by the width (`poly-vectorize`), so that nvcc loads
     them with one instruction."""
+    copy_vector_width: int = 1
+    """Elements a thread moves at once from global to shared memory (1, 2
+    or 4: float, float2, float4): the copies deal aligned groups of that
+    many consecutive elements to the threads (`poly-promote{copy-vector-
+    width=...}`) and each group moves with one vector load and store
+    (`gpu-vectorize-copies`), where the tile's rows are whole groups;
+    elsewhere the copies stay scalar. Its global inputs must then be
+    16-byte aligned, which the runtime ensures (copying one that is not)."""
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -131,11 +139,12 @@ class MappingOptions:
         if type(self.num_stages) is not int or not 1 <= self.num_stages <= MAX_STAGES:
             raise TCError(f"MappingOptions: num_stages must be in [1, {MAX_STAGES}], got {self.num_stages!r}")
 
-        if type(self.vector_width) is not int or self.vector_width not in VECTOR_WIDTHS:
-            raise TCError(
-                f"MappingOptions: vector_width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, "
-                f"got {self.vector_width!r}"
-            )
+        for name in ("vector_width", "copy_vector_width"):
+            width = getattr(self, name)
+            if type(width) is not int or width not in VECTOR_WIDTHS:
+                raise TCError(
+                    f"MappingOptions: {name} must be one of {', '.join(map(str, VECTOR_WIDTHS))}, got {width!r}"
+                )
 
         object.__setattr__(self, "key", self.to_json())
 
@@ -235,11 +244,14 @@ class MappingOptions:
                 f"private={str(self.use_private_memory).lower()} "
                 f"max-shared-bytes={self.max_shared_memory} "
                 f"max-private-elements={self.max_private_elements}"
-                f"{f' vector-width={self.vector_width}' if self.vector_width > 1 else ''}}}"
+                f"{f' vector-width={self.vector_width}' if self.vector_width > 1 else ''}"
+                f"{f' copy-vector-width={self.copy_vector_width}' if self.copy_vector_width > 1 else ''}}}"
             )
         if self.vector_width > 1:
             passes.append(f"poly-vectorize{{width={self.vector_width}}}")
         passes.append("convert-poly-to-gpu")
+        if self.copy_vector_width > 1 and self.use_shared_memory:
+            passes.append(f"gpu-vectorize-copies{{max-width={self.copy_vector_width}}}")
         if self.num_stages == 2:
             passes.append("gpu-prefetch-copies")
         elif self.num_stages == 3:

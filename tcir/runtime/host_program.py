@@ -69,6 +69,9 @@ class KernelArg:
     source: HostValue | HostAlloc
     dtype: str
     is_buffer: bool
+    alignment: int = 0
+    """Bytes a buffer's address must be a multiple of (the kernel's vector
+    loads of it need it); 0 where any address does."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,16 @@ class HostProgram:
         """Positions of the parameters that index tensors the kernels check."""
         positions = {self.position(c.source) for c in self.index_checks}
         return tuple(sorted(p for p in positions if p is not None))
+
+    @property
+    def aligned_params(self) -> tuple[tuple[int, int], ...]:
+        """(position, bytes) of the parameters some kernel needs aligned."""
+        need: dict[int, int] = {}
+        for launch in self.launches:
+            for arg in launch.args:
+                if arg.alignment and isinstance(arg.source, ArgRef):
+                    need[arg.source.position] = max(need.get(arg.source.position, 0), arg.alignment)
+        return tuple(sorted(need.items()))
 
     def position(self, name: str) -> int | None:
         """The position of parameter `name` (None if there is none)."""

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
-from xdsl.dialects import arith, gpu, memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects import arith, gpu, memref, scf, vector
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, VectorType
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
@@ -85,6 +85,29 @@ def _space(value: SSAValue) -> int:
     return space.value.data if isinstance(space, IntegerAttr) else 0
 
 
+Load = memref.LoadOp | vector.LoadOp
+Store = memref.StoreOp | vector.StoreOp
+"""The copies' accesses: scalar, or vectors of `gpu-vectorize-copies`."""
+
+
+def _target(op: Load | Store) -> SSAValue:
+    """The memref an access reads or writes."""
+    return op.memref if isinstance(op, memref.LoadOp | memref.StoreOp) else op.base
+
+
+def _loaded(op: Load) -> SSAValue:
+    return op.res if isinstance(op, memref.LoadOp) else op.result
+
+
+def _stored(op: Store) -> SSAValue:
+    return op.value if isinstance(op, memref.StoreOp) else op.vector
+
+
+def _lanes(t: Attribute) -> int:
+    """The registers a value of type `t` takes (a vector's lanes)."""
+    return t.get_shape()[0] if isinstance(t, VectorType) else 1
+
+
 class _NotACopy(Exception):
     """The region between the barriers is not one this pass can stage."""
 
@@ -95,11 +118,20 @@ class _Copies:
     order of the unrolled copies (a load in a loop of 4 iterations counts 4 times)."""
 
     ops: list[Operation]
-    loads: list[memref.LoadOp]
+    loads: list[Load]
+
+    @property
+    def types(self) -> dict[Attribute, int]:
+        """The types of the loaded values, and how many of each."""
+        counts: dict[Attribute, int] = {}
+        for load in self.loads:
+            t = _loaded(load).type
+            counts[t] = counts.get(t, 0) + 1
+        return counts
 
     @staticmethod
     def of(ops: Sequence[Operation], written: set[SSAValue], max_values: int) -> _Copies:
-        loads: list[memref.LoadOp] = []
+        loads: list[Load] = []
 
         def visit(block_ops: Sequence[Operation], repeat: int) -> None:
             for op in block_ops:
@@ -112,16 +144,16 @@ class _Copies:
                     if op.results or op.false_region.blocks and list(op.false_region.block.ops)[:-1]:
                         raise _NotACopy
                     visit(list(op.true_region.block.ops)[:-1], repeat)
-                elif isinstance(op, memref.LoadOp):
-                    users = [use.operation for use in op.res.uses]
-                    if _space(op.memref) != 0 or op.memref in written or not users or not all(
-                        isinstance(u, memref.StoreOp) and u.value == op.res and _space(u.memref) == SHARED_SPACE
+                elif isinstance(op, Load):
+                    users = [use.operation for use in _loaded(op).uses]
+                    if _space(_target(op)) != 0 or _target(op) in written or not users or not all(
+                        isinstance(u, Store) and _stored(u) == _loaded(op) and _space(_target(u)) == SHARED_SPACE
                         for u in users
                     ):
                         raise _NotACopy
                     loads.extend([op] * repeat)
-                elif isinstance(op, memref.StoreOp):
-                    if _space(op.memref) != SHARED_SPACE or not isinstance(op.value.owner, memref.LoadOp):
+                elif isinstance(op, Store):
+                    if _space(_target(op)) != SHARED_SPACE or not isinstance(_stored(op).owner, Load):
                         raise _NotACopy
                 elif not isinstance(op, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp
                                     | arith.CmpiOp | arith.AndIOp | arith.OrIOp | arith.FloorDivSIOp
@@ -130,8 +162,7 @@ class _Copies:
                     raise _NotACopy
 
         visit(ops, 1)
-        types = {load.res.type for load in loads}
-        if not loads or len(loads) > max_values or len(types) != 1:
+        if not loads or sum(_lanes(_loaded(load).type) for load in loads) > max_values:
             raise _NotACopy
         return _Copies(list(ops), loads)
 
@@ -139,15 +170,15 @@ class _Copies:
         self,
         builder: Builder,
         mapping: dict[SSAValue, SSAValue],
-        buffer: SSAValue,
+        buffers: dict[Attribute, SSAValue],
         stage: bool,
-        stores: list[memref.StoreOp] | None = None,
+        stores: list[Store] | None = None,
     ) -> None:
         """The copy region at `builder`, values renamed by `mapping`, loops
         unrolled: with `stage`, each global load goes to the next element of
-        `buffer`; otherwise each shared store takes its value from there (and
-        is added to `stores`, if given)."""
-        slot = iter(range(len(self.loads)))
+        the buffer of its type in `buffers`; otherwise each shared store takes
+        its value from there (and is added to `stores`, if given)."""
+        slots = {t: iter(range(n)) for t, n in self.types.items()}
 
         def index(at: Builder, k: int) -> SSAValue:
             return at.insert(arith.ConstantOp.from_int_and_width(k, IndexType())).result
@@ -165,15 +196,16 @@ class _Copies:
                 elif isinstance(op, scf.IfOp):
                     guard = at.insert(scf.IfOp(mapping.get(op.cond, op.cond), [], [scf.YieldOp()]))
                     emit_ops(Builder(InsertPoint.at_start(guard.true_region.block)), list(op.true_region.block.ops)[:-1])
-                elif isinstance(op, memref.LoadOp):
-                    k = index(at, next(slot))
+                elif isinstance(op, Load):
+                    t = _loaded(op).type
+                    k = index(at, next(slots[t]))
                     if stage:
-                        at.insert(memref.StoreOp.get(at.insert(op.clone(mapping)).res, buffer, [k]))
+                        at.insert(memref.StoreOp.get(_loaded(at.insert(op.clone(mapping))), buffers[t], [k]))
                     else:
-                        mapping[op.res] = at.insert(memref.LoadOp.get(buffer, [k])).res
-                elif not (isinstance(op, memref.StoreOp) and stage):
+                        mapping[_loaded(op)] = at.insert(memref.LoadOp.get(buffers[t], [k])).res
+                elif not (isinstance(op, Store) and stage):
                     clone = at.insert(op.clone(mapping))  # index arithmetic, or a store to shared memory
-                    if stores is not None and isinstance(clone, memref.StoreOp):
+                    if stores is not None and isinstance(clone, Store):
                         stores.append(clone)
 
         emit_ops(builder, self.ops)
@@ -205,7 +237,7 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
     except _NotACopy:
         return False
     tiles = None if shared_budget is None else _double_buffered_tiles(loop, kernel, region, shared_budget)
-    buffer = buffer_at(copies.loads[0].res.type, len(copies.loads))
+    buffer = {t: buffer_at(t, n) for t, n in copies.types.items()}
     iv = loop.body.block.args[0]
     # Before the loop: the first step's tile, if there is a first step.
     before = Builder(InsertPoint.before(loop))
@@ -234,13 +266,13 @@ def _guarded(at: Builder, value: SSAValue, bound: SSAValue) -> Builder:
     return Builder(InsertPoint.at_start(guard.true_region.block))
 
 
-def _double_buffer(loop: scf.ForOp, copies: _Copies, buffer: SSAValue, tiles: Sequence[memref.AllocaOp],
+def _double_buffer(loop: scf.ForOp, copies: _Copies, buffer: dict[Attribute, SSAValue], tiles: Sequence[memref.AllocaOp],
                    before: Builder, barriers: Sequence[Operation], trips: int | None) -> None:
     """The loop of the module docstring's `double-buffer`, once `before`
-    holds the first step's loads into `buffer` (`trips`: the loop's trip
+    holds the first step's loads into `buffer` (by type; `trips`: the loop's trip
     count, if known)."""
     iv, step = loop.body.block.args[0], loop.step
-    first: list[memref.StoreOp] = []
+    first: list[Store] = []
     copies.emit(before, {iv: loop.lb}, buffer, stage=False, stores=first)
     if trips is None or trips > 1:
         second = before.insert(arith.AddiOp(loop.lb, step)).result
@@ -252,7 +284,7 @@ def _double_buffer(loop: scf.ForOp, copies: _Copies, buffer: SSAValue, tiles: Se
         op.erase(safe_erase=False)
     top = Builder(InsertPoint.at_start(loop.body.block))
     following = top.insert(arith.AddiOp(iv, step)).result
-    stores: list[memref.StoreOp] = []
+    stores: list[Store] = []
     copies.emit(_guarded(top, following, loop.ub), {iv: following}, buffer, stage=False, stores=stores)
     later = top.insert(arith.AddiOp(following, step)).result
     copies.emit(_guarded(top, later, loop.ub), {iv: later}, buffer, stage=True)
@@ -268,15 +300,15 @@ def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence
     tiles: dict[int, memref.AllocaOp] = {}
     for op in region:
         for store in op.walk():
-            if isinstance(store, memref.StoreOp):
-                alloca = store.memref.owner
+            if isinstance(store, Store):
+                alloca = _target(store).owner
                 if not isinstance(alloca, memref.AllocaOp):
                     return None
                 tiles[id(alloca)] = alloca
     for alloca in tiles.values():
         for use in alloca.memref.uses:
             user = use.operation
-            if not isinstance(user, memref.LoadOp | memref.StoreOp) or user.memref is not alloca.memref \
+            if not isinstance(user, memref.LoadOp | Store) or _target(user) is not alloca.memref \
                     or not loop.is_ancestor(user):
                 return None
     if sum(map(buffer_bytes, shared_buffers(kernel))) + sum(map(buffer_bytes, tiles.values())) > budget:
@@ -284,8 +316,8 @@ def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence
     return list(tiles.values())
 
 
-def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[memref.StoreOp],
-                   following: Sequence[memref.StoreOp]) -> None:
+def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Store],
+                   following: Sequence[Store]) -> None:
     """Give each of `tiles` a leading dimension of 2: the stores `first`
     (before the loop) write buffer 0, the stores `following` buffer
     1 - step % 2, and every other access in `loop` buffer step % 2, where
@@ -319,6 +351,8 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
             index = which.get(id(user), current)
             if isinstance(user, memref.StoreOp):
                 new: Operation = memref.StoreOp.get(user.value, doubled.memref, [index, *user.indices])
+            elif isinstance(user, vector.StoreOp):
+                new = vector.StoreOp(user.vector, doubled.memref, [index, *user.indices])
             else:
                 assert isinstance(user, memref.LoadOp)
                 new = memref.LoadOp.get(doubled.memref, [index, *user.indices])

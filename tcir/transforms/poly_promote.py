@@ -1,4 +1,4 @@
-"""`poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32 vector-width=1}`: memory promotion.
+"""`poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32 vector-width=1 copy-vector-width=1}`: memory promotion.
 
 Runs on scops mapped by `poly-map-to-gpu` (see
 `tcir.polyhedral.promotion.promote` for the heuristic). For every kernel
@@ -21,6 +21,14 @@ with `vector-width` W above 1 where W divides a row, to an odd multiple of W
 (`memref<128x20xf32, 3>` for a 128x16 tile and W = 4), so that reads of W
 consecutive elements (`poly-vectorize`) are aligned vector loads that
 consecutive rows spread over all banks.
+
+With `copy-vector-width` W above 1, a copy into a shared buffer whose
+tiles are whole aligned groups of W consecutive 32-bit elements (rows
+padded to a multiple of W) deals the groups to the threads instead of the
+elements: its band's last member becomes the group, `floor(a / W)`, and a
+new innermost member the element within it, `a mod W` (a loop of W
+iterations), the groups of a row on consecutive threads. `gpu-vectorize-
+copies` turns each such loop into one vector load and store.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ class PolyPromotePass(ModulePass):
     max_shared_bytes: int = 49152
     max_private_elements: int = 32
     vector_width: int = 1
+    copy_vector_width: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.max_shared_bytes < 0:
@@ -65,6 +74,11 @@ class PolyPromotePass(ModulePass):
                 f"poly-promote: vector-width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, "
                 f"got {self.vector_width}"
             )
+        if self.copy_vector_width not in VECTOR_WIDTHS:
+            raise TCError(
+                f"poly-promote: copy-vector-width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, "
+                f"got {self.copy_vector_width}"
+            )
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
             if BUFFERS in scop.attributes:
                 continue  # promoted already
@@ -76,6 +90,7 @@ class PolyPromotePass(ModulePass):
                 self.max_shared_bytes,
                 self.max_private_elements,
                 self.vector_width,
+                self.copy_vector_width,
             )
             schedule = promoter.run()
             if not promoter.buffers:

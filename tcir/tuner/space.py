@@ -143,6 +143,7 @@ class SearchSpace:
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
                 Gene("num_stages", (1, 2, 3)),
                 Gene("vector_width", VECTOR_WIDTHS),
+                Gene("copy_vector_width", VECTOR_WIDTHS),
             ]
             if any(sums):
                 genes += [Gene("parallel_reductions", (False, True)), Gene("split_k", SPLIT_K_CHOICES)]

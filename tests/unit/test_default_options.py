@@ -34,17 +34,23 @@ def options_at(name: str, *shapes: tuple[int, ...]) -> tcir.MappingOptions:
 
 
 RULES = {
-    # Enough 128x128 output tiles for every SM: 8x8 register micro-tiles, float4 reads.
+    # Enough 128x128 output tiles for every SM: 8x8 register micro-tiles,
+    # float4 reads and float4 copies (8 groups a row, 32 rows a pass of 256
+    # threads: 4 passes over the 128 rows).
     "large-matmul": (
         ("tmm", (128, 4096), (16384, 4096)),
         tcir.MappingOptions(
-            tile=[128, 128, 32], threads=[16, 16], max_private_elements=64, num_stages=2, vector_width=4
+            tile=[128, 128, 32], threads=[16, 16], max_private_elements=64, num_stages=2, vector_width=4,
+            copy_vector_width=4,
         ),
     ),
-    # Enough 32x32 tiles: 4x2 accumulators a thread, float4 reads.
+    # Enough 32x32 tiles: 4x2 accumulators a thread, float4 reads and copies.
     "matmul": (
         ("tmm", (128, 1024), (1024, 1024)),
-        tcir.MappingOptions(tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4),
+        tcir.MappingOptions(
+            tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4,
+            copy_vector_width=4,
+        ),
     ),
     # A small output with a long reduction (MLP1's 128x128): split-K, blocks
     # over 32x32 output tiles and 16 slices of 2000 points (one per 128),
@@ -52,11 +58,13 @@ RULES = {
     "split-k": (
         ("MLP1", (128, 2000), (128, 2000), (128,)),
         tcir.MappingOptions(
-            tile=[32, 32, 16], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4, split_k=16
+            tile=[32, 32, 16], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4,
+            copy_vector_width=4, split_k=16,
         ),
     ),
     # A reduction that k tiles of 32 do not divide (C3's 1000 points): k
-    # tiles of 40 on 8x16 threads (each copy row splits evenly), float4 reads.
+    # tiles of 40 on 8x16 threads (each copy row splits evenly), float4 reads;
+    # scalar copies (10 float4 groups a row would not split evenly over 128 threads).
     "other-k": (
         ("C3", (128, 1000), (1024, 1000)),
         tcir.MappingOptions(tile=[32, 32, 40], threads=[8, 16], max_private_elements=16, num_stages=2, vector_width=4),

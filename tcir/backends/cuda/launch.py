@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from xdsl.dialects import arith, func, gpu, memref
+from xdsl.dialects import arith, func, gpu, memref, vector
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
@@ -108,10 +108,12 @@ def _constant(value: SSAValue) -> int | float | bool | None:
 class _HostReader:
     """Reads one host function into a `HostProgram`."""
 
-    def __init__(self, function: func.FuncOp, shared_bytes: dict[str, int]):
+    def __init__(self, function: func.FuncOp, shared_bytes: dict[str, int], alignments: dict[str, dict[int, int]]):
         self.function = function
         self.shared_bytes = shared_bytes
         """The dynamic shared memory of each kernel, by name."""
+        self.alignments = alignments
+        """The bytes each kernel's vector loads need its arguments aligned to, by name and position."""
         self.temporaries: dict[SSAValue, HostAlloc] = {}
         self.launches: list[KernelLaunch] = []
 
@@ -158,8 +160,12 @@ class _HostReader:
             self._value(op.gridSizeY),
             self._value(op.gridSizeZ),
         )
-        args = tuple(self._arg(v) for v in op.kernelOperands)
         name = kernel_symbol(op)
+        aligned = self.alignments.get(name, {})
+        args = tuple(
+            replace(arg, alignment=aligned[k]) if k in aligned else arg
+            for k, arg in enumerate(self._arg(v) for v in op.kernelOperands)
+        )
         return KernelLaunch(name, grid, block, args, self.shared_bytes.get(name, 0))
 
     def _arg(self, value: SSAValue) -> KernelArg:
@@ -211,8 +217,23 @@ def extract_host_program(module: ModuleOp, func_name: str | None = None) -> Host
     index_checks = tuple(
         IndexCheck(op.tensor.data, op.dim.value.data, op.extent.value.data, op.source.data) for op in checks
     )
-    shared = {op.sym_name.data: dynamic_shared_bytes(op) for op in module.walk() if isinstance(op, gpu.FuncOp)}
-    return replace(_HostReader(hosts[0], shared).read(), index_checks=index_checks)
+    kernels = [op for op in module.walk() if isinstance(op, gpu.FuncOp)]
+    shared = {op.sym_name.data: dynamic_shared_bytes(op) for op in kernels}
+    alignments = {op.sym_name.data: _vector_alignments(op) for op in kernels}
+    return replace(_HostReader(hosts[0], shared, alignments).read(), index_checks=index_checks)
+
+
+def _vector_alignments(kernel: gpu.FuncOp) -> dict[int, int]:
+    """The arguments of `kernel` that vector loads read, by position: the
+    bytes of their widest vector (their address must be a multiple of it)."""
+    found: dict[int, int] = {}
+    for op in kernel.walk():
+        if isinstance(op, vector.LoadOp):
+            base, t = op.base, op.result.type
+            if isinstance(base, BlockArgument) and base.owner is kernel.body.block:
+                bits = t.element_type.bitwidth * t.get_shape()[0]  # type: ignore[attr-defined]
+                found[base.index] = max(found.get(base.index, 0), bits // 8)
+    return found
 
 
 def extract_launches(module: ModuleOp, func_name: str | None = None) -> list[KernelLaunch]:

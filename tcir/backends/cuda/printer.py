@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from functools import singledispatchmethod
 
 import numpy as np
-from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects import arith, func, gpu, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     FloatAttr,
@@ -56,6 +56,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    VectorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import MemoryEffectKind, get_effects
@@ -301,6 +302,12 @@ class KernelPrinter(IndentedLines):
     def ctype(self, t: Attribute) -> str:
         if self.index32 and isinstance(t, IndexType):
             return "int"
+        if isinstance(t, VectorType):  # float2, float4, int4...: what gpu-vectorize-copies makes
+            element = c_type(t.element_type)
+            (lanes,) = t.get_shape()
+            if element not in ("float", "int") or lanes not in (2, 4):
+                raise TCError(f"cuda backend: type '{t}' is not supported")
+            return f"{element}{lanes}"
         name = c_type(t)
         self.uses_half |= name == "__half"
         return name
@@ -330,7 +337,7 @@ class KernelPrinter(IndentedLines):
         statement where nothing uses it, else as the `const` local holding it."""
         op = result.owner
         assert isinstance(op, Operation)
-        reads = isinstance(op, memref.LoadOp) or any(v in self.reading for v in op.operands)
+        reads = isinstance(op, memref.LoadOp | vector.LoadOp) or any(v in self.reading for v in op.operands)
         if not self.live_uses(result):
             self.line(f"{expression};")
         elif self.inline(result, reads):
@@ -722,6 +729,16 @@ class KernelPrinter(IndentedLines):
         else:
             symbol, operand = update
             self.line(f"{target} {symbol}= {self.expr(operand, ANY)};")
+
+    @emit.register
+    def _(self, op: vector.LoadOp) -> None:
+        vector_type = self.ctype(op.result.type)
+        self.define(op.result, f"*reinterpret_cast<const {vector_type}*>(&{self.access(op.base, op.indices)})", UNARY)
+
+    @emit.register
+    def _(self, op: vector.StoreOp) -> None:
+        target = self.access(op.base, op.indices)
+        self.line(f"*reinterpret_cast<{self.ctype(op.vector.type)}*>(&{target}) = {self.expr(op.vector, ANY)};")
 
     def update_of(self, store: memref.StoreOp) -> tuple[str, SSAValue] | None:
         """`(op, e)` where `store` writes `x op e` (inline) to the element `x`

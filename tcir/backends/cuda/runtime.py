@@ -209,6 +209,28 @@ def _scalar_converter(param: HostParam) -> Callable[[Any], Any]:
     return convert
 
 
+def _realigned(args: tuple[Any, ...], aligned: Sequence[tuple[int, int]], stream: Any) -> tuple[Any, ...]:
+    """`args` where each GPU array at a position of `aligned` (position,
+    bytes) whose address is not a multiple of its bytes (a view at an odd
+    offset) is replaced by a copy (fresh allocations are 256-byte aligned),
+    made on `stream` (None: cupy's current one) or, for a torch tensor, on
+    torch's current stream: the kernels' vector loads need the alignment."""
+    fixed: list[Any] | None = None
+    cupy = cupy_module()
+    for position, size in aligned:
+        x = args[position]
+        torch_tensor = type(x) is not cupy.ndarray and is_torch_tensor(x)
+        address = x.data_ptr() if torch_tensor else x.data.ptr if type(x) is cupy.ndarray else 0
+        if address % size:
+            fixed = fixed or list(args)
+            if torch_tensor:
+                fixed[position] = x.clone()
+            else:
+                with stream or contextlib.nullcontext():
+                    fixed[position] = x.copy()
+    return args if fixed is None else tuple(fixed)
+
+
 CALLERS_STREAM: Any = object()
 """`CudaProgram`'s default stream: the caller's current one (`current_stream`)."""
 
@@ -303,6 +325,7 @@ class CudaProgram:
         ]
         self._slot = slot
         self._sources = host.index_sources
+        self._aligned = host.aligned_params
         self._errors = index_errors(cupy_module()) if slot is not None else None
         if self._errors is not None:
             self._errors.own(slot, host)
@@ -339,8 +362,11 @@ class CudaProgram:
             raise TCError(
                 f"{self.host.name}: expected {len(self._converters)} arguments, got {len(args)}"
             )
+        stream = current_stream(args, self.device) if stream is CALLERS_STREAM else stream
+        if self._aligned:
+            args = _realigned(args, self._aligned, stream)
         values = [convert(a) for convert, a in zip(self._converters, args)]
-        self._launch(values, args, current_stream(args, self.device) if stream is CALLERS_STREAM else stream)
+        self._launch(values, args, stream)
 
     def launcher(
         self,
@@ -368,10 +394,12 @@ class CudaProgram:
         if any(is_torch_tensor(a) for a in args):  # the outputs are torch tensors too
             converters += self._converters[len(args) :]
         direct = all(c is None for c in converters)
-        errors, slot, sources, static = self._errors, self._slot, self._sources, self._static
+        errors, slot, sources, static, aligned = self._errors, self._slot, self._sources, self._static, self._aligned
 
         def call(args: tuple[Any, ...]) -> Any:
             check_pending()
+            if aligned:
+                args = _realigned(args, aligned, stream_of() if stream_of is not None else None)
             outputs = allocate()
             values = [*args, *outputs]
             if not direct:  # convert what needs it; the rest passes as it is

@@ -124,6 +124,34 @@ class Buffer:
             offset = np.broadcast_to(offset, value.shape)  # lanes write one element: a race if several
         self.data[offset] = value
 
+    def load_vector(self, lanes: np.ndarray, index: tuple[Any, ...], width: int, site: int) -> Any:
+        """A vector load (`float4`): the `width` elements from `index` on along
+        the last dimension, as the last axis of the result; the first must be
+        aligned to `width` elements, as the GPU's vector accesses require."""
+        self.aligned(lanes, index, width, site)
+        *outer, last = index
+        return np.stack([self.load(lanes, (*outer, last + k), site) for k in range(width)], axis=-1)
+
+    def store_vector(self, lanes: np.ndarray, index: tuple[Any, ...], value: Any, width: int, site: int) -> None:
+        """A vector store: `value`'s last axis to the `width` elements from `index` on."""
+        self.aligned(lanes, index, width, site)
+        *outer, last = index
+        for k in range(width):
+            self.store(lanes, (*outer, last + k), value[..., k], site)
+
+    def aligned(self, lanes: np.ndarray, index: tuple[Any, ...], width: int, site: int) -> None:
+        """Fault where a lane's vector access at `index` is not aligned."""
+        offsets = np.broadcast_to(self.offset(lanes, index, site), lanes.shape)
+        bad = np.flatnonzero(offsets % width)
+        if bad.size:
+            lane = int(bad[0])
+            self.launch.fault(
+                "misaligned",
+                f"misaligned vector access of {width} elements to {self.describe()} at "
+                f"{self.element(offsets[lane])}: {self.launch.thread(self.launch.ordinals(lanes)[lane])} "
+                f"({self.launch.site(site)})",
+            )
+
     def atomic_add(self, lanes: np.ndarray, index: tuple[Any, ...], value: Any, site: int) -> Any:
         """`memref.atomic_rmw addf/addi`: each lane adds `value` to its element;
         the values before the launch's adds of this op (lanes adding to one

@@ -30,8 +30,8 @@ from io import StringIO
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, gpu, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects import arith, func, gpu, memref, scf, vector
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.printer import Printer
 
@@ -153,7 +153,9 @@ def _site_lines(kernel: gpu.FuncOp) -> list[str]:
     """The printed line of each load, store, atomic and barrier of `kernel`, in walk order."""
     stream = StringIO()
     Printer(stream=stream).print_op(kernel)
-    pattern = re.compile(r"(= memref\.load |^\s*memref\.store |\"gpu\.barrier\"|\"memref\.atomic_rmw\")")
+    pattern = re.compile(
+        r"(= memref\.load |^\s*memref\.store |= vector\.load |^\s*vector\.store |\"gpu\.barrier\"|\"memref\.atomic_rmw\")"
+    )
     return [line.strip() for line in stream.getvalue().splitlines() if pattern.search(line)]
 
 
@@ -412,18 +414,39 @@ class KernelTranslator(IndentedLines):
 
     # memref -----------------------------------------------------------------------
 
-    def index(self, scope: Scope, indices: Any) -> str:
-        names = [self.ref(scope, i) for i in indices]
+    def index(self, scope: Scope, indices: Any, *extra: str) -> str:
+        names = [*(self.ref(scope, i) for i in indices), *extra]
         return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
     def op_load(self, op: memref.LoadOp, scope: Scope) -> None:
         buffer, index = self.ref(scope, op.memref), self.index(scope, op.indices)
+        if isinstance(op.res.type, VectorType):  # a register array of vectors: one more dimension
+            width = op.res.type.get_shape()[0]
+            index = self.index(scope, op.indices, "0")
+            self.define(scope, op.res, f"{buffer}.load_vector({scope.lanes}, {index}, {width}, {self.site(op)})")
+            return
         self.define(scope, op.res, f"{buffer}.load({scope.lanes}, {index}, {self.site(op)})")
 
     def op_store(self, op: memref.StoreOp, scope: Scope) -> None:
         buffer, index = self.ref(scope, op.memref), self.index(scope, op.indices)
         value = self.ref(scope, op.value)
+        if isinstance(op.value.type, VectorType):
+            width = op.value.type.get_shape()[0]
+            index = self.index(scope, op.indices, "0")
+            self.line(f"{buffer}.store_vector({scope.lanes}, {index}, {value}, {width}, {self.site(op)})")
+            return
         self.line(f"{buffer}.store({scope.lanes}, {index}, {value}, {self.site(op)})")
+
+    def op_vector_load(self, op: vector.LoadOp, scope: Scope) -> None:
+        buffer, index = self.ref(scope, op.base), self.index(scope, op.indices)
+        width = op.result.type.get_shape()[0]
+        self.define(scope, op.result, f"{buffer}.load_vector({scope.lanes}, {index}, {width}, {self.site(op)})")
+
+    def op_vector_store(self, op: vector.StoreOp, scope: Scope) -> None:
+        buffer, index = self.ref(scope, op.base), self.index(scope, op.indices)
+        width = op.vector.type.get_shape()[0]
+        value = self.ref(scope, op.vector)
+        self.line(f"{buffer}.store_vector({scope.lanes}, {index}, {value}, {width}, {self.site(op)})")
 
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
         if op.kind.value.data not in ATOMIC_ADD_KINDS:
@@ -445,7 +468,10 @@ class KernelTranslator(IndentedLines):
         kind = "shared" if space == SHARED_SPACE else "private"
         shape = static_shape(t)
         name = op.memref.name_hint or f"{kind}{self.counter}"
-        dtype = numpy_dtype(t.element_type)
+        element = t.element_type
+        if isinstance(element, VectorType):  # registers of vectors: their lanes a last dimension
+            shape, element = (*shape, element.get_shape()[0]), element.element_type
+        dtype = numpy_dtype(element)
         self.define(scope, op.memref, f"rt.{kind}({shape!r}, {dtype!r}, {name!r})")
 
     # scf --------------------------------------------------------------------------
@@ -565,7 +591,7 @@ _HANDLERS: dict[type[Operation], str] = {
     gpu.ThreadIdOp: "op_thread_id", gpu.BlockIdOp: "op_block_id", gpu.GlobalIdOp: "op_global_id",
     gpu.BlockDimOp: "op_block_dim", gpu.GridDimOp: "op_grid_dim", gpu.BarrierOp: "op_barrier",
     gpu.ReturnOp: "op_return", memref.LoadOp: "op_load", memref.StoreOp: "op_store",
-    memref.AtomicRMWOp: "op_atomic_rmw",
+    memref.AtomicRMWOp: "op_atomic_rmw", vector.LoadOp: "op_vector_load", vector.StoreOp: "op_vector_store",
     memref.AllocaOp: "op_alloca", IndexOp: "op_check_index", scf.IfOp: "op_if", scf.ForOp: "op_for", scf.YieldOp: "op_yield",
 }  # fmt: skip
 

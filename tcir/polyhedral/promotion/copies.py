@@ -175,3 +175,50 @@ class Copy:
             isl.Map.from_multi_aff(self.tile.index())
         ).intersect_domain(domain)
         return function_of(index, self.threads)
+
+
+@dataclass(frozen=True)
+class VectorCopy(Copy):
+    """A copy into a shared buffer whose rows are dealt to the threads in
+    aligned groups of `width` consecutive elements (`T[.., w * g + l]`, `l`
+    < `width`), one group at a time per thread, so that `gpu-vectorize-copies`
+    can move each group with one vector load and store (float4). The
+    groups of a row go to consecutive threads (`x` fastest, then `y`, `z`),
+    the rows to the next threads, so that every thread has work while the
+    tile has groups."""
+
+    width: int
+
+    def schedule(self) -> isl.MultiUnionPwAff:
+        """The copy loops, the last dimension split into its groups and the
+        elements of a group (the innermost loop, `width` iterations)."""
+        _, _, a = self._dims
+        *outer, last = a
+        parts = [*outer, f"floor({last} / {self.width})", f"{last} mod {self.width}"]
+        members = ", ".join(f"{{ {self._instance()} -> [({part})] }}" for part in parts)
+        return isl.MultiUnionPwAff(f"[{members}]")
+
+    def thread_filter(self, threads: Sequence[tuple[str, int]]) -> isl.UnionSet:
+        """The copy instances run by each thread: with `L` the thread's linear
+        id and `G` the groups of a tile row, group `g` of a row goes to the
+        threads with `L mod G = g mod G`, and row `r` to those with `L / G =
+        r mod R`, where `R` rows fit the threads at once."""
+        if not threads:
+            return self.domain().to_union_set()
+        _, _, a = self._dims
+        linear, scale = [], 1
+        for ident, size in threads:
+            linear.append(f"{scale} * {ident}")
+            scale *= size
+        thread = " + ".join(linear)
+        groups = min(-(-self.tile.sizes[-1] // self.width), scale)
+        rows = scale // groups if len(a) > 1 else 1  # a 1-d tile: one row
+        constraints = [
+            f"exists (e0 : floor({a[-1]} / {self.width}) = (({thread}) mod {groups}) + {groups} * e0)",
+            f"{thread} < {groups * rows}",
+        ]
+        if len(a) > 1:
+            constraints.append(f"exists (e1 : {a[-2]} = floor(({thread}) / {groups}) + {rows} * e1)")
+        params = ", ".join(ident for ident, _ in threads)
+        text = f"[{params}] -> {{ {self._instance()} : {' and '.join(constraints)} }}"
+        return self.domain().intersect(isl.Set(text)).to_union_set()

@@ -48,7 +48,7 @@ from tcir.polyhedral.gpu_mapping import (
     node_at,
 )
 from tcir.polyhedral.promotion.affine import NotExpressible, function_of
-from tcir.polyhedral.promotion.copies import Copy, promote_access
+from tcir.polyhedral.promotion.copies import Copy, VectorCopy, promote_access
 from tcir.polyhedral.promotion.indirect import IndirectCopy
 from tcir.polyhedral.promotion.references import (
     Group,
@@ -196,6 +196,9 @@ class Promoter:
     max_private_elements: int
     vector_width: int = 1
     """Elements a thread reads at once along a shared buffer's rows (see `_padded`)."""
+    copy_vector_width: int = 1
+    """Elements a thread copies at once into a shared buffer (`VectorCopy`),
+    where the tile's rows are aligned groups of them."""
     buffers: dict[str, MemRefType[Attribute]] = field(
         default_factory=dict[str, MemRefType[Attribute]]
     )
@@ -206,6 +209,12 @@ class Promoter:
     shared_bytes: int = 0
     """Shared memory promoted so far, in all kernels: kernels of a top-level
     set run in one launch, so the budget is the scop's."""
+
+    @property
+    def _row_width(self) -> int:
+        """The vector width shared rows are padded for: that of the compute
+        reads or of the copies, whichever is wider."""
+        return max(self.vector_width, self.copy_vector_width)
 
     @property
     def context(self) -> isl.Set:
@@ -417,7 +426,7 @@ class Promoter:
                 or all(self._coalesced(site, r) for r in group.refs)
             ):
                 continue
-            shape = _padded(tile.sizes, self.vector_width)
+            shape = _padded(tile.sizes, self._row_width)
             size = _buffer_bytes(group, shape)
             if size > budget:
                 continue
@@ -445,7 +454,7 @@ class Promoter:
             return decision
         refs = set(group.refs)
         everything = self.all_references
-        inner = _padded(group.tile.sizes, self.vector_width)
+        inner = _padded(group.tile.sizes, self._row_width)
         for site in sites:
             if self._written_in(site, group.tensor, everything):
                 return decision
@@ -454,7 +463,7 @@ class Promoter:
                 continue
             (outer,) = groups
             assert outer.tile is not None
-            shape = _padded(outer.tile.sizes, self.vector_width)
+            shape = _padded(outer.tile.sizes, self._row_width)
             growth = _buffer_bytes(group, shape) - _buffer_bytes(group, inner)
             loads = outer.tile.elements * HOIST_GROWTH
             if (
@@ -650,9 +659,12 @@ class Promoter:
             decision.group.atomic,
         )
         indirection = decision.group.refs[0].indirection
-        if indirection is None:
-            return Copy(*args)
-        return IndirectCopy(*args, indirection)
+        if indirection is not None:
+            return IndirectCopy(*args, indirection)
+        width = self.copy_vector_width
+        if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width):
+            return VectorCopy(*args, width)
+        return Copy(*args)
 
     def _sync(self, site: Site) -> tuple[isl.UnionMap, isl.UnionSet]:
         """A new `sync_` statement at every tile of `site`: its extension and filter."""
@@ -785,6 +797,30 @@ def _thread_exclusive(footprint: isl.Map) -> bool:
     # { [p, a] -> [t] } must be single-valued.
     owners = owners.move_dims(isl.dim_type.in_, n_p, isl.dim_type.out, 0, rank)
     return owners.is_single_valued()
+
+
+def _in_groups(footprint: isl.Map, decision: Decision, width: int) -> bool:
+    """Whether each tile's `footprint` (`{ [p] -> T[a] }`) is made of whole
+    aligned groups of `width` consecutive elements of 32 bits along the
+    last dimension, that the buffer holds at aligned places: where
+    `VectorCopy` deals groups that one vector load and store can move."""
+    tile = decision.group.tile
+    assert tile is not None
+    element = decision.group.tensor.type.scalar_type  # type: ignore[attr-defined]
+    if width == 1 or tile.strides[-1] != 1 or getattr(element, "bitwidth", None) != 32:
+        return False
+    rank = footprint.dim(isl.dim_type.out)
+    a = [f"a{k}" for k in range(rank)]
+    b = [*a[:-1], "b"]
+    tensor = footprint.get_tuple_name(isl.dim_type.out)
+    same_group = isl.Map(
+        f"{{ {tensor}[{', '.join(a)}] -> {tensor}[{', '.join(b)}] : floor(b / {width}) = floor({a[-1]} / {width}) }}"
+    )
+    if not footprint.apply_range(same_group).is_subset(footprint):
+        return False
+    # The buffer's last index is `a - offset(p)`: aligned where the offset is.
+    offset = isl.Map.from_aff(tile.offsets[-1])
+    return offset.is_subset(offset.intersect_range(isl.Set(f"{{ [o] : o mod {width} = 0 }}")))
 
 
 def _padded(sizes: Sequence[int], vector_width: int = 1) -> list[int]:

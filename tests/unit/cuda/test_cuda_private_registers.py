@@ -91,3 +91,16 @@ def test_split_k_keeps_register_micro_tiles(tmp_path: Path):
     assert fmas >= 64 and fmas >= 4 * loads, (fmas, loads)
     assert re.search(r"\b0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads", report), report
     assert ".local" not in ptx
+
+
+@needs_nvcc
+def test_staged_float4_copies_stay_in_registers(tmp_path: Path):
+    """The default large tmm stages its float4 copies (`copy_vector_width=4`)
+    in `float4 prefetch[8]`, indexed by constants: no stack, no local memory."""
+    function = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    source = function.ir(np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32), backend="cuda")
+    assert "float4 prefetch[8];" in source and "*reinterpret_cast<const float4*>(&B[" in source
+    ptx, report = ptxas_report(source, tmp_path)
+    frames = re.findall(r"(\d+) bytes stack frame", report)
+    assert frames and all(f == "0" for f in frames), report
+    assert ".local" not in ptx and "ld.global.nc.v4.f32" in ptx

@@ -146,3 +146,36 @@ def test_division_and_nan_semantics_match_arith():
     np.testing.assert_array_equal(y.get(), expected)
     np.testing.assert_array_equal(g.get()[:, 0], np.where(np.isnan(f), np.nan, np.maximum(f, 1)))
     np.testing.assert_array_equal(g.get()[:, 1], np.fmax(f, 1))
+
+
+@needs_gpu
+def test_vector_copies_take_misaligned_inputs():
+    """A kernel reading an input by float4 (the default tmm at these sizes:
+    `copy_vector_width=4`) gets a copy of a view 4 bytes past an aligned
+    address, cupy or torch, by the cached launcher and with options, and
+    computes the right numbers."""
+    import cupy
+
+    import tcir
+
+    tmm = tcir.define("def tmm(float(M,K) A, float(N,K) B) -> (C) {\n  C(m,n) +=! A(m,kk) * B(n,kk)\n}\n").tmm
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((128, 1024), dtype=np.float32), rng.standard_normal((1024, 1024), dtype=np.float32)
+    base = cupy.empty(a.size + 1, np.float32)
+    base[1:] = cupy.asarray(a).ravel()
+    view, b_gpu = base[1:].reshape(a.shape), cupy.asarray(b)
+    assert view.data.ptr % 16 == 4
+    assert "const float4*" in tmm.ir(a, b, backend="cuda")
+    options = tcir.MappingOptions(tile=[32, 32, 32], threads=[16, 8], num_stages=3, copy_vector_width=4)
+    for call in [lambda: tmm(view, b_gpu), lambda: tmm(view, b_gpu), lambda: tmm(view, b_gpu, options=options)]:
+        np.testing.assert_allclose(call().get(), a @ b.T, rtol=1e-3, atol=1e-3)  # compiled, then cached
+    assert tmm._launchers
+    try:
+        import torch
+    except ImportError:
+        return
+    tensor = torch.as_tensor(base, device="cuda")[1:].view(a.shape)
+    assert tensor.data_ptr() % 16 == 4
+    for _ in range(2):
+        got = tmm(tensor, torch.as_tensor(b, device="cuda"))
+        np.testing.assert_allclose(got.cpu().numpy(), a @ b.T, rtol=1e-3, atol=1e-3)

@@ -1,8 +1,9 @@
 """Vector loads of shared tiles (`vector_width`: rows padded to aligned
-vectors, reduction point loops strip-mined and unrolled by the width) and
-partial unrolling (`unroll`) on the simulated GPU, against numpy at ragged
-sizes: partial tiles, k extents that the width does not divide, widths 2
-and 4, with and without register staging of the copies."""
+vectors, reduction point loops strip-mined and unrolled by the width),
+vector copies into them (`copy_vector_width`) and partial unrolling
+(`unroll`) on the simulated GPU, against numpy at ragged sizes: partial
+tiles, k extents that the width does not divide, widths 2 and 4, with and
+without register staging of the copies."""
 
 from __future__ import annotations
 
@@ -28,6 +29,15 @@ CASES = [
     ("tbmm", [(3, 5, 24), (3, 7, 24)], O(tile=[1, 5, 7], threads=[7, 5], vector_width=4)),
     ("C3", [(9, 40), (21, 40)], O(tile=[8, 8, 20], threads=[4, 4], max_private_elements=16, vector_width=4, num_stages=2)),
     ("MLP1", [(9, 48), (13, 48), (13,)], O(tile=[8, 8, 16], threads=[8, 4], vector_width=4, unroll=2)),
+    # Float4 (float2) copies from global memory: whole tiles, staged, double-buffered, ragged (scalar copies).
+    ("tmm", [(64, 64), (32, 64)], O(tile=[32, 32, 32], threads=[16, 8], copy_vector_width=4)),
+    ("tmm", [(64, 64), (32, 64)], O(tile=[32, 32, 32], threads=[16, 8], num_stages=2, vector_width=4, copy_vector_width=4)),
+    ("tmm", [(64, 64), (32, 64)], O(tile=[32, 32, 16], threads=[8, 8], num_stages=3, copy_vector_width=4)),
+    ("tmm", [(37, 48), (29, 48)], O(tile=[16, 16, 16], threads=[8, 4], num_stages=2, copy_vector_width=2)),
+    ("tmm", [(37, 45), (29, 45)], O(tile=[16, 16, 12], threads=[8, 4], num_stages=2, copy_vector_width=4)),
+    ("C3", [(9, 40), (21, 40)], O(tile=[8, 8, 20], threads=[4, 4], max_private_elements=16, num_stages=2, copy_vector_width=4)),
+    ("MLP1", [(9, 64), (13, 64), (13,)], O(tile=[8, 8, 16], threads=[8, 4], split_k=2, num_stages=2, copy_vector_width=4)),
+    ("tbmm", [(3, 5, 24), (3, 7, 24)], O(tile=[1, 5, 7], threads=[7, 5], copy_vector_width=4)),
 ]
 
 
