@@ -35,8 +35,9 @@ from tcir.runtime.index_check import IndexChecker
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, scalar_value
 
 def uninitialized(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
-    """Allocates outputs that the def fully writes (tests poison them instead)."""
-    return xp.empty(shape, dtype)
+    """Allocates outputs that the def fully writes (tests poison them instead).
+    The array constructor itself: cupy's `empty` adds 0.3 µs a call around it."""
+    return xp.ndarray(shape, dtype)
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,9 @@ def _gpu_launching(
     tensor = next((a for a in args if is_torch_tensor(a)), None)
     if tensor is None:
         cupy = cupy_module()
+        if len(specs) == 1 and not specs[0][2]:  # one output, fully written: the common case, fewest calls
+            shape, dtype, _ = specs[0]
+            return (lambda: [uninitialized(cupy, shape, dtype)]), None
         return (lambda: [_allocate(cupy, *spec) for spec in specs]), None
     import torch
 

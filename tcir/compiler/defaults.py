@@ -13,13 +13,14 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   128x1024x1024 18.8 us, against 29.2 us with four a thread and scalar
   reads; eager 16.1 us); both read their shared operands as float4
   (`vector_width=4`) and copy them from global memory as float4
-  (`copy_vector_width=4`). A reduction that k tiles of 32 do not divide takes
-  32x32 output tiles with the k tile of `OTHER_K_TILES` that divides it, on
-  8x16 threads so the copies split evenly (C3's 1000 points: k tiles of 40,
-  22.3 us, against 31.6 us with 32x32x32 tiles on 32x8 threads and scalar
-  reads, 115 us with a ragged last tile read as vectors, 88 us with k tiles
-  of 40 on 16x8 threads; eager 15.3 us); where none divides it, those 32x32x32
-  tiles on 32x8 threads and scalar reads. Else, for a 2-D
+  (`copy_vector_width=4`). A reduction that k tiles of 32 do not divide
+  takes the 32x32x32 tiles too where its rows are whole float4 groups (a
+  multiple of 4 points): the last k tile's copies are guarded float4 groups,
+  still staged in registers (C3's 1000 points on an H200: 19.2 us, against
+  22.2 us with k tiles of 40 on 8x16 threads and scalar copies, 19.6 us
+  with k tiles of 64 and 36.4 us with k tiles of 40 and float4 copies, which
+  do not split evenly; eager 15.3 us); else 32x32x32 tiles on 32x8 threads,
+  scalar reads and copies (31.6 us). Else, for a 2-D
   output whose sum has one reduction index of `SPLIT_K` to `MAX_SPLIT_K`
   points that atomics can combine, split-K: blocks take slices of the
   reduction as well as 32x32 output tiles, on 16x8 threads, float4 reads of
@@ -94,8 +95,6 @@ SPLIT_REDUCTION = 8192
 """Reduction points from which a sum is spread over threads and blocks."""
 K_TILE = 32
 """Reduction points of a contraction's k tile."""
-OTHER_K_TILES = (40, 24, 48, 16, 56, 64)
-"""k tiles (multiples of 8, nearest 32 first) for reductions that 32 does not divide."""
 SPLIT_K, MAX_SPLIT_K, K_SLICE = 1024, 16384, 128
 """Reduction points from (and up to) which a 2-D contraction whose output
 tiles leave SMs idle is split over blocks, and the points of a slice."""
@@ -166,11 +165,12 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         def fills_gpu(tile: int) -> bool:  # enough blocks of tile x tile outputs
             return math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // tile) >= BLOCKS_TO_FILL_GPU
 
-        # Whole k tiles: a ragged last one keeps the copies from being staged
-        # in registers and the steps from being read as vectors (C3, 1000
-        # points: 115 us so, 31.6 us with scalar reads on 32x8 threads).
+        # A ragged last k tile is staged in registers where its copies are
+        # float4 groups (guarded: C3's 1000 points, 19.2 us on an H200); with
+        # scalar copies it is not (31.6 us, 115 us with vector reads).
         steps = extents[layer.reduction_indices[0]]
         whole = steps % K_TILE == 0
+
         def register_tiled(size: int, threads: list[int], private: int, k_tile: int = K_TILE) -> MappingOptions:
             return MappingOptions(
                 tile=[*outer, size, size, k_tile],
@@ -183,15 +183,9 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
 
         if fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64)
-        if fills_gpu(32) and whole:
+        if fills_gpu(32) and steps % VECTOR_WIDTH == 0:
             return register_tiled(32, [16, 8], 16)
         if fills_gpu(32):
-            # Other whole k tiles, a multiple of 8 threads wide so that the
-            # copies split evenly (C3: k tiles of 40 on 8x16 threads, 22.3 us;
-            # 88 us on 16x8 threads, whose copies of 40 columns go ragged).
-            k_tile = next((k for k in OTHER_K_TILES if steps % k == 0), None)
-            if k_tile is not None:
-                return register_tiled(32, [8, 16], 16, k_tile)
             return MappingOptions(tile=[*outer, 32, 32, K_TILE], threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
             return MappingOptions(

@@ -62,14 +62,17 @@ RULES = {
             copy_vector_width=4, split_k=16,
         ),
     ),
-    # A reduction that k tiles of 32 do not divide (C3's 1000 points): k
-    # tiles of 40 on 8x16 threads (each copy row splits evenly), float4 reads;
-    # scalar copies (10 float4 groups a row would not split evenly over 128 threads).
+    # A reduction that k tiles of 32 do not divide (C3's 1000 points) but
+    # whose rows are whole float4 groups: the matmul's tiles, the last k
+    # tile's float4 copies guarded.
     "other-k": (
         ("C3", (128, 1000), (1024, 1000)),
-        tcir.MappingOptions(tile=[32, 32, 40], threads=[8, 16], max_private_elements=16, num_stages=2, vector_width=4),
+        tcir.MappingOptions(
+            tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4,
+            copy_vector_width=4,
+        ),
     ),
-    # A reduction that no k tile divides (1001 points): scalar reads.
+    # Rows of 1001 points, not whole float4 groups: scalar reads and copies.
     "ragged-k": (
         ("C3", (128, 1001), (1024, 1001)),
         tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2),

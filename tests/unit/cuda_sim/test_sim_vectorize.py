@@ -36,6 +36,8 @@ CASES = [
     ("tmm", [(37, 48), (29, 48)], O(tile=[16, 16, 16], threads=[8, 4], num_stages=2, copy_vector_width=2)),
     ("tmm", [(37, 45), (29, 45)], O(tile=[16, 16, 12], threads=[8, 4], num_stages=2, copy_vector_width=4)),
     ("C3", [(9, 40), (21, 40)], O(tile=[8, 8, 20], threads=[4, 4], max_private_elements=16, num_stages=2, copy_vector_width=4)),
+    # A ragged last k tile (8 of 32 points): its float4 copies guarded and staged, as C3's default.
+    ("C3", [(16, 40), (24, 40)], O(tile=[8, 8, 32], threads=[8, 4], num_stages=2, vector_width=4, copy_vector_width=4)),
     ("MLP1", [(9, 64), (13, 64), (13,)], O(tile=[8, 8, 16], threads=[8, 4], split_k=2, num_stages=2, copy_vector_width=4)),
     ("tbmm", [(3, 5, 24), (3, 7, 24)], O(tile=[1, 5, 7], threads=[7, 5], copy_vector_width=4)),
 ]
