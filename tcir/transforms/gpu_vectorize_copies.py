@@ -12,7 +12,7 @@ width=W}` makes of a copy's group loop)
       memref.store %v, %S[.., %j + %l] : memref<..xMxf32, 3>
     }
 
-becomes, where the copy's element is 32 bits, N and M are multiples of W
+becomes, where the copy's element is `f32` or `i32`, N and M are multiples of W
 and `%i + %lb` and `%j + %lb` are multiples of W whatever the thread
 (every coefficient of their linear forms is), so that both groups are
 aligned to 4 * W bytes on a base aligned to 16 (the shared buffer's
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu, memref, scf, vector
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, VectorType
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, VectorType, f32, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -106,7 +106,7 @@ def _vectorize(loop: scf.ForOp, forms: IntegerForms, max_width: int) -> bool:
         or not load.res.has_one_use()
         or memory_space(load.memref.type) != 0
         or memory_space(store.memref.type) != SHARED_SPACE
-        or getattr(element, "bitwidth", None) != 32
+        or element not in (f32, i32)  # float4, int4 (signless: the values TC reads)
         or not _row_multiple(load.memref, width)
         or not _row_multiple(store.memref, width)
     ):
