@@ -11,7 +11,8 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   614 us with k tiles of 16 and scalar reads; eager 345 us); else, where 32x32 tiles give the blocks,
   32x32x32 tiles on 16x8 threads (4x2 accumulators a thread: tmm
   128x1024x1024 18.8 us, against 29.2 us with four a thread and scalar
-  reads; eager 16.1 us); both read their shared operands as float4
+  reads; eager 16.1 us; on an H200 15.5 us with float4 copies and
+  double-buffered tiles, `num_stages=3`, eager 15.8 us); both read their shared operands as float4
   (`vector_width=4`) and copy them from global memory as float4
   (`copy_vector_width=4`). A reduction that k tiles of 32 do not divide
   takes the 32x32x32 tiles too where its rows are whole float4 groups (a
@@ -29,7 +30,7 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   128-point k tile a slice on 32x8 threads and scalar reads, eager 15.6
   us); else 8x32x32 tiles, one output a thread. The tiled kernels load the
   next k step's operand tiles into registers while this step computes
-  (`num_stages=2`).
+  (`num_stages=2`; 3 for the double-buffered 32x32x32 tiles).
 - **Any other one-output layer** (convolutions, batched small matmuls): a
   block computes a tile of the two innermost output dimensions, up to 32
   points wide along the innermost (one thread each: a warp reads a row) and
@@ -171,20 +172,23 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         steps = extents[layer.reduction_indices[0]]
         whole = steps % K_TILE == 0
 
-        def register_tiled(size: int, threads: list[int], private: int, k_tile: int = K_TILE) -> MappingOptions:
+        def register_tiled(size: int, threads: list[int], private: int, stages: int = 2) -> MappingOptions:
             return MappingOptions(
-                tile=[*outer, size, size, k_tile],
+                tile=[*outer, size, size, K_TILE],
                 threads=threads,
                 max_private_elements=private,
-                num_stages=2,
+                num_stages=stages,
                 vector_width=VECTOR_WIDTH,
-                copy_vector_width=_copy_width(size, k_tile, math.prod(threads)),
+                copy_vector_width=_copy_width(size, K_TILE, math.prod(threads)),
             )
 
         if fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:
-            return register_tiled(32, [16, 8], 16)
+            # Whole k tiles double-buffered (tmm 128x1024x1024 16.3 -> 15.5 us
+            # on an H200); C3's ragged last tile staged in registers only
+            # (19.1 us, 20.3 us double-buffered).
+            return register_tiled(32, [16, 8], 16, 3 if whole else 2)
         if fills_gpu(32):
             return MappingOptions(tile=[*outer, 32, 32, K_TILE], threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:

@@ -44,11 +44,12 @@ RULES = {
             copy_vector_width=4,
         ),
     ),
-    # Enough 32x32 tiles: 4x2 accumulators a thread, float4 reads and copies.
+    # Enough 32x32 tiles: 4x2 accumulators a thread, float4 reads and copies,
+    # double-buffered shared tiles.
     "matmul": (
         ("tmm", (128, 1024), (1024, 1024)),
         tcir.MappingOptions(
-            tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4,
+            tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=3, vector_width=4,
             copy_vector_width=4,
         ),
     ),
@@ -64,7 +65,7 @@ RULES = {
     ),
     # A reduction that k tiles of 32 do not divide (C3's 1000 points) but
     # whose rows are whole float4 groups: the matmul's tiles, the last k
-    # tile's float4 copies guarded.
+    # tile's float4 copies guarded, staged in registers (one shared buffer).
     "other-k": (
         ("C3", (128, 1000), (1024, 1000)),
         tcir.MappingOptions(
