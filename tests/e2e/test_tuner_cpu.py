@@ -277,7 +277,9 @@ def test_max_time_stops_within_one_candidate(tmm):
     slowest = max(p.elapsed - q.elapsed for p, q in zip(progress[1:], progress))
     assert elapsed < 6.0 + max(slowest, 1.0) + 2.0  # + start-up of the reference
     assert result.stopped == "max_time" and progress[-1].total is None
-    assert len(result.outcomes) == progress[-1].measured >= 8
+    # How many it measures is the machine's speed (a benchmark's business):
+    # 3 to 20 in 6 s on 2 cores, depending on what else runs.
+    assert len(result.outcomes) == progress[-1].measured >= 1
 
 
 def test_max_time_counts_from_the_tuners_creation(tmm):
