@@ -13,14 +13,14 @@ maps and xDSL's canonicalization patterns fold neither across SSA values of
 `arith` ops nor modulo the width.
 
 `gpu-simplify-index` rebuilds every value from its form; `gpu-prefetch-copies`
-reads loop bounds and trip counts from them.
+and `gpu-vectorize-copies` read loop bounds and trip counts from them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, Signedness
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -192,3 +192,18 @@ def constant_of(value: SSAValue) -> int | None:
     forms = IntegerForms()
     forms.of(value)
     return forms.constant(value)
+
+
+def trip_count(loop: scf.ForOp) -> int | None:
+    """The number of iterations of `loop` when it is the same for every thread."""
+    forms = IntegerForms()
+    for bound in (loop.lb, loop.ub, loop.step):
+        forms.of(bound)
+    step = forms.constant(loop.step)
+    width = width_of(loop.ub.type)
+    if step is None or step <= 0 or width is None:
+        return None
+    span = forms.add(loop.ub, loop.lb, -1, width)
+    if any(c != 0 for key, c in span.items() if key is not None):
+        return None
+    return max(0, -(-span.get(None, 0) // step))

@@ -62,22 +62,7 @@ from tcir.backends.cuda.scalar_types import written_memrefs
 from tcir.backends.cuda.shared_memory import buffer_bytes, shared_buffers
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
-from tcir.ir.integer_forms import IntegerForms, constant_of, width_of
-
-
-def _trip_count(loop: scf.ForOp) -> int | None:
-    """The number of iterations of `loop` when it is the same for every thread."""
-    forms = IntegerForms()
-    for bound in (loop.lb, loop.ub, loop.step):
-        forms.of(bound)
-    step = forms.constant(loop.step)
-    width = width_of(loop.ub.type)
-    if step is None or step <= 0 or width is None:
-        return None
-    span = forms.add(loop.ub, loop.lb, -1, width)
-    if any(c != 0 for key, c in span.items() if key is not None):
-        return None
-    return max(0, -(-span.get(None, 0) // step))
+from tcir.ir.integer_forms import constant_of, trip_count
 
 
 def _space(value: SSAValue) -> int:
@@ -136,7 +121,7 @@ class _Copies:
         def visit(block_ops: Sequence[Operation], repeat: int) -> None:
             for op in block_ops:
                 if isinstance(op, scf.ForOp):
-                    trips = _trip_count(op)
+                    trips = trip_count(op)
                     if trips is None or op.iter_args:
                         raise _NotACopy
                     visit(list(op.body.block.ops)[:-1], repeat * trips)
@@ -189,7 +174,7 @@ class _Copies:
                     step = constant_of(op.step)
                     assert step is not None
                     lb = mapping.get(op.lb, op.lb)
-                    for k in range(_trip_count(op) or 0):
+                    for k in range(trip_count(op) or 0):
                         offset = at.insert(arith.AddiOp(lb, index(at, k * step))).result if k else lb
                         mapping[op.body.block.args[0]] = offset
                         emit_ops(at, list(op.body.block.ops)[:-1])
@@ -217,7 +202,7 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
     with a `shared_budget` (bytes), double-buffer its shared tiles where they fit."""
     body = list(loop.body.block.ops)
     barriers = [k for k, op in enumerate(body) if isinstance(op, gpu.BarrierOp)]
-    trips = _trip_count(loop)
+    trips = trip_count(loop)
     if loop.iter_args or len(barriers) < 2 or barriers[0] != 0 or trips == 0:
         return False
     region = body[1 : barriers[1]]
@@ -237,25 +222,25 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
     except _NotACopy:
         return False
     tiles = None if shared_budget is None else _double_buffered_tiles(loop, kernel, region, shared_budget)
-    buffer = {t: buffer_at(t, n) for t, n in copies.types.items()}
+    buffers = {t: buffer_at(t, n) for t, n in copies.types.items()}
     iv = loop.body.block.args[0]
     # Before the loop: the first step's tile, if there is a first step.
     before = Builder(InsertPoint.before(loop))
     if trips is None:
         before = _guarded(before, loop.lb, loop.ub)
-    copies.emit(before, {iv: loop.lb}, buffer, stage=True)
+    copies.emit(before, {iv: loop.lb}, buffers, stage=True)
     if tiles is not None:
-        _double_buffer(loop, copies, buffer, tiles, before, [body[0], body[barriers[1]]], trips)
+        _double_buffer(loop, copies, buffers, tiles, before, [body[0], body[barriers[1]]], trips)
         return True
     # Between the barriers: the staged values to shared memory.
-    copies.emit(Builder(InsertPoint.before(body[barriers[1]])), {}, buffer, stage=False)
+    copies.emit(Builder(InsertPoint.before(body[barriers[1]])), {}, buffers, stage=False)
     for op in reversed(region):
         op.detach()
         op.erase(safe_erase=False)
     # After the second barrier: the next step's tile.
     after = Builder(InsertPoint.after(body[barriers[1]]))
     following = after.insert(arith.AddiOp(iv, loop.step)).result
-    copies.emit(_guarded(after, following, loop.ub), {iv: following}, buffer, stage=True)
+    copies.emit(_guarded(after, following, loop.ub), {iv: following}, buffers, stage=True)
     return True
 
 
@@ -266,17 +251,17 @@ def _guarded(at: Builder, value: SSAValue, bound: SSAValue) -> Builder:
     return Builder(InsertPoint.at_start(guard.true_region.block))
 
 
-def _double_buffer(loop: scf.ForOp, copies: _Copies, buffer: dict[Attribute, SSAValue], tiles: Sequence[memref.AllocaOp],
+def _double_buffer(loop: scf.ForOp, copies: _Copies, buffers: dict[Attribute, SSAValue], tiles: Sequence[memref.AllocaOp],
                    before: Builder, barriers: Sequence[Operation], trips: int | None) -> None:
     """The loop of the module docstring's `double-buffer`, once `before`
-    holds the first step's loads into `buffer` (by type; `trips`: the loop's trip
+    holds the first step's loads into `buffers` (one a type; `trips`: the loop's trip
     count, if known)."""
     iv, step = loop.body.block.args[0], loop.step
     first: list[Store] = []
-    copies.emit(before, {iv: loop.lb}, buffer, stage=False, stores=first)
+    copies.emit(before, {iv: loop.lb}, buffers, stage=False, stores=first)
     if trips is None or trips > 1:
         second = before.insert(arith.AddiOp(loop.lb, step)).result
-        copies.emit(before if trips else _guarded(before, second, loop.ub), {iv: second}, buffer, stage=True)
+        copies.emit(before if trips else _guarded(before, second, loop.ub), {iv: second}, buffers, stage=True)
     Builder(InsertPoint.before(loop)).insert(gpu.BarrierOp())
     body = list(loop.body.block.ops)
     for op in reversed(body[body.index(barriers[0]) : body.index(barriers[1]) + 1]):
@@ -285,9 +270,9 @@ def _double_buffer(loop: scf.ForOp, copies: _Copies, buffer: dict[Attribute, SSA
     top = Builder(InsertPoint.at_start(loop.body.block))
     following = top.insert(arith.AddiOp(iv, step)).result
     stores: list[Store] = []
-    copies.emit(_guarded(top, following, loop.ub), {iv: following}, buffer, stage=False, stores=stores)
+    copies.emit(_guarded(top, following, loop.ub), {iv: following}, buffers, stage=False, stores=stores)
     later = top.insert(arith.AddiOp(following, step)).result
-    copies.emit(_guarded(top, later, loop.ub), {iv: later}, buffer, stage=True)
+    copies.emit(_guarded(top, later, loop.ub), {iv: later}, buffers, stage=True)
     Builder(InsertPoint.before(loop.body.block.last_op)).insert(gpu.BarrierOp())
     _index_buffers(loop, tiles, first, stores)
 

@@ -40,7 +40,7 @@ from xdsl.passes import ModulePass
 
 from tcir.backends.cuda.scalar_types import memory_space
 from tcir.errors import TCError
-from tcir.ir.integer_forms import IntegerForms
+from tcir.ir.integer_forms import IntegerForms, constant_of, trip_count
 from tcir.polyhedral.promotion.promote import SHARED_SPACE
 from tcir.polyhedral.unrolling import VECTOR_WIDTHS
 
@@ -79,13 +79,8 @@ def _row_multiple(ref: SSAValue, width: int) -> bool:
 
 def _vectorize(loop: scf.ForOp, forms: IntegerForms, max_width: int) -> bool:
     """Replace `loop` by one vector copy if it has the shape of the module docstring."""
-    for bound in (loop.lb, loop.ub, loop.step):
-        forms.of(bound)
-    span = forms.add(loop.ub, loop.lb, -1, 64)
-    if forms.constant(loop.step) != 1 or loop.iter_args or any(k is not None for k in span):
-        return False
-    width = span.get(None, 0)
-    if width not in VECTOR_WIDTHS or not 1 < width <= max_width:
+    width = trip_count(loop)
+    if constant_of(loop.step) != 1 or loop.iter_args or width not in VECTOR_WIDTHS or not 1 < width <= max_width:
         return False
     body = list(loop.body.block.ops)[:-1]
     iv = loop.body.block.args[0]
