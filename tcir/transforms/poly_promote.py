@@ -69,16 +69,11 @@ class PolyPromotePass(ModulePass):
             raise TCError(
                 f"poly-promote: max-private-elements must be >= 0, got {self.max_private_elements}"
             )
-        if self.vector_width not in VECTOR_WIDTHS:
-            raise TCError(
-                f"poly-promote: vector-width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, "
-                f"got {self.vector_width}"
-            )
-        if self.copy_vector_width not in VECTOR_WIDTHS:
-            raise TCError(
-                f"poly-promote: copy-vector-width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, "
-                f"got {self.copy_vector_width}"
-            )
+        for name, width in (("vector-width", self.vector_width), ("copy-vector-width", self.copy_vector_width)):
+            if width not in VECTOR_WIDTHS:
+                raise TCError(
+                    f"poly-promote: {name} must be one of {', '.join(map(str, VECTOR_WIDTHS))}, got {width}"
+                )
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
             if BUFFERS in scop.attributes:
                 continue  # promoted already

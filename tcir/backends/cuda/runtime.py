@@ -398,15 +398,15 @@ class CudaProgram:
 
         def call(args: tuple[Any, ...]) -> Any:
             check_pending()
+            stream = stream_of() if stream_of is not None else None
             if aligned:
-                args = _realigned(args, aligned, stream_of() if stream_of is not None else None)
+                args = _realigned(args, aligned, stream)
             outputs = allocate()
             values = [*args, *outputs]
             if not direct:  # convert what needs it; the rest passes as it is
                 values[: len(converters)] = [a if c is None else c(a) for c, a in zip(converters, values)]
             if errors is not None:  # where an error's value is looked for
                 errors.last[slot] = {k: args[k] for k in sources}  # type: ignore[index]
-            stream = stream_of() if stream_of is not None else None
             try:
                 for function, grid, block, gather in static:
                     if stream is None:  # cupy's current stream (a keyword costs a µs)

@@ -124,7 +124,7 @@ class Buffer:
             offset = np.broadcast_to(offset, value.shape)  # lanes write one element: a race if several
         self.data[offset] = value
 
-    def load_vector(self, lanes: np.ndarray, index: tuple[Any, ...], width: int, site: int) -> Any:
+    def load_vector(self, lanes: np.ndarray, index: tuple[Any, ...], site: int, width: int) -> Any:
         """A vector load (`float4`): the `width` elements from `index` on along
         the last dimension, as the last axis of the result; the first must be
         aligned to `width` elements, as the GPU's vector accesses require."""
@@ -132,7 +132,7 @@ class Buffer:
         *outer, last = index
         return np.stack([self.load(lanes, (*outer, last + k), site) for k in range(width)], axis=-1)
 
-    def store_vector(self, lanes: np.ndarray, index: tuple[Any, ...], value: Any, width: int, site: int) -> None:
+    def store_vector(self, lanes: np.ndarray, index: tuple[Any, ...], value: Any, site: int, width: int) -> None:
         """A vector store: `value`'s last axis to the `width` elements from `index` on."""
         self.aligned(lanes, index, width, site)
         *outer, last = index

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import arith, func, gpu, memref, scf, vector
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.printer import Printer
 
 from tcir.backends.cuda.scalar_types import (
@@ -419,34 +419,36 @@ class KernelTranslator(IndentedLines):
         return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
     def op_load(self, op: memref.LoadOp, scope: Scope) -> None:
-        buffer, index = self.ref(scope, op.memref), self.index(scope, op.indices)
-        if isinstance(op.res.type, VectorType):  # a register array of vectors: one more dimension
-            width = op.res.type.get_shape()[0]
-            index = self.index(scope, op.indices, "0")
-            self.define(scope, op.res, f"{buffer}.load_vector({scope.lanes}, {index}, {width}, {self.site(op)})")
-            return
-        self.define(scope, op.res, f"{buffer}.load({scope.lanes}, {index}, {self.site(op)})")
+        self.load(op, scope, op.memref, op.indices, op.res)
 
     def op_store(self, op: memref.StoreOp, scope: Scope) -> None:
-        buffer, index = self.ref(scope, op.memref), self.index(scope, op.indices)
-        value = self.ref(scope, op.value)
-        if isinstance(op.value.type, VectorType):
-            width = op.value.type.get_shape()[0]
-            index = self.index(scope, op.indices, "0")
-            self.line(f"{buffer}.store_vector({scope.lanes}, {index}, {value}, {width}, {self.site(op)})")
-            return
-        self.line(f"{buffer}.store({scope.lanes}, {index}, {value}, {self.site(op)})")
+        self.store(op, scope, op.memref, op.indices, op.value)
 
     def op_vector_load(self, op: vector.LoadOp, scope: Scope) -> None:
-        buffer, index = self.ref(scope, op.base), self.index(scope, op.indices)
-        width = op.result.type.get_shape()[0]
-        self.define(scope, op.result, f"{buffer}.load_vector({scope.lanes}, {index}, {width}, {self.site(op)})")
+        self.load(op, scope, op.base, op.indices, op.result)
 
     def op_vector_store(self, op: vector.StoreOp, scope: Scope) -> None:
-        buffer, index = self.ref(scope, op.base), self.index(scope, op.indices)
-        width = op.vector.type.get_shape()[0]
-        value = self.ref(scope, op.vector)
-        self.line(f"{buffer}.store_vector({scope.lanes}, {index}, {value}, {width}, {self.site(op)})")
+        self.store(op, scope, op.base, op.indices, op.vector)
+
+    def load(self, op: Operation, scope: Scope, ref: SSAValue, indices: Any, result: SSAValue) -> None:
+        method, index, width = self.access(scope, ref, indices, result.type)
+        buffer = self.ref(scope, ref)
+        self.define(scope, result, f"{buffer}.load{method}({scope.lanes}, {index}, {self.site(op)}{width})")
+
+    def store(self, op: Operation, scope: Scope, ref: SSAValue, indices: Any, value: SSAValue) -> None:
+        method, index, width = self.access(scope, ref, indices, value.type)
+        buffer, stored = self.ref(scope, ref), self.ref(scope, value)
+        self.line(f"{buffer}.store{method}({scope.lanes}, {index}, {stored}, {self.site(op)}{width})")
+
+    def access(self, scope: Scope, ref: SSAValue, indices: Any, t: Attribute) -> tuple[str, str, str]:
+        """The method suffix, index and trailing width argument of an access
+        to `ref` of a value of type `t`: a vector's lanes are consecutive
+        elements (`load_vector`), the last dimension of a memref of vectors
+        (registers: `float4 prefetch[8]`)."""
+        if not isinstance(t, VectorType):
+            return "", self.index(scope, indices), ""
+        lanes = ("0",) if isinstance(ref.type.element_type, VectorType) else ()  # type: ignore[attr-defined]
+        return "_vector", self.index(scope, indices, *lanes), f", {t.get_shape()[0]}"
 
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
         if op.kind.value.data not in ATOMIC_ADD_KINDS:
