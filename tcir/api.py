@@ -67,6 +67,13 @@ def _launch_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple([(type(a), a.shape, a.dtype, getattr(a, "strides", None), getattr(a, "is_cuda", True)) for a in args])
 
 
+def _as_tuple(outputs: Any) -> tuple[Any, ...]:
+    """`outputs=` as a tuple: () for None, one array, or a sequence of them."""
+    if outputs is None:
+        return ()
+    return tuple(outputs) if isinstance(outputs, tuple | list) else (outputs,)
+
+
 def _gpu_launching(
     specs: list[tuple[tuple[int, ...], Any, bool]], args: tuple[Any, ...]
 ) -> tuple[Callable[[], list[Any]], Callable[[], Any] | None]:
@@ -174,13 +181,14 @@ class Function:
         the arrays to write the outputs into, in place: one array, or one per
         output in order, of the outputs' shapes and dtypes, C-contiguous, on
         the backend's device; they are returned."""
-        if self._launchers and backend is None and options is None and outputs is None and out is None:
+        if self._launchers and backend is None and options is None and (outputs is None or out is None):
+            given = _as_tuple(out if outputs is None else outputs)
             try:
-                launcher = self._launchers.get(_launch_key(args))
+                launcher = self._launchers.get(_launch_key((*args, *given) if given else args))
             except AttributeError:  # not all arrays: the checks below say what is wrong
                 launcher = None
             if launcher is not None:  # a GPU call with the signature of an earlier one
-                return launcher(args)
+                return launcher(args, given) if given else launcher(args)
         check_pending()
         if out is not None:
             if outputs is not None:
@@ -207,15 +215,13 @@ class Function:
             specs = self._output_specs(binding)
             launching = _gpu_launching(specs, args) if backend == "cuda" else (None, None)
             entry = self._compiled[key] = _Entry(kernel, binding, specs, *launching)
-            if backend == "cuda" and default_backend and key[1] is None and not self._scalars and outputs is None:
-                launcher = kernel.launcher(*launching, single=len(specs) == 1, args=args)  # type: ignore[attr-defined]
-                if launcher is not None:
-                    self._launchers[_launch_key(args)] = launcher
         if self._indirect and backend == "cpu":  # GPU kernels check on the device (check.index)
             binding = Binding(entry.binding.sizes, args)
             IndexChecker(self.definition, binding, _value_range).check()
-        originals = [] if outputs is None else list(outputs) if isinstance(outputs, tuple | list) else [outputs]
+        originals = list(_as_tuple(outputs))
         given = self._given_outputs(originals, entry, backend) if originals else None
+        if backend == "cuda" and default_backend and key[1] is None and not self._scalars:
+            self._remember_launcher(entry, args, tuple(originals))
         if backend in ("cpu", "cuda-sim"):
             arrays = [np.ascontiguousarray(a) if hasattr(a, "shape") else a for a in args]
             buffers = given or [_allocate(np, *spec) for spec in entry.outputs]
@@ -264,6 +270,20 @@ class Function:
                 array.zero_() if hasattr(array, "zero_") else array.fill(0)
             arrays.append(array)
         return arrays
+
+    def _remember_launcher(self, entry: _Entry, args: tuple[Any, ...], given: tuple[Any, ...]) -> None:
+        """Keep the whole of this call (`CudaProgram.launcher`) for later calls
+        with the same argument (and `outputs=`) types, shapes and strides."""
+        key = _launch_key((*args, *given))
+        if key not in self._launchers:
+            assert entry.allocate is not None
+            zeroed = [k for k, (_, _, zero) in enumerate(entry.outputs) if zero]
+            launcher = entry.kernel.launcher(  # type: ignore[attr-defined]
+                entry.allocate, entry.stream, single=len(entry.outputs) == 1, args=args,
+                outputs=given or None, zeroed=zeroed,
+            )
+            if launcher is not None:
+                self._launchers[key] = launcher
 
     def _signature(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """What a compiled kernel depends on: shapes, dtypes, integer sizes."""

@@ -234,7 +234,7 @@ class MappingOptions:
         """Mapping to blocks and threads (empty sizes let the pass choose: one
         block per tile, of three tile members for split-K, else two; 32x8 or
         256 threads), memory promotion, then kernels, their index arithmetic
-        simplified."""
+        simplified; point loops of partial tiles versioned for the full ones."""
         blocks = ",".join(map(str, self.blocks or [0] * (3 if self.split_k > 1 else 2)))
         threads = ",".join(map(str, self.threads or [0]))
         passes = [f"poly-map-to-gpu{{blocks={blocks} threads={threads}}}"]
@@ -256,8 +256,7 @@ class MappingOptions:
             passes.append("gpu-prefetch-copies")
         elif self.num_stages == 3:
             passes.append(f"gpu-prefetch-copies{{double-buffer=true max-shared-bytes={self.max_shared_memory}}}")
-        passes.append("gpu-check-indices")
-        passes.append("gpu-simplify-index")
+        passes += ["scf-for-loop-specialization", "gpu-check-indices", "gpu-simplify-index"]
         return passes
 
     def __str__(self) -> str:

@@ -97,3 +97,34 @@ def test_out_on_the_gpu_cupy_and_torch(mod):
     tout = torch.empty(4, dtype=torch.float32, device="cuda")
     assert mod.scale(t, 3.0, out=tout) is tout
     assert torch.equal(tout, t * 3)
+
+
+@pytest.mark.skipif(not cuda_available(), reason="no CUDA device")
+def test_out_calls_on_the_gpu_take_the_cached_launcher(mod):
+    """A call with `out=` like an earlier one (types, shapes, strides of
+    inputs and outputs) launches through the cached launcher: outputs written
+    in place and returned, those accumulated into zeroed each call; an
+    output unlike the earlier ones still gets the full checks."""
+    import cupy
+
+    a = cupy.arange(4, dtype=cupy.float32)
+    s = cupy.full(4, 9.0, cupy.float32)
+    for _ in range(3):
+        assert mod.accumulate(a, out=s) is s
+        np.testing.assert_array_equal(cupy.asnumpy(s), np.arange(4))
+    p, q = cupy.empty(4, cupy.float32), cupy.empty(4, cupy.float32)
+    for _ in range(2):
+        result = mod.two(a, outputs=[p, q])
+        assert result[0] is p and result[1] is q
+        np.testing.assert_array_equal(cupy.asnumpy(q), np.arange(4) * 2)
+    assert any(len(key) == 3 for key in mod.two._launchers), "no launcher for calls with outputs="
+    np.testing.assert_array_equal(cupy.asnumpy(mod.two(a)[0]), np.arange(4) + 1)
+    with pytest.raises(tcir.ShapeError, match=r"output 'S' of accumulate must have shape \(4,\), got \(5,\)"):
+        mod.accumulate(a, out=cupy.zeros(5, cupy.float32))
+    with pytest.raises(tcir.ShapeError, match="output 'S' of accumulate must be C-contiguous"):
+        mod.accumulate(a, out=cupy.zeros(8, cupy.float32)[::2])
+    torch = pytest.importorskip("torch")
+    t, tout = torch.arange(4, dtype=torch.float32, device="cuda"), torch.full((4,), 9.0, device="cuda")
+    for _ in range(2):
+        assert mod.accumulate(t, out=tout) is tout
+        assert torch.equal(tout, t)

@@ -374,11 +374,16 @@ class CudaProgram:
         stream_of: Callable[[], Any] | None,
         single: bool,
         args: tuple[Any, ...],
-    ) -> Callable[[tuple[Any, ...]], Any] | None:
+        outputs: tuple[Any, ...] | None = None,
+        zeroed: Sequence[int] = (),
+    ) -> Callable[..., Any] | None:
         """The whole of a call on inputs like `args` (the same types, shapes,
         dtypes and strides: the caller's key for this launcher fixes them):
         `allocate()` makes the outputs, `stream_of()` picks the stream (None:
-        cupy's current one); returns the outputs (one, or a tuple). What a
+        cupy's current one); returns the outputs (one, or a tuple). With
+        `outputs` (arrays like those of `outputs=`, which the key fixes too),
+        the call takes its outputs, `call(args, given)`, and zeroes those of
+        `zeroed` (the outputs accumulated into) instead of allocating. What a
         call of a `tcir.Function` does, less its lookups, for the host time of
         small kernels. None where the launches depend on the call."""
         if self._static is None or index_errors_module.SYNC_EACH_CALL:
@@ -387,21 +392,27 @@ class CudaProgram:
         # Arguments the key makes contiguous cupy arrays pass as they are,
         # like the cupy outputs made here; the others (torch tensors, their
         # outputs too) are converted per call.
+        like = [*args, *outputs] if outputs is not None else args
         converters = [
             None if type(a) is ndarray and a.flags.c_contiguous else convert
-            for convert, a in zip(self._converters, args)
+            for convert, a in zip(self._converters, like)
         ]
-        if any(is_torch_tensor(a) for a in args):  # the outputs are torch tensors too
+        if outputs is None and any(is_torch_tensor(a) for a in args):  # the outputs are torch tensors too
             converters += self._converters[len(args) :]
         direct = all(c is None for c in converters)
         errors, slot, sources, static, aligned = self._errors, self._slot, self._sources, self._static, self._aligned
 
-        def call(args: tuple[Any, ...]) -> Any:
+        def call(args: tuple[Any, ...], given: tuple[Any, ...] = ()) -> Any:
             check_pending()
             stream = stream_of() if stream_of is not None else None
             if aligned:
                 args = _realigned(args, aligned, stream)
-            outputs = allocate()
+            if given:
+                for k in zeroed:  # on the current stream (torch's, with torch tensors)
+                    given[k].zero_() if is_torch_tensor(given[k]) else given[k].fill(0)
+                outputs = given
+            else:
+                outputs = allocate()
             values = [*args, *outputs]
             if not direct:  # convert what needs it; the rest passes as it is
                 values[: len(converters)] = [a if c is None else c(a) for c, a in zip(converters, values)]
