@@ -32,9 +32,16 @@ def _check() -> Dialect:
     return Check
 
 
+def _nvgpu() -> Dialect:
+    from tcir.dialects.nvgpu import NVGPU
+
+    return NVGPU
+
+
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
-    """Factories of tcir's own dialects, by dialect name."""
-    return {"tc": _tc, "poly": _poly, "check": _check}
+    """Factories of tcir's own dialects, by dialect name (`nvgpu`: the
+    asynchronous copies of MLIR's, which xDSL lacks)."""
+    return {"tc": _tc, "poly": _poly, "check": _check, "nvgpu": _nvgpu}
 
 
 TCIR_UNIVERSE = Universe(all_dialects=get_all_dialects(), all_passes=get_all_passes())

@@ -29,8 +29,13 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   a slice per `K_SLICE` points; MLP1 14.2 us, against 16.1 us with one
   128-point k tile a slice on 32x8 threads and scalar reads, eager 15.6
   us); else 8x32x32 tiles, one output a thread. The tiled kernels load the
-  next k step's operand tiles into registers while this step computes
-  (`num_stages=2`; 3 for the double-buffered 32x32x32 tiles).
+  next k step's operand tiles while this step computes: into a second
+  shared buffer by cp.async (`num_stages=3, async_copies=True`: tmm
+  128x4096x16384 424 us on an H100, 445 us staged in registers, the
+  buffers in 72 KiB of dynamic shared memory; C3 17.1 us, 17.7 us; MLP1
+  14.1 us, 14.8 us), except the whole 32x32x32 tiles of tmm 128x1024x1024,
+  staged in registers (15.4 us, 16.7 us by cp.async); the rest staged in
+  registers, one buffer (`num_stages=2`).
 - **Any other one-output layer** (convolutions, batched small matmuls): a
   block computes a tile of the two innermost output dimensions, up to 32
   points wide along the innermost (one thread each: a warp reads a row) and
@@ -74,7 +79,7 @@ from __future__ import annotations
 
 import math
 
-from tcir.compiler.options import ATOMIC_SUM_DTYPES, MappingOptions
+from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.subscripts import gathers, walk
 from tcir.runtime.signature import Binding, evaluate
@@ -117,6 +122,12 @@ groups split evenly over the threads (on an H200: tmm 128x4096x16384 475
 -> 459 us, tmm 128x1024x1024 19.2 -> 16.2 us, MLP1 14.0 -> 13.8 us; C3's
 k tiles of 40, whose 10 groups a row do not, lose the register staging of
 their copies: 22 -> 37 us)."""
+
+
+def _double_buffered_bytes(size: int) -> int:
+    """The shared bytes of two f32 operand tiles of `size` x `K_TILE` (rows
+    padded by a float4), each double-buffered."""
+    return 2 * 2 * size * (K_TILE + VECTOR_WIDTH) * 4
 
 
 def _copy_width(rows: int, row: int, threads: int) -> int:
@@ -172,23 +183,25 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         steps = extents[layer.reduction_indices[0]]
         whole = steps % K_TILE == 0
 
-        def register_tiled(size: int, threads: list[int], private: int, stages: int = 2) -> MappingOptions:
+        def register_tiled(size: int, threads: list[int], private: int, asynchronous: bool) -> MappingOptions:
             return MappingOptions(
                 tile=[*outer, size, size, K_TILE],
                 threads=threads,
                 max_private_elements=private,
-                num_stages=stages,
+                max_shared_memory=max(DEFAULT.max_shared_memory, _double_buffered_bytes(size)),
+                num_stages=3,
+                async_copies=asynchronous,
                 vector_width=VECTOR_WIDTH,
                 copy_vector_width=_copy_width(size, K_TILE, math.prod(threads)),
             )
 
         if fills_gpu(128) and whole:
-            return register_tiled(128, [16, 16], 64)
+            return register_tiled(128, [16, 16], 64, True)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:
-            # Whole k tiles double-buffered (tmm 128x1024x1024 16.3 -> 15.5 us
-            # on an H200); C3's ragged last tile staged in registers only
-            # (19.1 us, 20.3 us double-buffered).
-            return register_tiled(32, [16, 8], 16, 3 if whole else 2)
+            # Whole k tiles staged in registers (tmm 128x1024x1024 15.4 us on
+            # an H100, 16.7 us by cp.async); C3's ragged last tile by cp.async
+            # (17.1 us, 17.7 us with one buffer staged in registers).
+            return register_tiled(32, [16, 8], 16, not whole)
         if fills_gpu(32):
             return MappingOptions(tile=[*outer, 32, 32, K_TILE], threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
@@ -196,7 +209,8 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
                 tile=[32, 32, 16],
                 threads=[16, 8],
                 max_private_elements=16,
-                num_stages=2,
+                num_stages=3,
+                async_copies=True,
                 vector_width=VECTOR_WIDTH,
                 copy_vector_width=_copy_width(32, 16, 16 * 8),
                 split_k=-(-reduction // K_SLICE),

@@ -83,6 +83,12 @@ class MappingOptions:
     (`gpu-vectorize-copies`), where the tile's rows are whole groups;
     elsewhere the copies stay scalar. Its global inputs must then be
     16-byte aligned, which the runtime ensures (copying one that is not)."""
+    async_copies: bool = False
+    """With `num_stages=3`, copy the next step's tiles straight into their
+    second shared buffer with sm_80's `cp.async` (`nvgpu.device_async_copy`,
+    `gpu-prefetch-copies{async-copies=true}`), without registers: a wait and
+    one barrier a step. Copies of other shapes, and GPUs before sm_80 (a
+    plain copy then), keep the synchronous path."""
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -127,8 +133,9 @@ class MappingOptions:
                 f"got {self.max_private_elements!r}"
             )
 
-        if type(self.parallel_reductions) is not bool:
-            raise TCError(f"MappingOptions: parallel_reductions must be a bool, got {self.parallel_reductions!r}")
+        for name in ("parallel_reductions", "async_copies"):
+            if type(getattr(self, name)) is not bool:
+                raise TCError(f"MappingOptions: {name} must be a bool, got {getattr(self, name)!r}")
         if type(self.split_k) is not int or self.split_k < 1:
             raise TCError(f"MappingOptions: split_k must be an integer >= 1, got {self.split_k!r}")
         if self.split_k > 1 and self.parallel_reductions:
@@ -255,7 +262,10 @@ class MappingOptions:
         if self.num_stages == 2:
             passes.append("gpu-prefetch-copies")
         elif self.num_stages == 3:
-            passes.append(f"gpu-prefetch-copies{{double-buffer=true max-shared-bytes={self.max_shared_memory}}}")
+            passes.append(
+                f"gpu-prefetch-copies{{double-buffer=true max-shared-bytes={self.max_shared_memory}"
+                f"{' async-copies=true' if self.async_copies else ''}}}"
+            )
         passes += ["scf-for-loop-specialization", "gpu-check-indices", "gpu-simplify-index"]
         return passes
 

@@ -15,16 +15,20 @@ from dataclasses import dataclass, field
 import islpy as isl
 from xdsl.builder import Builder
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType
+from xdsl.dialects.builtin import IndexType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tcir.dialects.poly import ScopOp, StmtOp
+from tcir.ir.loop_hints import UNROLL_HINT
 from tcir.lowering.affine_to_arith import index_constant
 from tcir.lowering.tc_point import PointLowering
 from tcir.polyhedral.scop import scop_context, scop_schedule
 
 Op = isl.ast_expr_op_type
+UNROLL_MARK = "unroll"
+"""A schedule-tree mark above a band whose loop has a small, fixed trip
+count: the loop gets `UNROLL_HINT`."""
 
 _BINARY: dict[Op, Callable[[SSAValue, SSAValue], Operation]] = {
     Op.add: arith.AddiOp,
@@ -83,6 +87,8 @@ class AstLowering:
             self.for_(builder, node)
         elif kind == isl.ast_node_type.if_:
             self.if_(builder, node)
+        elif kind == isl.ast_node_type.mark and node.mark_get_id().get_name() == UNROLL_MARK:
+            self.hinted(builder, node.mark_get_node())
         elif kind == isl.ast_node_type.mark:
             self.node(builder, node.mark_get_node())
         elif kind == isl.ast_node_type.user:
@@ -90,7 +96,21 @@ class AstLowering:
         else:
             raise ValueError(f"unexpected isl AST node {kind}")
 
-    def for_(self, builder: Builder, node: isl.AstNode) -> None:
+    def hinted(self, builder: Builder, node: isl.AstNode) -> None:
+        """`node`, its loops (it, or those of a block it is) with `UNROLL_HINT`:
+        the AST of a marked band (isl may peel a statement's first instances
+        into a block before the loop)."""
+        kind = node.get_type()
+        if kind == isl.ast_node_type.for_:
+            self.for_(builder, node).attributes[UNROLL_HINT] = UnitAttr()
+        elif kind == isl.ast_node_type.block:
+            children = node.block_get_children()
+            for k in range(children.n_ast_node()):
+                self.hinted(builder, children.get_at(k))
+        else:
+            self.node(builder, node)
+
+    def for_(self, builder: Builder, node: isl.AstNode) -> scf.ForOp:
         iterator = node.for_get_iterator().get_id().get_name()
         cond = node.for_get_cond()
         kind = cond.get_op_type()
@@ -109,10 +129,11 @@ class AstLowering:
         step = self.expr(builder, node.for_get_inc())
         block = Block(arg_types=[IndexType()])
         block.args[0].name_hint = iterator
-        builder.insert(scf.ForOp(lower, upper, step, [], Region(block)))
+        loop = builder.insert(scf.ForOp(lower, upper, step, [], Region(block)))
         self.ids[iterator] = block.args[0]
         self.node(_body_builder(block), node.for_get_body())
         del self.ids[iterator]
+        return loop
 
     def if_(self, builder: Builder, node: isl.AstNode) -> None:
         cond = self.expr(builder, node.if_get_cond())

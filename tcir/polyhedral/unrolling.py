@@ -18,13 +18,17 @@ the innermost sequential loop run by all threads of a block (its band has no
 band below but the threads' own loops, below their mapping filters: the
 point loop of a contraction's reduction) is strip-mined by `width` and its
 `width` points unrolled, so that a thread's reads of `width` consecutive
-elements of a shared buffer are adjacent in the code (`poly-vectorize`).
+elements of a shared buffer are adjacent in the code (`poly-vectorize`);
+the loop over the vectors is marked `unroll`, a hint (`#pragma unroll` in
+CUDA) that lets the compiler issue the shared loads of later steps early
+without multiplying the IR.
 """
 
 from __future__ import annotations
 
 import islpy as isl
 
+from tcir.polyhedral.ast_to_loops import UNROLL_MARK
 from tcir.polyhedral.bands import is_band, map_bottom_up, member_extent
 from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
 from tcir.polyhedral.scheduling import isl_options
@@ -134,7 +138,10 @@ def _unroll_vector_step(node: isl.ScheduleNode, width: int) -> isl.ScheduleNode:
     extent = member_extent(node, last)
     if node.band_member_get_coincident(last) or extent is None or extent <= width or extent % width:
         return node
-    return strip_mine(node, last, width)
+    node = strip_mine(node, last, width)
+    steps = node.child(0) if last else node  # the loop over the vectors: a hint to unroll it
+    marked = steps.insert_mark(isl.Id(UNROLL_MARK, context=node.get_ctx()))
+    return marked.parent() if last else marked
 
 
 def unroll_vector_steps(schedule: isl.Schedule, width: int) -> isl.Schedule:

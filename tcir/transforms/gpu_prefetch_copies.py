@@ -1,4 +1,4 @@
-"""`gpu-prefetch-copies{max-values=32 double-buffer=false max-shared-bytes=49152}`:
+"""`gpu-prefetch-copies{max-values=32 double-buffer=false max-shared-bytes=49152 async-copies=false}`:
 load the next shared-memory tile into registers while the current one is
 used (software pipelining, one stage; with `double-buffer`, two).
 
@@ -43,6 +43,27 @@ one barrier a step, and the global loads of a tile have a whole step to
 land before they are stored: a thread writes the buffer that step k + 1
 reads only after the barrier of step k - 1, which every read of it in
 step k - 1 precedes.
+
+With `async-copies` as well, where every copy moves 4, 8 or 16 bytes (a
+float, float2, float4), the copies go straight to the second buffer by
+`nvgpu.device_async_copy` (`cp.async` on sm_80 and later), without
+registers (`max-values` does not apply):
+
+    barrier
+    async_copy global[.. lb ..] -> shared[0][..]; create_group   (if lb < ub)
+    scf.for %k {
+      wait(0); barrier
+      async_copy global[.. %k + step ..] -> shared[1 - s % 2][..]
+                                                 (if %k + step < ub)
+      create_group
+      compute on shared[s % 2]
+    }
+
+one barrier a step: the wait makes a thread's copies of this step's tile
+complete, the barrier everyone's; the next tile goes to the buffer that
+the previous step read, which every thread finished before the barrier.
+The barrier before the first copies waits for the reads of the loop's
+last steps where an enclosing loop runs it again.
 """
 
 from __future__ import annotations
@@ -60,6 +81,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from tcir.backends.cuda.scalar_types import written_memrefs
 from tcir.backends.cuda.shared_memory import buffer_bytes, shared_buffers
+from tcir.dialects.nvgpu import COPY_BYTES, DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
 from tcir.ir.integer_forms import constant_of, trip_count
@@ -114,8 +136,13 @@ class _Copies:
             counts[t] = counts.get(t, 0) + 1
         return counts
 
+    @property
+    def values(self) -> int:
+        """The registers the loaded values take."""
+        return sum(_lanes(_loaded(load).type) for load in self.loads)
+
     @staticmethod
-    def of(ops: Sequence[Operation], written: set[SSAValue], max_values: int) -> _Copies:
+    def of(ops: Sequence[Operation], written: set[SSAValue]) -> _Copies:
         loads: list[Load] = []
 
         def visit(block_ops: Sequence[Operation], repeat: int) -> None:
@@ -147,7 +174,7 @@ class _Copies:
                     raise _NotACopy
 
         visit(ops, 1)
-        if not loads or sum(_lanes(_loaded(load).type) for load in loads) > max_values:
+        if not loads:
             raise _NotACopy
         return _Copies(list(ops), loads)
 
@@ -157,13 +184,16 @@ class _Copies:
         mapping: dict[SSAValue, SSAValue],
         buffers: dict[Attribute, SSAValue],
         stage: bool,
-        stores: list[Store] | None = None,
+        stores: list[Operation] | None = None,
     ) -> None:
         """The copy region at `builder`, values renamed by `mapping`, loops
         unrolled: with `stage`, each global load goes to the next element of
         the buffer of its type in `buffers`; otherwise each shared store takes
-        its value from there (and is added to `stores`, if given)."""
+        its value from there, or, without `buffers`, each load and store
+        become one `nvgpu.device_async_copy` (the stores, or copies, are
+        added to `stores`, if given)."""
         slots = {t: iter(range(n)) for t, n in self.types.items()}
+        sources: dict[SSAValue, Load] = {}
 
         def index(at: Builder, k: int) -> SSAValue:
             return at.insert(arith.ConstantOp.from_int_and_width(k, IndexType())).result
@@ -181,6 +211,16 @@ class _Copies:
                 elif isinstance(op, scf.IfOp):
                     guard = at.insert(scf.IfOp(mapping.get(op.cond, op.cond), [], [scf.YieldOp()]))
                     emit_ops(Builder(InsertPoint.at_start(guard.true_region.block)), list(op.true_region.block.ops)[:-1])
+                elif isinstance(op, Load) and not buffers:
+                    sources[_loaded(op)] = op
+                elif isinstance(op, Store) and not buffers:
+                    load = sources[_stored(op)]
+                    copy = at.insert(DeviceAsyncCopyOp(
+                        _target(load), [mapping.get(i, i) for i in load.indices],
+                        _target(op), [mapping.get(i, i) for i in op.indices], _lanes(_stored(op).type),
+                    ))  # fmt: skip
+                    if stores is not None:
+                        stores.append(copy)
                 elif isinstance(op, Load):
                     t = _loaded(op).type
                     k = index(at, next(slots[t]))
@@ -197,9 +237,10 @@ class _Copies:
 
 
 def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribute, int], SSAValue],
-              written: set[SSAValue], max_values: int, shared_budget: int | None) -> bool:
+              written: set[SSAValue], max_values: int, shared_budget: int | None, asynchronous: bool) -> bool:
     """Pipeline `loop`'s copies if it has the shape of the module docstring;
-    with a `shared_budget` (bytes), double-buffer its shared tiles where they fit."""
+    with a `shared_budget` (bytes), double-buffer its shared tiles where they
+    fit, `asynchronous`ly where every copy moves 4, 8 or 16 bytes."""
     body = list(loop.body.block.ops)
     barriers = [k for k, op in enumerate(body) if isinstance(op, gpu.BarrierOp)]
     trips = trip_count(loop)
@@ -218,10 +259,15 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
                         and operand is not loop.body.block.args[0]:
                     return False  # a value of the loop body outside the copies
     try:
-        copies = _Copies.of(region, written, max_values)
+        copies = _Copies.of(region, written)
     except _NotACopy:
         return False
     tiles = None if shared_budget is None else _double_buffered_tiles(loop, kernel, region, shared_budget)
+    if tiles is not None and asynchronous and all(_bytes(t) in COPY_BYTES for t in copies.types):
+        _async_double_buffer(loop, copies, tiles, [body[0], body[barriers[1]]], trips)
+        return True
+    if copies.values > max_values:
+        return False
     buffers = {t: buffer_at(t, n) for t, n in copies.types.items()}
     iv = loop.body.block.args[0]
     # Before the loop: the first step's tile, if there is a first step.
@@ -277,6 +323,34 @@ def _double_buffer(loop: scf.ForOp, copies: _Copies, buffers: dict[Attribute, SS
     _index_buffers(loop, tiles, first, stores)
 
 
+def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memref.AllocaOp],
+                         barriers: Sequence[Operation], trips: int | None) -> None:
+    """The loop of the module docstring's `async-copies`."""
+    iv, step = loop.body.block.args[0], loop.step
+    before = Builder(InsertPoint.before(loop))
+    before.insert(gpu.BarrierOp())  # an enclosing loop's last step may still read the buffers
+    first: list[Operation] = []
+    copies.emit(before if trips is not None else _guarded(before, loop.lb, loop.ub), {iv: loop.lb}, {}, False, first)
+    before.insert(DeviceAsyncCreateGroupOp())
+    body = list(loop.body.block.ops)
+    for op in reversed(body[body.index(barriers[0]) + 1 : body.index(barriers[1]) + 1]):
+        op.detach()
+        op.erase(safe_erase=False)
+    Builder(InsertPoint.before(barriers[0])).insert(DeviceAsyncWaitOp(0))
+    after = Builder(InsertPoint.after(barriers[0]))
+    following = after.insert(arith.AddiOp(iv, step)).result
+    stores: list[Operation] = []
+    copies.emit(_guarded(after, following, loop.ub), {iv: following}, {}, False, stores)
+    after.insert(DeviceAsyncCreateGroupOp())
+    _index_buffers(loop, tiles, first, stores)
+
+
+def _bytes(t: Attribute) -> int:
+    """The bytes of a value of type `t` (a scalar, or a vector of them)."""
+    element = t.element_type if isinstance(t, VectorType) else t
+    return _lanes(t) * getattr(element, "bitwidth", 0) // 8
+
+
 def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence[Operation],
                            budget: int) -> list[memref.AllocaOp] | None:
     """The shared buffers that `loop`'s copies fill, if every access to them
@@ -301,8 +375,8 @@ def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence
     return list(tiles.values())
 
 
-def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Store],
-                   following: Sequence[Store]) -> None:
+def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Operation],
+                   following: Sequence[Operation]) -> None:
     """Give each of `tiles` a leading dimension of 2: the stores `first`
     (before the loop) write buffer 0, the stores `following` buffer
     1 - step % 2, and every other access in `loop` buffer step % 2, where
@@ -338,6 +412,8 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
                 new: Operation = memref.StoreOp.get(user.value, doubled.memref, [index, *user.indices])
             elif isinstance(user, vector.StoreOp):
                 new = vector.StoreOp(user.vector, doubled.memref, [index, *user.indices])
+            elif isinstance(user, DeviceAsyncCopyOp):
+                new = DeviceAsyncCopyOp(user.src, user.src_indices, doubled.memref, [index, *user.dst_indices], user.elements)
             else:
                 assert isinstance(user, memref.LoadOp)
                 new = memref.LoadOp.get(doubled.memref, [index, *user.indices])
@@ -361,17 +437,23 @@ class GpuPrefetchCopiesPass(ModulePass):
     `max-shared-bytes`): the copies of step k + 1 go to one while step k
     reads the other, one barrier a step."""
     max_shared_bytes: int = 49152
+    async_copies: bool = False
+    """With `double-buffer`, copy by `nvgpu.device_async_copy` (sm_80's
+    `cp.async`) straight into the second buffer, without registers."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.max_values <= 255:
             raise TCError(f"gpu-prefetch-copies: max-values must be in [1, 255], got {self.max_values}")
         if self.max_shared_bytes < 0:
             raise TCError(f"gpu-prefetch-copies: max-shared-bytes must be >= 0, got {self.max_shared_bytes}")
+        if self.async_copies and not self.double_buffer:
+            raise TCError("gpu-prefetch-copies: async-copies needs double-buffer=true")
         budget = self.max_shared_bytes if self.double_buffer else None
         for kernel in [o for o in op.walk() if isinstance(o, gpu.FuncOp)]:
             entry = kernel.body.block
             written = written_memrefs(kernel)
             count = 0
+            pipelined = False
 
             def buffer_at(element: Attribute, size: int) -> SSAValue:
                 nonlocal count
@@ -384,6 +466,6 @@ class GpuPrefetchCopiesPass(ModulePass):
             # Outer loops first; a loop inside a pipelined one keeps its own copies.
             for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
                 if loop.parent is not None:
-                    _prefetch(loop, kernel, buffer_at, written, self.max_values, budget)
-            if count:
+                    pipelined |= _prefetch(loop, kernel, buffer_at, written, self.max_values, budget, self.async_copies)
+            if pipelined:
                 region_dce(kernel.body)  # the index arithmetic the copies no longer use

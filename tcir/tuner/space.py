@@ -142,6 +142,7 @@ class SearchSpace:
                 Gene("max_shared_memory", SHARED_MEMORY_CHOICES),
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
                 Gene("num_stages", (1, 2, 3)),
+                Gene("async_copies", (False, True)),
                 Gene("vector_width", VECTOR_WIDTHS),
                 Gene("copy_vector_width", VECTOR_WIDTHS),
             ]

@@ -36,12 +36,13 @@ def options_at(name: str, *shapes: tuple[int, ...]) -> tcir.MappingOptions:
 RULES = {
     # Enough 128x128 output tiles for every SM: 8x8 register micro-tiles,
     # float4 reads and float4 copies (8 groups a row, 32 rows a pass of 256
-    # threads: 4 passes over the 128 rows).
+    # threads: 4 passes over the 128 rows) by cp.async into double-buffered
+    # tiles (72 KiB of shared memory).
     "large-matmul": (
         ("tmm", (128, 4096), (16384, 4096)),
         tcir.MappingOptions(
-            tile=[128, 128, 32], threads=[16, 16], max_private_elements=64, num_stages=2, vector_width=4,
-            copy_vector_width=4,
+            tile=[128, 128, 32], threads=[16, 16], max_private_elements=64, max_shared_memory=73728,
+            num_stages=3, async_copies=True, vector_width=4, copy_vector_width=4,
         ),
     ),
     # Enough 32x32 tiles: 4x2 accumulators a thread, float4 reads and copies,
@@ -55,22 +56,22 @@ RULES = {
     ),
     # A small output with a long reduction (MLP1's 128x128): split-K, blocks
     # over 32x32 output tiles and 16 slices of 2000 points (one per 128),
-    # float4 reads of k tiles of 16.
+    # float4 reads of k tiles of 16, copied by cp.async into double buffers.
     "split-k": (
         ("MLP1", (128, 2000), (128, 2000), (128,)),
         tcir.MappingOptions(
-            tile=[32, 32, 16], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4,
-            copy_vector_width=4, split_k=16,
+            tile=[32, 32, 16], threads=[16, 8], max_private_elements=16, num_stages=3, async_copies=True,
+            vector_width=4, copy_vector_width=4, split_k=16,
         ),
     ),
     # A reduction that k tiles of 32 do not divide (C3's 1000 points) but
     # whose rows are whole float4 groups: the matmul's tiles, the last k
-    # tile's float4 copies guarded, staged in registers (one shared buffer).
+    # tile's float4 copies guarded, by cp.async into double buffers.
     "other-k": (
         ("C3", (128, 1000), (1024, 1000)),
         tcir.MappingOptions(
-            tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=2, vector_width=4,
-            copy_vector_width=4,
+            tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=3, async_copies=True,
+            vector_width=4, copy_vector_width=4,
         ),
     ),
     # Rows of 1001 points, not whole float4 groups: scalar reads and copies.

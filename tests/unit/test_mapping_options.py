@@ -81,6 +81,16 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
     assert "gpu-prefetch-copies" not in tcir.MappingOptions(tile=[32, 32, 32]).pipeline(backend="cuda")
     three = tcir.MappingOptions(tile=[32, 32, 32], num_stages=3, max_shared_memory=65536)
     assert "gpu-prefetch-copies{double-buffer=true max-shared-bytes=65536}" in three.pipeline(backend="cuda")
+    copied = tcir.MappingOptions(tile=[32, 32, 32], num_stages=3, async_copies=True)
+    assert "gpu-prefetch-copies{double-buffer=true max-shared-bytes=49152 async-copies=true}" in copied.pipeline(
+        backend="cuda"
+    )
+    assert "async" not in tcir.MappingOptions(tile=[32, 32, 32], num_stages=2, async_copies=True).pipeline(
+        backend="cuda"
+    )
+    assert tcir.MappingOptions.from_json(copied.to_json()) == copied
+    with pytest.raises(tcir.TCError, match="async_copies must be a bool"):
+        tcir.MappingOptions(async_copies="yes")
 
 
 @pytest.mark.parametrize(

@@ -114,6 +114,43 @@ __device__ __forceinline__ T tc_checked_index(T subscript, long long extent, lon
   if (!ok && fault.check < 0) fault = {check, subscript, value};
   return ok ? subscript : T(0);
 }""",
+    # nvgpu.device_async_copy / create_group / wait: sm_80's cp.async of 4, 8
+    # or 16 bytes from global to shared memory (16 bypass L1: .cg), its
+    # commit_group and wait_group. Compiled for an older GPU the copy is a plain
+    # load and store, complete at once, and the group ops do nothing.
+    "tc_cp_async": """\
+__device__ __forceinline__ void tc_cp_async_16(void* shared, const void* global) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"((unsigned)__cvta_generic_to_shared(shared)), "l"(global));
+#else
+  *reinterpret_cast<int4*>(shared) = *reinterpret_cast<const int4*>(global);
+#endif
+}
+__device__ __forceinline__ void tc_cp_async_8(void* shared, const void* global) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" :: "r"((unsigned)__cvta_generic_to_shared(shared)), "l"(global));
+#else
+  *reinterpret_cast<int2*>(shared) = *reinterpret_cast<const int2*>(global);
+#endif
+}
+__device__ __forceinline__ void tc_cp_async_4(void* shared, const void* global) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" :: "r"((unsigned)__cvta_generic_to_shared(shared)), "l"(global));
+#else
+  *reinterpret_cast<int*>(shared) = *reinterpret_cast<const int*>(global);
+#endif
+}
+__device__ __forceinline__ void tc_cp_async_commit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void tc_cp_async_wait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+#endif
+}""",
 }
 
 

@@ -64,6 +64,9 @@ from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from tcir.backends.cuda.helpers import helper_definitions
 from tcir.dialects.check import IndexOp
+from tcir.ir.integer_forms import trip_count
+from tcir.ir.loop_hints import UNROLL_HINT
+from tcir.dialects.nvgpu import COPY_BYTES, DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp
 from tcir.backends.cuda.launch import constant_block_size, kernel_symbol
 from tcir.backends.cuda.naming import NameTable
 from tcir.backends.cuda.shared_memory import DYNAMIC_ALIGNMENT, dynamic_offsets, dynamic_shared_bytes, shared_buffers
@@ -792,6 +795,26 @@ class KernelPrinter(IndentedLines):
             self.line(f"tc_atomic_add(&{target}, {value});")
 
     @emit.register
+    def _(self, op: DeviceAsyncCopyOp) -> None:
+        element = op.dst.type.element_type  # type: ignore[attr-defined]
+        size = op.elements * getattr(element, "bitwidth", 0) // 8
+        if size not in COPY_BYTES:
+            raise TCError(f"cuda backend: op 'nvgpu.device_async_copy' of {size} bytes is not supported")
+        self.helpers.add("tc_cp_async")
+        target, source = self.access(op.dst, op.dst_indices), self.access(op.src, op.src_indices)
+        self.line(f"tc_cp_async_{size}(&{target}, &{source});")
+
+    @emit.register
+    def _(self, op: DeviceAsyncCreateGroupOp) -> None:
+        self.helpers.add("tc_cp_async")
+        self.line("tc_cp_async_commit();")
+
+    @emit.register
+    def _(self, op: DeviceAsyncWaitOp) -> None:
+        self.helpers.add("tc_cp_async")
+        self.line(f"tc_cp_async_wait<{op.groups}>();")
+
+    @emit.register
     def _(self, op: IndexOp) -> None:
         self.helpers.add("tc_checked_index")
         sub, value = self.expr(op.subscript, ANY), self.expr(op.value, ANY)
@@ -840,6 +863,8 @@ class KernelPrinter(IndentedLines):
         step = self.expr(op.step)
         increment = f"++{iv}" if step == "1" else f"{iv} += {step}"
         lb, ub = self.expr(op.lb, ANY), self.expr(op.ub, _PRECEDENCE["<"], True)
+        if UNROLL_HINT in op.attributes and trip_count(op) is not None:  # fully: a constant trip count
+            self.line("#pragma unroll")
         self.line(
             f"for ({self.ctype(block.args[0].type)} {iv} = {lb}; {iv} < {ub}; {increment}) {{"
         )

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects import memref
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from tcir.dialects.nvgpu import DeviceAsyncCopyOp
 from tcir.errors import TCError
 
 _SIGNED = {8: "signed char", 16: "short", 32: "int", 64: "long long"}
@@ -126,5 +127,6 @@ ATOMIC_ADD_KINDS = (ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT)
 
 
 def written_memrefs(kernel: Operation) -> set[SSAValue]:
-    """The memrefs `kernel` writes: stored to or updated atomically."""
-    return {op.memref for op in kernel.walk() if isinstance(op, memref.StoreOp | memref.AtomicRMWOp)}
+    """The memrefs `kernel` writes: stored to, updated atomically or copied to."""
+    written = {op.memref for op in kernel.walk() if isinstance(op, memref.StoreOp | memref.AtomicRMWOp)}
+    return written | {op.dst for op in kernel.walk() if isinstance(op, DeviceAsyncCopyOp)}

@@ -35,6 +35,38 @@ def coordinates(linear: int, sizes: Sequence[int]) -> tuple[int, int, int]:
     return (int(x), int(y), int(z))
 
 
+class _AsyncCopy:
+    """One `nvgpu.device_async_copy` in flight: per lane, its group and value."""
+
+    def __init__(self, buffer: Buffer, lanes: np.ndarray, group: np.ndarray, index: tuple[Any, ...], value: Any,
+                 site: int, width: int):
+        self.buffer, self.lanes, self.group, self.index = buffer, lanes, group, index
+        self.value, self.site, self.width = value, site, width
+
+    def land(self, done: np.ndarray) -> None:
+        """Write the elements of the lanes `done` (a mask over `lanes`); keep the others."""
+        self.store(done)
+        keep = ~done
+        self.lanes, self.group = self.lanes[keep], self.group[keep]
+        self.index, self.value = self.select(self.index, self.value, keep)
+
+    def store(self, done: np.ndarray) -> None:
+        index, value = self.select(self.index, self.value, done)
+        if self.width == 1:
+            self.buffer.store(self.lanes[done], index, value, self.site)
+        else:
+            self.buffer.store_vector(self.lanes[done], index, value, self.site, self.width)
+
+    def select(self, index: tuple[Any, ...], value: Any, mask: np.ndarray) -> tuple[tuple[Any, ...], Any]:
+        """The lanes `mask` of per-lane indices and values (uniform ones as they are:
+        a value is per lane where it has an axis more than a vector of `width`)."""
+        lanes_axis = 1 if self.width == 1 else 2
+        return (
+            tuple(i[mask] if np.ndim(i) else i for i in index),
+            value[mask] if np.ndim(value) == lanes_axis else value,
+        )
+
+
 class Launch:
     """The state of one launch that simulated kernels and buffers use: the
     current wave's thread and block ids per lane, each lane's barrier epoch
@@ -63,6 +95,9 @@ class Launch:
         self.shared_buffers: list[Buffer] = []
         self.index_error: tuple[int, int, int] | None = None
         """The first `check.index` that failed: (check id, subscript, index value)."""
+        self.groups = np.zeros(0, np.int64)
+        """Each lane's groups of asynchronous copies so far (`async_commit`)."""
+        self.in_flight: list[_AsyncCopy] = []
 
     # What kernels call ------------------------------------------------------
 
@@ -95,6 +130,29 @@ class Launch:
             pick = lambda x: int(np.ravel(x)[bad] if np.ndim(x) else x)  # noqa: E731
             self.index_error = (check, pick(subscript), pick(value))
         return np.where(ok, subscript, 0) if np.ndim(ok) else 0
+
+    def async_copy(self, buffer: Buffer, lanes: np.ndarray, index: tuple[Any, ...], value: Any, site: int,
+                   width: int) -> None:
+        """`nvgpu.device_async_copy`: `value` (read now) lands in `buffer` at
+        `index` when a wait of each lane covers the lane's current group."""
+        self.in_flight.append(_AsyncCopy(buffer, lanes, self.groups[lanes], index, value, site, width))
+
+    def async_commit(self, lanes: np.ndarray) -> None:
+        """`nvgpu.device_async_create_group`: the lanes' copies so far form a group."""
+        self.groups[lanes] += 1
+
+    def async_wait(self, lanes: np.ndarray, pending: int) -> None:
+        """`nvgpu.device_async_wait`: the copies of all but the lanes' last
+        `pending` groups land (in shared memory, between this barrier
+        interval's accesses: a read by another thread before a barrier races)."""
+        waiting = np.zeros(self.groups.size, bool)
+        waiting[lanes] = True
+        for copy in list(self.in_flight):
+            done = waiting[copy.lanes] & (copy.group < self.groups[copy.lanes] - pending)
+            if done.any():
+                copy.land(done)
+                if done.all():
+                    self.in_flight.remove(copy)
 
     def barrier(self, lanes: np.ndarray, site: int) -> None:
         """`__syncthreads()` by `lanes`: all threads of each of their blocks must be there."""
@@ -129,6 +187,8 @@ class Launch:
                 self.tid = tuple(t[: lanes.size] for t in tid)
                 self.bid = self.split(np.repeat(ids, self.threads), self.grid)
                 self.shared_buffers = []
+                self.groups = np.zeros(lanes.size, np.int64)
+                self.in_flight = []  # copies no wait covered never land: reads of them fault
                 try:
                     kernel(self, lanes, *args)
                 except ZeroDivisionError:

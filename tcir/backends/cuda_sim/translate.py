@@ -48,6 +48,7 @@ from tcir.backends.cuda.scalar_types import (
 )
 from tcir.backends.cuda_sim import values
 from tcir.dialects.check import IndexOp
+from tcir.dialects.nvgpu import DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp
 from tcir.backends.source_text import IndentedLines
 from tcir.errors import TCError
 
@@ -150,11 +151,12 @@ def varying_values(
 
 
 def _site_lines(kernel: gpu.FuncOp) -> list[str]:
-    """The printed line of each load, store, atomic and barrier of `kernel`, in walk order."""
+    """The printed line of each load, store, atomic, asynchronous copy and barrier of `kernel`, in walk order."""
     stream = StringIO()
     Printer(stream=stream).print_op(kernel)
     pattern = re.compile(
-        r"(= memref\.load |^\s*memref\.store |= vector\.load |^\s*vector\.store |\"gpu\.barrier\"|\"memref\.atomic_rmw\")"
+        r"(= memref\.load |^\s*memref\.store |= vector\.load |^\s*vector\.store |\"gpu\.barrier\""
+        r"|\"memref\.atomic_rmw\"|\"nvgpu\.device_async_copy\")"
     )
     return [line.strip() for line in stream.getvalue().splitlines() if pattern.search(line)]
 
@@ -450,6 +452,20 @@ class KernelTranslator(IndentedLines):
         lanes = ("0",) if isinstance(ref.type.element_type, VectorType) else ()  # type: ignore[attr-defined]
         return "_vector", self.index(scope, indices, *lanes), f", {t.get_shape()[0]}"
 
+    def op_async_copy(self, op: DeviceAsyncCopyOp, scope: Scope) -> None:
+        site, width, lanes = self.site(op), op.elements, scope.lanes
+        source, index = self.ref(scope, op.src), self.index(scope, op.src_indices)
+        value = f"{source}.load({lanes}, {index}, {site})" if width == 1 else \
+            f"{source}.load_vector({lanes}, {index}, {site}, {width})"
+        target = self.ref(scope, op.dst)
+        self.line(f"rt.async_copy({target}, {lanes}, {self.index(scope, op.dst_indices)}, {value}, {site}, {width})")
+
+    def op_async_create_group(self, op: DeviceAsyncCreateGroupOp, scope: Scope) -> None:
+        self.line(f"rt.async_commit({scope.lanes})")
+
+    def op_async_wait(self, op: DeviceAsyncWaitOp, scope: Scope) -> None:
+        self.line(f"rt.async_wait({scope.lanes}, {op.groups})")
+
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
         if op.kind.value.data not in ATOMIC_ADD_KINDS:
             raise TCError(f"cuda-sim: op 'memref.atomic_rmw' of kind {op.kind.value.data} is not supported")
@@ -595,6 +611,8 @@ _HANDLERS: dict[type[Operation], str] = {
     gpu.ReturnOp: "op_return", memref.LoadOp: "op_load", memref.StoreOp: "op_store",
     memref.AtomicRMWOp: "op_atomic_rmw", vector.LoadOp: "op_vector_load", vector.StoreOp: "op_vector_store",
     memref.AllocaOp: "op_alloca", IndexOp: "op_check_index", scf.IfOp: "op_if", scf.ForOp: "op_for", scf.YieldOp: "op_yield",
+    DeviceAsyncCopyOp: "op_async_copy", DeviceAsyncCreateGroupOp: "op_async_create_group",
+    DeviceAsyncWaitOp: "op_async_wait",
 }  # fmt: skip
 
 

@@ -82,3 +82,26 @@ def test_shared_memory_past_48_kib_is_dynamic(tmp_path: Path):
     assert "float (&shared_B)[2][128][36] = *reinterpret_cast<float (*)[2][128][36]>(tc_dynamic_shared + 36864);" in artifact.source
     assert "__shared__ float" not in artifact.source
     nvcc_compile(artifact.source, tmp_path)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_90", "sm_75"])
+def test_async_copies_compile_with_cp_async_and_without(arch: str, tmp_path: Path):
+    """The large-matmul default (float4 copies by cp.async into 72 KiB of
+    double-buffered tiles, its vector step loop unrolled): cp.async and
+    its group ops in the PTX for sm_90; for sm_75, which lacks them, plain
+    copies; no local memory either way."""
+    import subprocess
+
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    inputs = np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32)
+    source = tmm.ir(*inputs, backend="cuda")
+    assert "tc_cp_async_16(" in source and "tc_cp_async_wait<0>();" in source and "#pragma unroll" in source
+    path = tmp_path / "kernels.cu"
+    path.write_text(source)
+    ptx = tmp_path / "kernels.ptx"
+    subprocess.run(["nvcc", f"-arch={arch}", "-ptx", "-o", str(ptx), str(path)], check=True)
+    text = ptx.read_text()
+    copies = text.count("cp.async.cg.shared.global")
+    assert (copies, "cp.async.wait_group 0" in text) == ((16, True) if arch == "sm_90" else (0, False))
+    assert ".local" not in text

@@ -95,10 +95,14 @@ def test_split_k_keeps_register_micro_tiles(tmp_path: Path):
 
 @needs_nvcc
 def test_staged_float4_copies_stay_in_registers(tmp_path: Path):
-    """The default large tmm stages its float4 copies (`copy_vector_width=4`)
-    in `float4 prefetch[8]`, indexed by constants: no stack, no local memory."""
+    """The large tmm's tiles with two stages stage their float4 copies
+    (`copy_vector_width=4`) in `float4 prefetch[8]`, indexed by constants: no
+    stack, no local memory."""
     function = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
-    source = function.ir(np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32), backend="cuda")
+    options = tcir.MappingOptions(tile=[128, 128, 32], threads=[16, 16], max_private_elements=64, num_stages=2,
+                                  vector_width=4, copy_vector_width=4)
+    arrays = np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32)
+    source = function.ir(*arrays, backend="cuda", options=options)
     assert "float4 prefetch[8];" in source and "*reinterpret_cast<const float4*>(&B[" in source
     ptx, report = ptxas_report(source, tmp_path)
     frames = re.findall(r"(\d+) bytes stack frame", report)

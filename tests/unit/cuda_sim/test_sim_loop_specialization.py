@@ -40,7 +40,7 @@ def test_specialized_loops_compute_the_reference(name, shapes, options, steps):
     inputs = random_inputs(function.definition, binding.sizes, 0)
     cuda = function.ir(*inputs, backend="cuda", options=options)
     # The full tiles' version: a loop of `steps`, then the partial tile's.
-    assert re.search(rf"if \((v\d+) == {steps}\) {{\n *for \(int (c\w+) = 0; \2 < {steps}; ", cuda), cuda
+    assert re.search(rf"if \((v\d+) == {steps}\) {{\n *(#pragma unroll\n *)?for \(int (c\w+) = 0; \3 < {steps}; ", cuda), cuda
     assert re.search(r"} else {\n *for \(int (c\w+) = 0; \1 < v\d+; ", cuda), cuda
     got = function(*inputs, backend="cuda-sim", options=options)
     expected = reference_outputs(function.definition, bind(function.definition, inputs))
