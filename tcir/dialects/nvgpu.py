@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import I32, IndexType, IntegerAttr, MemRefType
-from xdsl.ir import Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -32,9 +32,16 @@ from xdsl.irdl import (
     prop_def,
     var_operand_def,
 )
+from xdsl.utils.exceptions import VerifyException
 
 COPY_BYTES = (4, 8, 16)
 """The sizes one `cp.async` moves."""
+SHARED_SPACE = 3
+
+
+def _space(t: Attribute) -> int:
+    space = t.memory_space if isinstance(t, MemRefType) else None
+    return space.value.data if isinstance(space, IntegerAttr) else 0
 
 
 @irdl_op_definition
@@ -63,6 +70,19 @@ class DeviceAsyncCopyOp(IRDLOperation):
     @property
     def elements(self) -> int:
         return self.dst_elements.value.data
+
+    def verify_(self) -> None:
+        for ref, indices, what in ((self.src, self.src_indices, "source"), (self.dst, self.dst_indices, "destination")):
+            t = ref.type
+            assert isinstance(t, MemRefType)
+            if len(indices) != len(t.get_shape()):
+                raise VerifyException(f"'{self.name}' op {what} of rank {len(t.get_shape())} takes {len(indices)} indices")
+            if t.element_type != self.dst.type.element_type:  # type: ignore[attr-defined]
+                raise VerifyException(f"'{self.name}' op source and destination element types differ")
+        if _space(self.src.type) not in (0, 1) or _space(self.dst.type) != SHARED_SPACE:
+            raise VerifyException(f"'{self.name}' op copies from global memory (space 0 or 1) to shared memory (space 3)")
+        if self.elements < 1:
+            raise VerifyException(f"'{self.name}' op dstElements must be positive")
 
 
 @irdl_op_definition
