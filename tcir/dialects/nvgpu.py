@@ -71,6 +71,11 @@ class DeviceAsyncCopyOp(IRDLOperation):
     def elements(self) -> int:
         return self.dst_elements.value.data
 
+    @property
+    def bytes(self) -> int:
+        """The bytes the copy moves (its source's address must be a multiple of them)."""
+        return self.elements * getattr(self.dst.type.element_type, "bitwidth", 0) // 8  # type: ignore[attr-defined]
+
     def verify_(self) -> None:
         for ref, indices, what in ((self.src, self.src_indices, "source"), (self.dst, self.dst_indices, "destination")):
             t = ref.type

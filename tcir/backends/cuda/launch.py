@@ -28,6 +28,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from tcir.backends.cuda.scalar_types import numpy_dtype, static_shape
 from tcir.backends.cuda.shared_memory import dynamic_shared_bytes
 from tcir.dialects.check import IndexOp
+from tcir.dialects.nvgpu import DeviceAsyncCopyOp
 from tcir.errors import TCError
 from tcir.runtime.host_program import (
     ArgRef,
@@ -224,15 +225,20 @@ def extract_host_program(module: ModuleOp, func_name: str | None = None) -> Host
 
 
 def _vector_alignments(kernel: gpu.FuncOp) -> dict[int, int]:
-    """The arguments of `kernel` that vector loads read, by position: the
-    bytes of their widest vector (their address must be a multiple of it)."""
+    """The arguments of `kernel` that vector loads or asynchronous copies
+    read, by position: the bytes of their widest access (their address must
+    be a multiple of it)."""
     found: dict[int, int] = {}
     for op in kernel.walk():
         if isinstance(op, vector.LoadOp):
-            base, t = op.base, op.result.type
-            if isinstance(base, BlockArgument) and base.owner is kernel.body.block:
-                bits = t.element_type.bitwidth * t.get_shape()[0]  # type: ignore[attr-defined]
-                found[base.index] = max(found.get(base.index, 0), bits // 8)
+            t = op.result.type
+            base, size = op.base, t.element_type.bitwidth * t.get_shape()[0] // 8  # type: ignore[attr-defined]
+        elif isinstance(op, DeviceAsyncCopyOp):
+            base, size = op.src, op.bytes
+        else:
+            continue
+        if isinstance(base, BlockArgument) and base.owner is kernel.body.block:
+            found[base.index] = max(found.get(base.index, 0), size)
     return found
 
 

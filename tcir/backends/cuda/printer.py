@@ -796,8 +796,7 @@ class KernelPrinter(IndentedLines):
 
     @emit.register
     def _(self, op: DeviceAsyncCopyOp) -> None:
-        element = op.dst.type.element_type  # type: ignore[attr-defined]
-        size = op.elements * getattr(element, "bitwidth", 0) // 8
+        size = op.bytes
         if size not in COPY_BYTES:
             raise TCError(f"cuda backend: op 'nvgpu.device_async_copy' of {size} bytes is not supported")
         self.helpers.add("tc_cp_async")

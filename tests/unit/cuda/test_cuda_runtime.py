@@ -152,8 +152,8 @@ def test_division_and_nan_semantics_match_arith():
 def test_vector_copies_take_misaligned_inputs():
     """A kernel reading an input by float4 (the default tmm at these sizes:
     `copy_vector_width=4`) gets a copy of a view 4 bytes past an aligned
-    address, cupy or torch, by the cached launcher and with options, and
-    computes the right numbers."""
+    address, cupy or torch, by the cached launcher and with options (float4
+    loads, and 16-byte cp.async), and computes the right numbers."""
     import cupy
 
     import tcir
@@ -167,7 +167,12 @@ def test_vector_copies_take_misaligned_inputs():
     assert view.data.ptr % 16 == 4
     assert "const float4*" in tmm.ir(a, b, backend="cuda")
     options = tcir.MappingOptions(tile=[32, 32, 32], threads=[16, 8], num_stages=3, copy_vector_width=4)
-    for call in [lambda: tmm(view, b_gpu), lambda: tmm(view, b_gpu), lambda: tmm(view, b_gpu, options=options)]:
+    copied = tcir.MappingOptions(tile=[32, 32, 32], threads=[16, 8], num_stages=3, async_copies=True,
+                                 copy_vector_width=4)  # cp.async of 16 bytes: the same alignment
+    assert "tc_cp_async_16(" in tmm.ir(a, b, backend="cuda", options=copied)
+    calls = [lambda: tmm(view, b_gpu), lambda: tmm(view, b_gpu), lambda: tmm(view, b_gpu, options=options),
+             lambda: tmm(view, b_gpu, options=copied)]
+    for call in calls:
         np.testing.assert_allclose(call().get(), a @ b.T, rtol=1e-3, atol=1e-3)  # compiled, then cached
     assert tmm._launchers
     try:

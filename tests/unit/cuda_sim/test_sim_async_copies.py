@@ -109,6 +109,19 @@ def _run(text: str) -> np.ndarray:
     return b
 
 
+def test_the_host_program_records_the_alignment_of_async_copies():
+    """cp.async of 16 bytes needs its source 16-byte aligned, as a float4
+    load does: the runtime copies a misaligned input (C3's default copies
+    both operands so; the REVERSE kernel copies 4 bytes of A)."""
+    host = extract_host_program(tcir.parse_ir(REVERSE.replace("WAIT", WAIT).replace("BARRIER", BARRIER)))
+    assert host.aligned_params == ((0, 4),)
+    function = tcir.define((EXAMPLES / "C3.tc").read_text()).C3
+    binding = bind(function.definition, [np.zeros((128, 1000), np.float32), np.zeros((1024, 1000), np.float32)])
+    assert tcir.compiler.defaults.default_options(function.definition, binding).async_copies
+    module = function.lowered(binding, None, "cuda")
+    assert extract_host_program(module).aligned_params == ((0, 16), (1, 16))
+
+
 def test_a_waited_copy_lands():
     np.testing.assert_array_equal(_run(REVERSE.replace("WAIT", WAIT).replace("BARRIER", BARRIER)), np.arange(8)[::-1])
 
