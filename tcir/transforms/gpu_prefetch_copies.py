@@ -330,7 +330,8 @@ def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memre
     before = Builder(InsertPoint.before(loop))
     before.insert(gpu.BarrierOp())  # an enclosing loop's last step may still read the buffers
     first: list[Operation] = []
-    copies.emit(before if trips is not None else _guarded(before, loop.lb, loop.ub), {iv: loop.lb}, {}, False, first)
+    copies.emit(before if trips is not None else _guarded(before, loop.lb, loop.ub), {iv: loop.lb}, {}, stage=False,
+                stores=first)
     before.insert(DeviceAsyncCreateGroupOp())
     body = list(loop.body.block.ops)
     for op in reversed(body[body.index(barriers[0]) + 1 : body.index(barriers[1]) + 1]):
@@ -340,7 +341,7 @@ def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memre
     after = Builder(InsertPoint.after(barriers[0]))
     following = after.insert(arith.AddiOp(iv, step)).result
     stores: list[Operation] = []
-    copies.emit(_guarded(after, following, loop.ub), {iv: following}, {}, False, stores)
+    copies.emit(_guarded(after, following, loop.ub), {iv: following}, {}, stage=False, stores=stores)
     after.insert(DeviceAsyncCreateGroupOp())
     _index_buffers(loop, tiles, first, stores)
 

@@ -128,5 +128,8 @@ ATOMIC_ADD_KINDS = (ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT)
 
 def written_memrefs(kernel: Operation) -> set[SSAValue]:
     """The memrefs `kernel` writes: stored to, updated atomically or copied to."""
-    written = {op.memref for op in kernel.walk() if isinstance(op, memref.StoreOp | memref.AtomicRMWOp)}
-    return written | {op.dst for op in kernel.walk() if isinstance(op, DeviceAsyncCopyOp)}
+    return {
+        op.dst if isinstance(op, DeviceAsyncCopyOp) else op.memref
+        for op in kernel.walk()
+        if isinstance(op, memref.StoreOp | memref.AtomicRMWOp | DeviceAsyncCopyOp)
+    }
