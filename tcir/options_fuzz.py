@@ -59,8 +59,16 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "sgemm": {"N": 13, "M": 11, "K": 9},
     "tbmm": {"B": 3, "N": 7, "M": 9, "K": 5},
     "tmm": {"M": 37, "K": 29, "N": 45},
+    "tmm@tf32": {"M": 64, "K": 48, "N": 40},
+    "MLP1@tf32": {"B": 32, "M": 40, "N": 24},
+    "tbmm@tf32": {"B": 2, "N": 32, "M": 16, "K": 24},
 }
-"""Each example def (named as its file) at small odd sizes."""
+"""Each example def (named as its file) at small odd sizes; a name with
+`TF32` after it, at sizes of whole `mma.sync` groups, with `allow_tf32`
+and small integers for inputs (exact in TF32: the comparison stays exact)."""
+TF32 = "@tf32"
+TF32_THREADS = (8, 16, 32)
+"""The rows of threads (Y) of TF32 candidates' mma-shaped blocks [4, Y]."""
 
 FAILURES = ("wrong", "fault", "error", "crash", "timeout")
 
@@ -100,8 +108,9 @@ class Verdict:
 def _function(examples: str, problem: str) -> Any:
     import tcir
 
-    path = Path(examples) / f"{problem}.tc"
-    return tcir.define(path.read_text(), str(path))[problem]
+    name = problem.removesuffix(TF32)
+    path = Path(examples) / f"{name}.tc"
+    return tcir.define(path.read_text(), str(path))[name]
 
 
 def search_space(examples: str, problem: str) -> Any:
@@ -121,8 +130,23 @@ def draw(seed: int, count: int, examples: Path | str, problems: Sequence[str] = 
     candidates = []
     for k in range(count):
         name = names[k % len(names)]
-        candidates.append(Candidate(str(examples), name, spaces[name].random(rng).to_json()))
+        options = spaces[name].random(rng)
+        if name.endswith(TF32):
+            options = _tf32_options(options, rng, batch=int(name.startswith("tbmm")))
+        candidates.append(Candidate(str(examples), name, options.to_json()))
     return candidates
+
+
+def _tf32_options(options: MappingOptions, rng: random.Random, batch: int) -> MappingOptions:
+    """`options` with `allow_tf32`, half of them with a block of 4 x Y threads
+    and tiles of whole mma groups (of 2Y rows, 8 columns, 8 points), so that
+    `poly-map-to-mma` finds fragments to map: the m, n and k tile sizes of a
+    contraction, after 1 for each of its `batch` dimensions."""
+    if rng.random() < 0.5:
+        return replace(options, allow_tf32=True)
+    rows = rng.choice(TF32_THREADS)
+    tile = [2 * rows * rng.choice((1, 2)), 8 * rng.choice((1, 2, 4)), 8 * rng.choice((1, 2, 4))]
+    return replace(options, allow_tf32=True, threads=[4, rows], tile=[1] * batch + tile, parallel_reductions=False)
 
 
 # --- checking one candidate (in a worker process) -------------------------------
@@ -145,6 +169,9 @@ def _reference(examples: str, problem: str) -> _Reference:
 
     function = _function(examples, problem)
     inputs = random_inputs(function.definition, PROBLEMS[problem], 0)
+    if problem.endswith(TF32):
+        rng = np.random.default_rng(0)
+        inputs = [rng.integers(-4, 5, x.shape).astype(x.dtype) if isinstance(x, np.ndarray) else x for x in inputs]
     result = function(*inputs, backend="cpu")
     expected = [np.asarray(r) for r in (result if isinstance(result, tuple) else (result,))]
     sizes = dict(bind(function.definition, inputs).sizes)

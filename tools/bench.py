@@ -4,7 +4,8 @@
     python tools/bench.py --from-json results.json --plot roofline.svg    # redraw, no GPU
 
 For each configuration (section 7 sizes), every implementation is checked
-against PyTorch eager (float32, TF32 off) before it is timed. Reported per
+against PyTorch eager (float32, TF32 off; with `--tf32`, TF32 allowed to
+both) before it is timed. Reported per
 implementation: p50 device time per call (CUDA events around many launches)
 and p50 wall time per call including a synchronize (full Python overhead),
 plus the roofline floor of the kernel: max(flops / measured fp32 rate,
@@ -309,6 +310,11 @@ def main() -> None:
         "--ptxas", action="store_true",
         help="also report registers/spill bytes/shared bytes of tcir's kernels (needs nvcc)",
     )
+    parser.add_argument(
+        "--tf32", action="store_true",
+        help="allow TF32: tcir with MappingOptions(allow_tf32=True), eager and torch.compile with "
+        "torch.backends.cuda.matmul.allow_tf32 and cudnn.allow_tf32",
+    )
     parser.add_argument("--plot", metavar="FILE", help="draw a roofline of the results (SVG, PNG...)")
     parser.add_argument("--from-json", metavar="FILE", help="plot the results of an earlier run, measure nothing")
     args = parser.parse_args()
@@ -326,8 +332,8 @@ def main() -> None:
     import torch
 
     logging.getLogger("torch").setLevel(logging.ERROR)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
+    torch.backends.cudnn.allow_tf32 = args.tf32
     peaks = machine_peaks(torch)
     print(f"measured peaks: {peaks[0] / 1e12:.1f} TFLOP/s fp32, {peaks[1] / 1e12:.2f} TB/s")
     bare, ours = call_overhead_us(cupy)
@@ -347,6 +353,11 @@ def main() -> None:
             dataclasses.replace(c, label=f"{c.label} {text}", options=json.loads(text))
             for c in selected
             for text in args.options
+        ]
+    if args.tf32:
+        selected = [
+            dataclasses.replace(c, label=f"{c.label} tf32", options={**(c.options or {}), "allow_tf32": True})
+            for c in selected
         ]
     for config in selected:
         try:

@@ -36,6 +36,12 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   14.1 us, 14.8 us), except the whole 32x32x32 tiles of tmm 128x1024x1024,
   staged in registers (15.4 us, 16.7 us by cp.async); the rest staged in
   registers, one buffer (`num_stages=2`).
+  With `allow_tf32` (`MappingOptions(allow_tf32=True)` alone asks for
+  these defaults), the 128x128 tiles take 4x64 threads, whose warps own
+  the fragments of TF32 `mma.sync` (`poly-map-to-mma`), and k tiles of 64
+  where they divide the reduction (tmm 128x4096x16384 160.6 us on an H100,
+  against 167 us with k tiles of 32 and 163 us with 4 buffers; cuBLAS
+  with TF32 103 us); the other contractions keep their f32 mapping.
 - **Any other one-output layer** (convolutions, batched small matmuls): a
   block computes a tile of the two innermost output dimensions, up to 32
   points wide along the innermost (one thread each: a warp reads a row) and
@@ -77,9 +83,10 @@ elements a thread (registers), and promotion stays within
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
-from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, MappingOptions
+from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.subscripts import gathers, walk
 from tcir.runtime.signature import Binding, evaluate
@@ -124,10 +131,14 @@ k tiles of 40, whose 10 groups a row do not, lose the register staging of
 their copies: 22 -> 37 us)."""
 
 
-def _double_buffered_bytes(size: int) -> int:
-    """The shared bytes of two f32 operand tiles of `size` x `K_TILE` (rows
+def _double_buffered_bytes(size: int, k_tile: int = K_TILE) -> int:
+    """The shared bytes of two f32 operand tiles of `size` x `k_tile` (rows
     padded by a float4), each double-buffered."""
-    return 2 * 2 * size * (K_TILE + VECTOR_WIDTH) * 4
+    return 2 * 2 * size * (k_tile + VECTOR_WIDTH) * 4
+
+
+TF32_K_TILE = 64
+"""The k tile of TF32 contractions on the tensor cores, where it divides the reduction."""
 
 
 def _copy_width(rows: int, row: int, threads: int) -> int:
@@ -140,8 +151,21 @@ def _copy_width(rows: int, row: int, threads: int) -> int:
     return VECTOR_WIDTH
 
 
-def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOptions:
-    """The GPU mapping used without options (see the module docstring)."""
+def default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: bool = False) -> MappingOptions:
+    """The GPU mapping used without options (see the module docstring);
+    with `allow_tf32`, that of contractions on the tensor cores where one fits."""
+    options = _default_options(definition, binding, allow_tf32)
+    return dataclasses.replace(options, allow_tf32=True) if allow_tf32 else options
+
+
+def resolved_options(definition: A.CheckedDef, binding: Binding, options: MappingOptions | None) -> MappingOptions:
+    """`options`, or the defaults where they are None or only `MappingOptions(allow_tf32=True)`."""
+    if options is None or options == TF32_DEFAULT:
+        return default_options(definition, binding, options is not None)
+    return options
+
+
+def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: bool) -> MappingOptions:
     sizes = [binding.sizes[n] for n in definition.size_params]
     if _embeddings(definition, sizes):
         widths = [evaluate(definition.tensor(s.lhs).dims[-1], sizes) for s in definition.stmts]
@@ -183,18 +207,25 @@ def default_options(definition: A.CheckedDef, binding: Binding) -> MappingOption
         steps = extents[layer.reduction_indices[0]]
         whole = steps % K_TILE == 0
 
-        def register_tiled(size: int, threads: list[int], private: int, asynchronous: bool) -> MappingOptions:
+        def register_tiled(
+            size: int, threads: list[int], private: int, asynchronous: bool, k_tile: int = K_TILE
+        ) -> MappingOptions:
             return MappingOptions(
-                tile=[*outer, size, size, K_TILE],
+                tile=[*outer, size, size, k_tile],
                 threads=threads,
                 max_private_elements=private,
-                max_shared_memory=max(DEFAULT.max_shared_memory, _double_buffered_bytes(size)),
+                max_shared_memory=max(DEFAULT.max_shared_memory, _double_buffered_bytes(size, k_tile)),
                 num_stages=3,
                 async_copies=asynchronous,
                 vector_width=VECTOR_WIDTH,
-                copy_vector_width=_copy_width(size, K_TILE, math.prod(threads)),
+                copy_vector_width=_copy_width(size, k_tile, math.prod(threads)),
             )
 
+        if fills_gpu(128) and whole and allow_tf32:
+            # Warps of 4 x 8 threads own mma.sync's fragments (`poly-map-to-mma`);
+            # k tiles of 64 where they divide the reduction (tmm 128x4096x16384
+            # 160.6 us on an H100, 167 us with k tiles of 32; cuBLAS TF32 103 us).
+            return register_tiled(128, [4, 64], 64, True, TF32_K_TILE if steps % TF32_K_TILE == 0 else K_TILE)
         if fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64, True)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:

@@ -9,7 +9,8 @@ The pipeline is `tc-specialize` (the JIT specializes every size), then the
 options' polyhedral passes (`MappingOptions.schedule_passes`) and the
 backend's (`backend_passes`); without options, the CPU runs the canonical
 reference lowering (`convert-tc-to-loops`) and the GPU backends the default
-mapping (`default_options`). A `StagedLowering` keeps the specialized scop
+mapping (`default_options`; `MappingOptions(allow_tf32=True)` alone, the
+default mapping with TF32: `resolved_options`). A `StagedLowering` keeps the specialized scop
 of its problem, and one schedule per setting of the scheduler's options
 (`MappingOptions.scheduler_key`), so a candidate only runs tiling, mapping,
 promotion and code generation.
@@ -22,7 +23,7 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from tcir.compiler.defaults import default_options
+from tcir.compiler.defaults import resolved_options
 from tcir.compiler.options import MappingOptions, specialize_pass
 from tcir.frontend.ast import CheckedDef
 from tcir.passmanager import PassManager
@@ -34,8 +35,7 @@ def pipeline(definition: CheckedDef, binding: Binding, options: MappingOptions |
     specialize = specialize_pass(binding.sizes)
     if options is None and backend == "cpu":
         return f"{specialize},convert-tc-to-loops"
-    if options is None:
-        options = default_options(definition, binding)
+    options = resolved_options(definition, binding, options)
     return ",".join([specialize, *options.schedule_passes(), *options.backend_passes(backend)])
 
 
@@ -94,10 +94,9 @@ class StagedLowering:
 
     def lowered(self, options: MappingOptions | None, backend: str) -> ModuleOp:
         """As `DefIR.lowered` for the binding, from the deepest stage kept."""
-        if options is None:
-            if backend == "cpu":
-                return self.ir.lowered(self.binding, None, backend)
-            options = default_options(self.ir.definition, self.binding)
+        if options is None and backend == "cpu":
+            return self.ir.lowered(self.binding, None, backend)
+        options = resolved_options(self.ir.definition, self.binding, options)
         module = self.scheduled(options).clone()
         rest = [*options.tiling_passes(), *options.backend_passes(backend)]
         PassManager.parse(",".join(rest), verify_each=False).run(module)

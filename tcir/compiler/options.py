@@ -21,7 +21,7 @@ MAX_SHARED_MEMORY = 232448
 """Largest dynamic shared memory per block on an H100 (227 KiB)."""
 MAX_PRIVATE_ELEMENTS = 255
 """A thread has at most 255 registers: a larger private tile cannot stay in them."""
-MAX_STAGES = 3
+MAX_STAGES = 5
 """Copies are staged in registers one step ahead, and in a second shared buffer."""
 ATOMIC_SUM_DTYPES = ("float32", "float64", "int32")
 """Element types whose `+=` sums `poly-parallel-reduction` combines by atomic adds."""
@@ -50,7 +50,8 @@ class MappingOptions:
     step computes (`gpu-prefetch-copies`); 3 also gives the shared tiles a
     second buffer, which the registers fill after this step's math, one
     barrier a step (`gpu-prefetch-copies{double-buffer=true}`, where twice
-    the tiles fit in `max_shared_memory`)."""
+    the tiles fit in `max_shared_memory`); 4 and 5 are 3 but, with
+    `async_copies`, 3 and 4 buffers."""
     parallel_reductions: bool = False
     """Map the reduction dimensions of sums to blocks and threads too, each
     statement a kernel of its own, partial sums combined by atomic adds
@@ -84,11 +85,20 @@ class MappingOptions:
     elsewhere the copies stay scalar. Its global inputs must then be
     16-byte aligned, which the runtime ensures (copying one that is not)."""
     async_copies: bool = False
-    """With `num_stages=3`, copy the next step's tiles straight into their
-    second shared buffer with sm_80's `cp.async` (`nvgpu.device_async_copy`,
-    `gpu-prefetch-copies{async-copies=true}`), without registers: a wait and
+    """With `num_stages` of 3 or more, copy the next steps' tiles straight into
+    their shared buffers with sm_80's `cp.async` (`nvgpu.device_async_copy`,
+    `gpu-prefetch-copies{async-copies=true buffers=num_stages-1}`: 4 and 5
+    give the tiles 3 and 4 buffers, the copies 2 and 3 steps ahead, where
+    they fit in `max_shared_memory`), without registers: a wait and
     one barrier a step. Copies of other shapes, and GPUs before sm_80 (a
     plain copy then), keep the synchronous path."""
+    allow_tf32: bool = False
+    """Let f32 contractions run on the tensor cores with TF32 products (10
+    bits of mantissa), as PyTorch's `torch.backends.cuda.matmul.allow_tf32`:
+    a contraction whose mapping fits `mma.sync` (`threads=[4, Y]`, Y a
+    multiple of 8, whole 16x8x8 groups per warp) becomes warp-level TF32
+    `mma.sync` (`poly-map-to-mma`). A choice of precision, so the user's and
+    never the tuner's; the defaults then pick such a mapping."""
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -133,7 +143,7 @@ class MappingOptions:
                 f"got {self.max_private_elements!r}"
             )
 
-        for name in ("parallel_reductions", "async_copies"):
+        for name in ("parallel_reductions", "async_copies", "allow_tf32"):
             if type(getattr(self, name)) is not bool:
                 raise TCError(f"MappingOptions: {name} must be a bool, got {getattr(self, name)!r}")
         if type(self.split_k) is not int or self.split_k < 1:
@@ -256,15 +266,18 @@ class MappingOptions:
             )
         if self.vector_width > 1:
             passes.append(f"poly-vectorize{{width={self.vector_width}}}")
+        if self.allow_tf32:
+            passes.append("poly-map-to-mma")
         passes.append("convert-poly-to-gpu")
         if self.copy_vector_width > 1 and self.use_shared_memory:
             passes.append(f"gpu-vectorize-copies{{max-width={self.copy_vector_width}}}")
         if self.num_stages == 2:
             passes.append("gpu-prefetch-copies")
-        elif self.num_stages == 3:
+        elif self.num_stages >= 3:
+            buffers = f" buffers={self.num_stages - 1}" if self.async_copies and self.num_stages > 3 else ""
             passes.append(
                 f"gpu-prefetch-copies{{double-buffer=true max-shared-bytes={self.max_shared_memory}"
-                f"{' async-copies=true' if self.async_copies else ''}}}"
+                f"{' async-copies=true' if self.async_copies else ''}{buffers}}}"
             )
         passes += ["scf-for-loop-specialization", "gpu-check-indices", "gpu-simplify-index"]
         return passes
@@ -279,6 +292,8 @@ class MappingOptions:
 
 
 DEFAULT = MappingOptions()
+TF32_DEFAULT = MappingOptions(allow_tf32=True)
+"""What asks for the default mapping with TF32 allowed (`resolved_options`)."""
 
 
 def specialize_pass(sizes: dict[str, int]) -> str:

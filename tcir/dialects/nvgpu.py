@@ -16,21 +16,38 @@ are implicit, as in PTX: a group holds the copies its thread issued before
 it, and a wait counts groups. A copy's elements are in shared memory for
 the thread once a wait covers its group, and for the block after a barrier
 that follows the wait.
+
+And the warp-level matrix multiply-accumulate of the tensor cores (sm_80's
+`mma.sync`), as MLIR's `nvgpu.mma.sync`, for TF32:
+
+    %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a0, %a1, %a2, %a3, %b0, %b1, %c0, %c1, %c2, %c3)
+        <{mmaShape = [16, 8, 8], tf32Enabled}> : (f32, ..., f32) -> (f32, f32, f32, f32)
+
+The 32 threads of a warp run it together, each with its registers of the
+fragments (PTX's layout of m16n8k8, g = lane / 4, t = lane % 4): a0..a3 are
+A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] of the 16x8 A; b0, b1 are
+B[t][g], B[t+4][g] of the 8x8 B; c0..c3 (and the results d0..d3) are
+C[g][2t], C[g][2t+1], C[g+8][2t], C[g+8][2t+1] of the 16x8 accumulator:
+D = A B + C, A and B read as TF32 (their top 19 bits: 10 of mantissa).
+MLIR passes the fragments as vectors; they are the scalars of their
+registers here, as in the rest of tcir's kernels.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I32, IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import I32, ArrayAttr, Float32Type, IndexType, IntegerAttr, MemRefType, UnitAttr, i64
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.utils.exceptions import VerifyException
 
@@ -113,4 +130,47 @@ class DeviceAsyncWaitOp(IRDLOperation):
         return self.num_groups.value.data
 
 
-NVGPU = Dialect("nvgpu", [DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp])
+MMA_SHAPE = (16, 8, 8)
+"""The m, n, k of the TF32 `mma.sync` (m16n8k8)."""
+MMA_REGISTERS = (4, 2, 4)
+"""Registers a thread holds of the A, B and C fragments of m16n8k8 (TF32)."""
+
+
+@irdl_op_definition
+class MmaSyncOp(IRDLOperation):
+    """A warp's D = A B + C on the tensor cores, from its threads' fragments."""
+
+    name = "nvgpu.mma.sync"
+
+    matrix_a = var_operand_def(Float32Type)
+    matrix_b = var_operand_def(Float32Type)
+    matrix_c = var_operand_def(Float32Type)
+    res = var_result_def(Float32Type)
+    mma_shape = prop_def(ArrayAttr[IntegerAttr], prop_name="mmaShape")
+    tf32_enabled = opt_prop_def(UnitAttr, prop_name="tf32Enabled")
+
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, a: Sequence[SSAValue], b: Sequence[SSAValue], c: Sequence[SSAValue]):
+        super().__init__(
+            operands=[a, b, c],
+            result_types=[[c_.type for c_ in c]],
+            properties={
+                "mmaShape": ArrayAttr(IntegerAttr(d, i64) for d in MMA_SHAPE),
+                "tf32Enabled": UnitAttr(),
+            },
+        )
+
+    def verify_(self) -> None:
+        shape = tuple(d.value.data for d in self.mma_shape.data)
+        if shape != MMA_SHAPE or self.tf32_enabled is None:
+            raise VerifyException(f"'{self.name}' op supports mmaShape = [16, 8, 8] with tf32Enabled only")
+        counts = (len(self.matrix_a), len(self.matrix_b), len(self.matrix_c))
+        if counts != MMA_REGISTERS or len(self.res) != MMA_REGISTERS[2]:
+            raise VerifyException(
+                f"'{self.name}' op takes 4, 2 and 4 registers of A, B and C and gives 4, "
+                f"got {counts[0]}, {counts[1]}, {counts[2]} and {len(self.res)}"
+            )
+
+
+NVGPU = Dialect("nvgpu", [DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, MmaSyncOp])

@@ -1,4 +1,4 @@
-"""`gpu-prefetch-copies{max-values=32 double-buffer=false max-shared-bytes=49152 async-copies=false}`:
+"""`gpu-prefetch-copies{max-values=32 double-buffer=false max-shared-bytes=49152 async-copies=false buffers=2}`:
 load the next shared-memory tile into registers while the current one is
 used (software pipelining, one stage; with `double-buffer`, two).
 
@@ -63,7 +63,24 @@ one barrier a step: the wait makes a thread's copies of this step's tile
 complete, the barrier everyone's; the next tile goes to the buffer that
 the previous step read, which every thread finished before the barrier.
 The barrier before the first copies waits for the reads of the loop's
-last steps where an enclosing loop runs it again.
+last steps where an enclosing loop runs it again. With `buffers` B above 2
+(as many as fit in `max-shared-bytes`), the copies run B - 1 steps ahead,
+more of them in flight while a step computes (what a loop bound by the
+latency of global memory needs):
+
+    barrier
+    for j in 0 .. B - 2: async_copy global[.. lb + j * step ..] -> shared[j][..]
+                         (if lb + j * step < ub); create_group
+    scf.for %k {
+      wait(B - 2); barrier
+      async_copy global[.. %k + (B - 1) * step ..] -> shared[(s + B - 1) % B][..]
+                                                 (if %k + (B - 1) * step < ub)
+      create_group
+      compute on shared[s % B]
+    }
+
+a group a step, empty or not, so that waiting for all but the last B - 2
+groups completes this step's.
 """
 
 from __future__ import annotations
@@ -85,6 +102,10 @@ from tcir.dialects.nvgpu import COPY_BYTES, DeviceAsyncCopyOp, DeviceAsyncCreate
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
 from tcir.ir.integer_forms import constant_of, trip_count
+
+
+MAX_BUFFERS = 4
+"""Buffers a tile may have with `async-copies`."""
 
 
 def _space(value: SSAValue) -> int:
@@ -237,10 +258,12 @@ class _Copies:
 
 
 def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribute, int], SSAValue],
-              written: set[SSAValue], max_values: int, shared_budget: int | None, asynchronous: bool) -> bool:
+              written: set[SSAValue], max_values: int, shared_budget: int | None, asynchronous: bool,
+              buffers: int) -> bool:
     """Pipeline `loop`'s copies if it has the shape of the module docstring;
     with a `shared_budget` (bytes), double-buffer its shared tiles where they
-    fit, `asynchronous`ly where every copy moves 4, 8 or 16 bytes."""
+    fit, `asynchronous`ly where every copy moves 4, 8 or 16 bytes (then in
+    `buffers` buffers, where they fit)."""
     body = list(loop.body.block.ops)
     barriers = [k for k, op in enumerate(body) if isinstance(op, gpu.BarrierOp)]
     trips = trip_count(loop)
@@ -262,10 +285,13 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
         copies = _Copies.of(region, written)
     except _NotACopy:
         return False
-    tiles = None if shared_budget is None else _double_buffered_tiles(loop, kernel, region, shared_budget)
-    if tiles is not None and asynchronous and all(_bytes(t) in COPY_BYTES for t in copies.types):
-        _async_double_buffer(loop, copies, tiles, [body[0], body[barriers[1]]], trips)
-        return True
+    if shared_budget is not None and asynchronous and all(_bytes(t) in COPY_BYTES for t in copies.types):
+        for count in range(buffers, 1, -1):  # as many as fit
+            tiles = _double_buffered_tiles(loop, kernel, region, shared_budget, count)
+            if tiles is not None:
+                _async_double_buffer(loop, copies, tiles, [body[0], body[barriers[1]]], trips, count)
+                return True
+    tiles = None if shared_budget is None else _double_buffered_tiles(loop, kernel, region, shared_budget, 2)
     if copies.values > max_values:
         return False
     buffers = {t: buffer_at(t, n) for t, n in copies.types.items()}
@@ -320,30 +346,42 @@ def _double_buffer(loop: scf.ForOp, copies: _Copies, buffers: dict[Attribute, SS
     later = top.insert(arith.AddiOp(following, step)).result
     copies.emit(_guarded(top, later, loop.ub), {iv: later}, buffers, stage=True)
     Builder(InsertPoint.before(loop.body.block.last_op)).insert(gpu.BarrierOp())
-    _index_buffers(loop, tiles, first, stores)
+    _index_buffers(loop, tiles, [first], stores)
 
 
 def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memref.AllocaOp],
-                         barriers: Sequence[Operation], trips: int | None) -> None:
-    """The loop of the module docstring's `async-copies`."""
+                         barriers: Sequence[Operation], trips: int | None, buffers: int) -> None:
+    """The loop of the module docstring's `async-copies`, with `buffers` buffers a tile."""
     iv, step = loop.body.block.args[0], loop.step
     before = Builder(InsertPoint.before(loop))
     before.insert(gpu.BarrierOp())  # an enclosing loop's last step may still read the buffers
-    first: list[Operation] = []
-    copies.emit(before if trips is not None else _guarded(before, loop.lb, loop.ub), {iv: loop.lb}, {}, stage=False,
-                stores=first)
-    before.insert(DeviceAsyncCreateGroupOp())
+    first: list[list[Operation]] = []
+    for k in range(buffers - 1):  # the first steps' tiles, one group each (empty past the last step)
+        first.append([])
+        if trips is None or k < trips:
+            start = before.insert(arith.AddiOp(loop.lb, _scaled(before, step, k))).result if k else loop.lb
+            at = before if trips is not None else _guarded(before, start, loop.ub)
+            copies.emit(at, {iv: start}, {}, stage=False, stores=first[-1])
+        before.insert(DeviceAsyncCreateGroupOp())
     body = list(loop.body.block.ops)
     for op in reversed(body[body.index(barriers[0]) + 1 : body.index(barriers[1]) + 1]):
         op.detach()
         op.erase(safe_erase=False)
-    Builder(InsertPoint.before(barriers[0])).insert(DeviceAsyncWaitOp(0))
+    Builder(InsertPoint.before(barriers[0])).insert(DeviceAsyncWaitOp(buffers - 2))
     after = Builder(InsertPoint.after(barriers[0]))
-    following = after.insert(arith.AddiOp(iv, step)).result
+    ahead = after.insert(arith.AddiOp(iv, _scaled(after, step, buffers - 1))).result
     stores: list[Operation] = []
-    copies.emit(_guarded(after, following, loop.ub), {iv: following}, {}, stage=False, stores=stores)
+    copies.emit(_guarded(after, ahead, loop.ub), {iv: ahead}, {}, stage=False, stores=stores)
     after.insert(DeviceAsyncCreateGroupOp())
-    _index_buffers(loop, tiles, first, stores)
+    _index_buffers(loop, tiles, first, stores, buffers)
+
+
+def _scaled(at: Builder, step: SSAValue, k: int) -> SSAValue:
+    """`k * step`."""
+    if k == 1:
+        return step
+    factor = at.insert(arith.ConstantOp.from_int_and_width(k, step.type)).result
+    return at.insert(arith.MuliOp(step, factor)).result
 
 
 def _bytes(t: Attribute) -> int:
@@ -353,10 +391,10 @@ def _bytes(t: Attribute) -> int:
 
 
 def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence[Operation],
-                           budget: int) -> list[memref.AllocaOp] | None:
+                           budget: int, buffers: int) -> list[memref.AllocaOp] | None:
     """The shared buffers that `loop`'s copies fill, if every access to them
     is a load or store inside `loop` and `kernel`'s shared memory stays
-    within `budget` bytes with each of them twice."""
+    within `budget` bytes with `buffers` of each of them."""
     tiles: dict[int, memref.AllocaOp] = {}
     for op in region:
         for store in op.walk():
@@ -371,17 +409,17 @@ def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence
             if not isinstance(user, memref.LoadOp | Store) or _target(user) is not alloca.memref \
                     or not loop.is_ancestor(user):
                 return None
-    if sum(map(buffer_bytes, shared_buffers(kernel))) + sum(map(buffer_bytes, tiles.values())) > budget:
+    if sum(map(buffer_bytes, shared_buffers(kernel))) + (buffers - 1) * sum(map(buffer_bytes, tiles.values())) > budget:
         return None
     return list(tiles.values())
 
 
-def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Operation],
-                   following: Sequence[Operation]) -> None:
-    """Give each of `tiles` a leading dimension of 2: the stores `first`
-    (before the loop) write buffer 0, the stores `following` buffer
-    1 - step % 2, and every other access in `loop` buffer step % 2, where
-    step = (iv - lb) / step size."""
+def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Sequence[Operation]],
+                   following: Sequence[Operation], buffers: int = 2) -> None:
+    """Give each of `tiles` a leading dimension of `buffers`: the stores
+    `first[k]` (before the loop) write buffer k, the stores `following`
+    buffer (step + buffers - 1) % buffers, and every other access in `loop`
+    buffer step % buffers, where step = (iv - lb) / step size."""
     iv = loop.body.block.args[0]
     at = Builder(InsertPoint.at_start(loop.body.block))
 
@@ -391,16 +429,23 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
     step = at.insert(arith.SubiOp(iv, loop.lb)).result
     if constant_of(loop.step) != 1:
         step = at.insert(arith.DivSIOp(step, loop.step)).result
-    current = at.insert(arith.RemSIOp(step, constant(2))).result
-    other = at.insert(arith.SubiOp(constant(1), current)).result
-    zero = Builder(InsertPoint.before(loop)).insert(arith.ConstantOp.from_int_and_width(0, iv.type)).result
-    which = {id(op): zero for op in first} | {id(op): other for op in following}
+    current = at.insert(arith.RemSIOp(step, constant(buffers))).result
+    if buffers == 2:
+        other = at.insert(arith.SubiOp(constant(1), current)).result
+    else:
+        ahead = at.insert(arith.AddiOp(step, constant(buffers - 1))).result
+        other = at.insert(arith.RemSIOp(ahead, constant(buffers))).result
+    outside = Builder(InsertPoint.before(loop))
+    which = {id(op): other for op in following}
+    for k, ops in enumerate(first):
+        index = outside.insert(arith.ConstantOp.from_int_and_width(k, iv.type)).result
+        which |= {id(op): index for op in ops}
     for alloca in tiles:
         memref_type = alloca.memref.type
         assert isinstance(memref_type, MemRefType)
         doubled = memref.AllocaOp.get(
             memref_type.element_type,
-            shape=[2, *memref_type.get_shape()],
+            shape=[buffers, *memref_type.get_shape()],
             memory_space=memref_type.memory_space,
             alignment=alloca.alignment,
         )
@@ -441,6 +486,9 @@ class GpuPrefetchCopiesPass(ModulePass):
     async_copies: bool = False
     """With `double-buffer`, copy by `nvgpu.device_async_copy` (sm_80's
     `cp.async`) straight into the second buffer, without registers."""
+    buffers: int = 2
+    """With `async-copies`, the buffers of each tile (as many as fit in
+    `max-shared-bytes`, at least 2): the copies run `buffers - 1` steps ahead."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not 1 <= self.max_values <= 255:
@@ -449,6 +497,8 @@ class GpuPrefetchCopiesPass(ModulePass):
             raise TCError(f"gpu-prefetch-copies: max-shared-bytes must be >= 0, got {self.max_shared_bytes}")
         if self.async_copies and not self.double_buffer:
             raise TCError("gpu-prefetch-copies: async-copies needs double-buffer=true")
+        if not 2 <= self.buffers <= MAX_BUFFERS:
+            raise TCError(f"gpu-prefetch-copies: buffers must be in [2, {MAX_BUFFERS}], got {self.buffers}")
         budget = self.max_shared_bytes if self.double_buffer else None
         for kernel in [o for o in op.walk() if isinstance(o, gpu.FuncOp)]:
             entry = kernel.body.block
@@ -467,6 +517,8 @@ class GpuPrefetchCopiesPass(ModulePass):
             # Outer loops first; a loop inside a pipelined one keeps its own copies.
             for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
                 if loop.parent is not None:
-                    pipelined |= _prefetch(loop, kernel, buffer_at, written, self.max_values, budget, self.async_copies)
+                    pipelined |= _prefetch(
+                        loop, kernel, buffer_at, written, self.max_values, budget, self.async_copies, self.buffers
+                    )
             if pipelined:
                 region_dce(kernel.body)  # the index arithmetic the copies no longer use

@@ -26,6 +26,7 @@ from tcir.compiler.defaults import atomic_sum
 from tcir.compiler.options import (
     FUSION_STRATEGIES,
     GPU_BACKENDS,
+    MAX_STAGES,
     MAX_THREADS_PER_BLOCK,
     VECTOR_WIDTHS,
     MappingOptions,
@@ -141,7 +142,7 @@ class SearchSpace:
                 Gene("use_private_memory", (True, False)),
                 Gene("max_shared_memory", SHARED_MEMORY_CHOICES),
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
-                Gene("num_stages", (1, 2, 3)),
+                Gene("num_stages", tuple(range(1, MAX_STAGES + 1))),
                 Gene("async_copies", (False, True)),
                 Gene("vector_width", VECTOR_WIDTHS),
                 Gene("copy_vector_width", VECTOR_WIDTHS),

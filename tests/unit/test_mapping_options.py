@@ -89,6 +89,18 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
         backend="cuda"
     )
     assert tcir.MappingOptions.from_json(copied.to_json()) == copied
+    # 4 and 5 stages: 3 and 4 buffers by cp.async; without it, 2 in registers.
+    five = tcir.MappingOptions(tile=[32, 32, 32], num_stages=5, async_copies=True)
+    assert "gpu-prefetch-copies{double-buffer=true max-shared-bytes=49152 async-copies=true buffers=4}" in five.pipeline(
+        backend="cuda"
+    )
+    assert "gpu-prefetch-copies{double-buffer=true max-shared-bytes=49152}" in tcir.MappingOptions(
+        tile=[32, 32, 32], num_stages=4
+    ).pipeline(backend="cuda")
+    tf32 = tcir.MappingOptions(tile=[32, 32, 32], threads=[4, 16], allow_tf32=True)
+    assert "poly-map-to-mma,convert-poly-to-gpu" in tf32.pipeline(backend="cuda")
+    assert "mma" not in tf32.pipeline(backend="cpu") and "mma" not in copied.pipeline(backend="cuda")
+    assert tcir.MappingOptions.from_json(tf32.to_json()) == tf32
     with pytest.raises(tcir.TCError, match="async_copies must be a bool"):
         tcir.MappingOptions(async_copies="yes")
 
@@ -105,9 +117,10 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
         ({"max_shared_memory": 10**9}, "max_shared_memory must be in"),
         ({"max_private_elements": 256}, r"max_private_elements must be in \[0, 255\]"),
         ({"max_private_elements": "64"}, "max_private_elements must be in"),
-        ({"num_stages": 4}, r"num_stages must be in \[1, 3\]"),
-        ({"num_stages": 0}, r"num_stages must be in \[1, 3\]"),
-        ({"num_stages": True}, r"num_stages must be in \[1, 3\], got True"),
+        ({"num_stages": 6}, r"num_stages must be in \[1, 5\]"),
+        ({"num_stages": 0}, r"num_stages must be in \[1, 5\]"),
+        ({"num_stages": True}, r"num_stages must be in \[1, 5\], got True"),
+        ({"allow_tf32": 1}, r"allow_tf32 must be a bool, got 1"),
     ],
 )
 def test_invalid_options_are_tc_errors(fields, message):

@@ -151,6 +151,40 @@ __device__ __forceinline__ void tc_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
 #endif
 }""",
+    # nvgpu.mma.sync (m16n8k8, TF32): the warp's D = A B + C from its
+    # threads' fragment registers (g = lane / 4, t = lane % 4; a0..a3 =
+    # A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4]; b0, b1 = B[t][g], B[t+4][g];
+    # c, d = [g][2t], [g][2t+1], [g+8][2t], [g+8][2t+1]), the f32 registers
+    # of A and B as they are: the tensor cores read their top 19 bits (TF32,
+    # truncated; rounding them first with cvt.rna costs more instructions than
+    # the mmas: the compiler repeats inline asm for each mma that reads a
+    # register). Not volatile: loads of a fragment shared by several mmas are
+    # then loaded once. Before sm_80, the same sums in f32 from the other
+    # threads' registers by shuffles.
+    "tc_mma_tf32": """\
+__device__ __forceinline__ void tc_mma_tf32(float& d0, float& d1, float& d2, float& d3,
+                                            float a0, float a1, float a2, float a3, float b0, float b1,
+                                            float c0, float c1, float c2, float c3) {
+#if __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
+      : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+      : "r"(__float_as_uint(a0)), "r"(__float_as_uint(a1)), "r"(__float_as_uint(a2)), "r"(__float_as_uint(a3)),
+        "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)),
+        "f"(c0), "f"(c1), "f"(c2), "f"(c3));
+#else
+  const int lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
+  const int g = lane / 4, t = lane % 4;
+  d0 = c0, d1 = c1, d2 = c2, d3 = c3;
+  for (int k = 0; k < 8; ++k) {
+    const int from = k % 4;
+    const float low = __shfl_sync(0xffffffffu, k < 4 ? a0 : a2, 4 * g + from);
+    const float high = __shfl_sync(0xffffffffu, k < 4 ? a1 : a3, 4 * g + from);
+    const float left = __shfl_sync(0xffffffffu, k < 4 ? b0 : b1, 8 * t + from);
+    const float right = __shfl_sync(0xffffffffu, k < 4 ? b0 : b1, 8 * t + 4 + from);
+    d0 += low * left, d1 += low * right, d2 += high * left, d3 += high * right;
+  }
+#endif
+}""",
 }
 
 

@@ -66,7 +66,7 @@ from tcir.backends.cuda.helpers import helper_definitions
 from tcir.dialects.check import IndexOp
 from tcir.ir.integer_forms import trip_count
 from tcir.ir.loop_hints import UNROLL_HINT
-from tcir.dialects.nvgpu import COPY_BYTES, DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp
+from tcir.dialects.nvgpu import COPY_BYTES, DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, MmaSyncOp
 from tcir.backends.cuda.launch import constant_block_size, kernel_symbol
 from tcir.backends.cuda.naming import NameTable
 from tcir.backends.cuda.shared_memory import DYNAMIC_ALIGNMENT, dynamic_offsets, dynamic_shared_bytes, shared_buffers
@@ -812,6 +812,13 @@ class KernelPrinter(IndentedLines):
     def _(self, op: DeviceAsyncWaitOp) -> None:
         self.helpers.add("tc_cp_async")
         self.line(f"tc_cp_async_wait<{op.groups}>();")
+
+    @emit.register
+    def _(self, op: MmaSyncOp) -> None:
+        self.helpers.add("tc_mma_tf32")
+        names = [self.names.declare(r) for r in op.res]
+        self.line(f"float {', '.join(names)};")
+        self.line(f"tc_mma_tf32({', '.join([*names, *(self.expr(v, ANY) for v in op.operands)])});")
 
     @emit.register
     def _(self, op: IndexOp) -> None:

@@ -25,6 +25,14 @@ LANE_BUDGET = 1 << 16
 """Threads simulated at once: a wave holds as many whole blocks as fit."""
 
 KernelFunction = Callable[..., None]
+WARP = 32
+
+
+def _tf32(values: np.ndarray) -> np.ndarray:
+    """f32 `values` as the tensor cores read them as TF32: their top 19 bits
+    (10 of mantissa, the rest dropped)."""
+    bits = np.ascontiguousarray(values, np.float32).view(np.uint32)
+    return (bits & np.uint32(0xFFFFE000)).view(np.float32)
 
 
 def coordinates(linear: int, sizes: Sequence[int]) -> tuple[int, int, int]:
@@ -153,6 +161,37 @@ class Launch:
                 copy.land(done)
                 if done.all():
                     self.in_flight.remove(copy)
+
+    def mma_sync(self, lanes: np.ndarray, a: Sequence[Any], b: Sequence[Any], c: Sequence[Any],
+                 site: int) -> tuple[np.ndarray, ...]:
+        """`nvgpu.mma.sync` (m16n8k8, TF32) by `lanes`: all 32 threads of
+        each of their warps must be there; D = tf32(A) tf32(B) + C per warp,
+        from and to the threads' registers (see `tcir.dialects.nvgpu`)."""
+        if self.threads % WARP:
+            self.fault("mma", f"mma.sync ({self.site(site)}) in a block of {self.threads} threads, not whole warps")
+        warps, lane = lanes // WARP, lanes % WARP
+        counts = np.bincount(warps)
+        partial = np.flatnonzero((counts > 0) & (counts < WARP))
+        if partial.size:
+            first = self.ordinals(lanes[warps == partial[0]][:1])[0]
+            self.fault("mma", f"divergent mma.sync ({self.site(site)}): {self.thread(int(first))} reaches it "
+                       f"without all the threads of its warp")
+        order = np.argsort(lanes, kind="stable")
+        g, t = lane[order] // 4, lane[order] % 4
+        w = np.repeat(np.arange(order.size // WARP), WARP)
+        per_lane = lambda v: np.broadcast_to(np.asarray(v, np.float32), lanes.shape)[order]  # noqa: E731
+        A, B, C = (np.zeros((order.size // WARP, *shape), np.float64) for shape in ((16, 8), (8, 8), (16, 8)))
+        for value, row, column in zip(a, (g, g + 8, g, g + 8), (t, t, t + 4, t + 4)):
+            A[w, row, column] = _tf32(per_lane(value))
+        for value, row in zip(b, (t, t + 4)):
+            B[w, row, g] = _tf32(per_lane(value))
+        places = list(zip((g, g, g + 8, g + 8), (2 * t, 2 * t + 1, 2 * t, 2 * t + 1)))
+        for value, (row, column) in zip(c, places):
+            C[w, row, column] = per_lane(value)
+        D = (A @ B + C).astype(np.float32)
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        return tuple(D[w, row, column][back] for row, column in places)
 
     def barrier(self, lanes: np.ndarray, site: int) -> None:
         """`__syncthreads()` by `lanes`: all threads of each of their blocks must be there."""

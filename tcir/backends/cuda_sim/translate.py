@@ -48,7 +48,7 @@ from tcir.backends.cuda.scalar_types import (
 )
 from tcir.backends.cuda_sim import values
 from tcir.dialects.check import IndexOp
-from tcir.dialects.nvgpu import DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp
+from tcir.dialects.nvgpu import DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, MmaSyncOp
 from tcir.backends.source_text import IndentedLines
 from tcir.errors import TCError
 
@@ -126,7 +126,7 @@ def varying_values(
                 sizes = {gpu.ThreadIdOp: (block,), gpu.BlockIdOp: (grid,)}.get(type(op), (block, grid))
                 if any(s[dim] > 1 for s in sizes):
                     changed |= mark(op.results)
-            elif isinstance(op, memref.AtomicRMWOp):  # the old value, one per lane
+            elif isinstance(op, memref.AtomicRMWOp | MmaSyncOp):  # one value per lane
                 changed |= mark(op.results)
             elif isinstance(op, memref.LoadOp):
                 if not is_global(op.memref.type) or any(i in varying for i in op.indices):
@@ -151,12 +151,12 @@ def varying_values(
 
 
 def _site_lines(kernel: gpu.FuncOp) -> list[str]:
-    """The printed line of each load, store, atomic, asynchronous copy and barrier of `kernel`, in walk order."""
+    """The printed line of each load, store, atomic, asynchronous copy, mma and barrier of `kernel`, in walk order."""
     stream = StringIO()
     Printer(stream=stream).print_op(kernel)
     pattern = re.compile(
         r"(= memref\.load |^\s*memref\.store |= vector\.load |^\s*vector\.store |\"gpu\.barrier\""
-        r"|\"memref\.atomic_rmw\"|\"nvgpu\.device_async_copy\")"
+        r"|\"memref\.atomic_rmw\"|\"nvgpu\.device_async_copy\"|\"nvgpu\.mma\.sync\")"
     )
     return [line.strip() for line in stream.getvalue().splitlines() if pattern.search(line)]
 
@@ -466,6 +466,12 @@ class KernelTranslator(IndentedLines):
     def op_async_wait(self, op: DeviceAsyncWaitOp, scope: Scope) -> None:
         self.line(f"rt.async_wait({scope.lanes}, {op.groups})")
 
+    def op_mma_sync(self, op: MmaSyncOp, scope: Scope) -> None:
+        registers = [f"[{', '.join(self.ref(scope, v) for v in group)}]" for group in (op.matrix_a, op.matrix_b, op.matrix_c)]
+        results = [self.fresh() for _ in op.res]
+        self.line(f"{', '.join(results)} = rt.mma_sync({scope.lanes}, {', '.join(registers)}, {self.site(op)})")
+        scope.names.update(zip(op.res, results))
+
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
         if op.kind.value.data not in ATOMIC_ADD_KINDS:
             raise TCError(f"cuda-sim: op 'memref.atomic_rmw' of kind {op.kind.value.data} is not supported")
@@ -612,7 +618,7 @@ _HANDLERS: dict[type[Operation], str] = {
     memref.AtomicRMWOp: "op_atomic_rmw", vector.LoadOp: "op_vector_load", vector.StoreOp: "op_vector_store",
     memref.AllocaOp: "op_alloca", IndexOp: "op_check_index", scf.IfOp: "op_if", scf.ForOp: "op_for", scf.YieldOp: "op_yield",
     DeviceAsyncCopyOp: "op_async_copy", DeviceAsyncCreateGroupOp: "op_async_create_group",
-    DeviceAsyncWaitOp: "op_async_wait",
+    DeviceAsyncWaitOp: "op_async_wait", MmaSyncOp: "op_mma_sync",
 }  # fmt: skip
 
 

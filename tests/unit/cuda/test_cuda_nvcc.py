@@ -84,6 +84,24 @@ def test_shared_memory_past_48_kib_is_dynamic(tmp_path: Path):
     nvcc_compile(artifact.source, tmp_path)
 
 
+def _large_matmul(options: tcir.MappingOptions | None) -> str:
+    """The CUDA of tmm 128x4096x16384 with `options` (None: the defaults)."""
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    inputs = np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32)
+    return tmm.ir(*inputs, backend="cuda", options=options)
+
+
+def _ptx(source: str, arch: str, tmp_path: Path) -> str:
+    """`source`'s PTX for `arch`, by nvcc."""
+    import subprocess
+
+    path = tmp_path / "kernels.cu"
+    path.write_text(source)
+    ptx = tmp_path / "kernels.ptx"
+    subprocess.run(["nvcc", f"-arch={arch}", "-ptx", "-o", str(ptx), str(path)], check=True)
+    return ptx.read_text()
+
+
 @needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_90", "sm_75"])
 def test_async_copies_compile_with_cp_async_and_without(arch: str, tmp_path: Path):
@@ -91,17 +109,26 @@ def test_async_copies_compile_with_cp_async_and_without(arch: str, tmp_path: Pat
     double-buffered tiles, its vector step loop unrolled): cp.async and
     its group ops in the PTX for sm_90; for sm_75, which lacks them, plain
     copies; no local memory either way."""
-    import subprocess
-
-    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
-    inputs = np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32)
-    source = tmm.ir(*inputs, backend="cuda")
+    source = _large_matmul(None)
     assert "tc_cp_async_16(" in source and "tc_cp_async_wait<0>();" in source and "#pragma unroll" in source
-    path = tmp_path / "kernels.cu"
-    path.write_text(source)
-    ptx = tmp_path / "kernels.ptx"
-    subprocess.run(["nvcc", f"-arch={arch}", "-ptx", "-o", str(ptx), str(path)], check=True)
-    text = ptx.read_text()
+    text = _ptx(source, arch, tmp_path)
     copies = text.count("cp.async.cg.shared.global")
     assert (copies, "cp.async.wait_group 0" in text) == ((16, True) if arch == "sm_90" else (0, False))
     assert ".local" not in text
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_90", "sm_75"])
+def test_tf32_mma_compiles_with_tensor_cores_and_without(arch: str, tmp_path: Path):
+    """The TF32 default of the large matmul: mma.sync for sm_90, each
+    fragment register loaded once (float4 loads of shared memory, none
+    repeated per mma), no local memory; for sm_75 the shuffles' sums."""
+    text = _ptx(_large_matmul(tcir.MappingOptions(allow_tf32=True)), arch, tmp_path)
+    mmas = text.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
+    assert ".local" not in text
+    if arch == "sm_75":
+        assert mmas == 0 and "shfl.sync" in text
+        return
+    loads = [line.split()[0] for line in text.splitlines() if "ld.shared" in line]
+    # 128 rows x 16 of the 64 points of a step: per warp 2 A and 16 B float4 a 16-point step, 32 mmas.
+    assert mmas == 128 and loads == ["ld.shared.v4.u32"] * 72

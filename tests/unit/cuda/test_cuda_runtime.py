@@ -184,3 +184,37 @@ def test_vector_copies_take_misaligned_inputs():
     for _ in range(2):
         got = tmm(tensor, torch.as_tensor(b, device="cuda"))
         np.testing.assert_allclose(got.cpu().numpy(), a @ b.T, rtol=1e-3, atol=1e-3)
+
+
+@needs_gpu
+@pytest.mark.parametrize(
+    ("shapes", "fields"),
+    [
+        # The TF32 default's shape: 4x64 threads on 128x128x64 tiles, cp.async double buffers.
+        (((128, 256), (512, 256)), {"tile": [128, 128, 64], "threads": [4, 64], "max_private_elements": 64,
+                                    "num_stages": 3, "async_copies": True, "vector_width": 4,
+                                    "copy_vector_width": 4, "max_shared_memory": 139264}),
+        (((64, 1000), (96, 1000)), {"tile": [32, 32, 32], "threads": [4, 16], "max_private_elements": 64,
+                                    "num_stages": 4, "async_copies": True, "copy_vector_width": 4}),
+        (((64, 256), (96, 256)), {"tile": [32, 32, 16], "threads": [4, 16], "max_private_elements": 64,
+                                  "split_k": 2}),
+    ],
+)
+def test_tf32_mma_on_the_tensor_cores(shapes, fields):
+    """TF32 mma.sync: small integers (exact in TF32) give numpy's numbers
+    exactly; random floats are within TF32's precision of them."""
+    import cupy
+
+    import tcir
+    from pathlib import Path
+
+    tmm = tcir.define((Path(__file__).parents[3] / "examples" / "tmm.tc").read_text()).tmm
+    options = tcir.MappingOptions(allow_tf32=True, **fields)
+    rng = np.random.default_rng(0)
+    a, b = (rng.integers(-8, 8, s).astype(np.float32) for s in shapes)
+    assert "tc_mma_tf32(" in tmm.ir(cupy.asarray(a), cupy.asarray(b), backend="cuda", options=options)
+    np.testing.assert_array_equal(tmm(cupy.asarray(a), cupy.asarray(b), options=options).get(), a @ b.T)
+    a, b = (rng.standard_normal(s, dtype=np.float32) for s in shapes)
+    got = tmm(cupy.asarray(a), cupy.asarray(b), options=options).get()
+    exact = a.astype(np.float64) @ b.T.astype(np.float64)
+    assert 1e-6 < np.abs(got - exact).max() <= 2**-10 * np.abs(a).max() * np.abs(b).max() * shapes[0][1]

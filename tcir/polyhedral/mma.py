@@ -1,0 +1,365 @@
+"""Contractions of mapped scops as warp-level TF32 `mma.sync` (m16n8k8).
+
+A statement `C[.., i, j] += X[.., i, k] * Y[.., j, k]` (any affine layout of
+the operands) of a kernel whose block is `threads = [4, Y]` (Y a multiple of
+8) and whose threads own the points of `i ≡ thread_y (mod Y)` and
+`j ≡ thread_x (mod 4)` of the block's tile (`poly-map-to-gpu`'s cyclic
+mapping) already holds the accumulators of m16n8k8 fragments: the warp of
+threads `thread_y` in `8w .. 8w+7` owns, per pair of its rows `i, i + Y`
+and per 8 columns `j0 .. j0+7`, a 16x8 tile, thread (g = thread_y mod 8,
+t = thread_x) the elements `(i, j0 + t)`, `(i, j0 + t + 4)`, `(i + Y, j0 + t)`,
+`(i + Y, j0 + t + 4)`: those of `mma.sync`'s rows g and g + 8 and columns
+2t and 2t + 1, once the tile's columns are listed as j0, j0+4, j0+1, j0+5...
+
+`mma_statement` rewrites the statement so that one instance, the leader
+`(i, j0 + t, k0)` of `i mod 2Y < Y`, `j mod 8 < 4`, `k mod 8 = 0`, does the
+32 instances of its thread at `(i + {0, Y}, j + {0, 4}, k0 .. k0 + 7)` with
+the warp's other threads: it reads its registers of the A fragment
+(`X[i + {0, Y}][k0 + t + {0, 4}]`), of the B fragment
+(`Y[j0 + g / 2 + 4 (g mod 2)][k0 + t + {0, 4}]`, column g of the listing) and
+its four accumulators, and writes back `nvgpu.mma.sync`'s results. It does
+so only where that is exact: every group lies in the statement's domain
+(a box of whole groups), in one iteration of every loop around the copies
+of its shared tiles (one block, one k step), and the threads own exactly
+the points above, so that the 32 threads of each warp run each `mma.sync`
+together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import islpy as isl
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import AffineMapAttr, Float32Type, IndexType, StringAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
+from xdsl.rewriter import Rewriter
+
+from tcir.dialects.nvgpu import MmaSyncOp
+from tcir.dialects.poly import BandOp, ContextOp, ExtensionOp, FilterOp, ScopOp, StmtOp
+from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.lowering.tc_point import ATOMIC, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
+from tcir.polyhedral.promotion.affine import affine_map_to_isl
+
+WARP = 32
+COLUMN_THREADS = 4
+"""Threads along the columns of an m16n8k8 tile (thread_x)."""
+GROUP_ROWS = 8
+"""Lanes along its rows per register (g = lane / 4)."""
+
+
+@dataclass(frozen=True)
+class Contraction:
+    """A statement `C[..] += X[..] * Y[..]` of f32 elements and plain iterators."""
+
+    stmt: StmtOp
+    update: UpdateOp
+    reads: tuple[ReadOp, ReadOp]
+    outputs: frozenset[int]
+    """Iterators (positions) in the output's subscripts."""
+    reduction: int
+    """The one iterator the operands share that the output does not use."""
+
+    def operand_of(self, iterator: int) -> ReadOp | None:
+        """The operand that uses `iterator` (a row or column of the output)
+        where the other does not, else None."""
+        first, second = (_iterators(r) for r in self.reads)
+        if iterator in first - second:
+            return self.reads[0]
+        return self.reads[1] if iterator in second - first else None
+
+
+def _iterators(op: ReadOp | UpdateOp) -> set[int]:
+    """The positions, among its statement's iterators, of those `op`'s subscripts use."""
+    args = list(op.parent_block().args)  # pyright: ignore[reportOptionalMemberAccess]
+    return {args.index(v) for v in op.subscript_operands}  # pyright: ignore[reportArgumentType]
+
+
+def contraction(stmt: StmtOp) -> Contraction | None:
+    """`stmt` as a contraction, or None where it is not one."""
+    ops = list(stmt.body.block.ops)
+    reads = [o for o in ops if isinstance(o, ReadOp)]
+    products = [o for o in ops if isinstance(o, arith.MulfOp)]
+    updates = [o for o in ops if isinstance(o, UpdateOp)]
+    if len(ops) != 4 or len(reads) != 2 or len(products) != 1 or len(updates) != 1:
+        return None
+    (product,), (update,) = products, updates
+    if set(product.operands) != {r.result for r in reads} or len(set(product.operands)) != 2:
+        return None
+    if update.value != product.result or update.kind.data != "+=":
+        return None
+    if ATOMIC in update.attributes and PROMOTED not in update.attributes:
+        return None  # split-K's atomic sums: only into the thread's private accumulators
+    args = set(stmt.body.block.args)
+    for op in (*reads, update):
+        if not isinstance(op.tensor_type.scalar_type, Float32Type) or op.symbol_names:
+            return None
+        if not set(op.subscript_operands).issubset(args) or PROMOTED_SYMBOLS in op.attributes:  # pyright: ignore[reportArgumentType]
+            return None
+    subscripts = update.subscripts
+    if not all(isinstance(e, AffineDimExpr) for e in subscripts) or len(set(subscripts)) != len(subscripts):
+        return None  # an output element a point: its subscripts are distinct iterators
+    first, second, outputs = _iterators(reads[0]), _iterators(reads[1]), _iterators(update)
+    shared = (first & second) - outputs
+    if len(shared) != 1 or not (first | second) - shared <= outputs:
+        return None
+    if not first - second or not second - first:
+        return None
+    return Contraction(stmt, update, (reads[0], reads[1]), frozenset(outputs), shared.pop())
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the fragments of a contraction's mma lie: its row and column
+    iterators (thread_y and thread_x own them) and the threads along y."""
+
+    row: int
+    column: int
+    rows: int
+    """Y: the block's threads along y (the rows of a thread are Y apart)."""
+    steps: int
+    """Consecutive reduction points a thread reads of a row of A or B, one
+    float2 or float4 load: 2, an mma's points k0 + 2t and k0 + 2t + 1 as
+    its k = t and t + 4 (permuting k alike in A and B leaves their product),
+    or 4, those of two mmas in a row over 16 points, k0 + 4t + {0, 1} and
+    k0 + 4t + {2, 3}."""
+
+    @property
+    def points(self) -> int:
+        """Reduction points of one leader: 8 per mma."""
+        return 4 * self.steps
+
+
+def _names(stmt: StmtOp) -> list[str]:
+    return [f"i{k}" for k in range(len(stmt.body.block.args))]
+
+
+def _set(stmt: StmtOp, params: Sequence[str], condition: str) -> isl.Set:
+    names = ", ".join(_names(stmt))
+    return isl.Set(f"[{', '.join(params)}] -> {{ {stmt.sym_name.data}[{names}] : {condition} }}")
+
+
+def _thread_filter(stmt: StmtOp, scop: ScopOp) -> tuple[FilterOp, isl.Set] | None:
+    """The filter that deals `stmt`'s instances to threads, and its set for `stmt`."""
+    name = stmt.sym_name.data
+    for op in scop.schedule.walk():
+        if isinstance(op, FilterOp) and "thread_x" in op.filter.data:
+            pieces: list[isl.Set] = []
+            isl.UnionSet(op.filter.data).foreach_set(
+                lambda s: pieces.append(s) if s.get_tuple_name() == name else None
+            )
+            if pieces:
+                return op, pieces[0]
+    return None
+
+
+def _thread_extent(context: ContextOp, name: str) -> int | None:
+    """The number of values of the parameter `name` in the kernel's context
+    (None where it is not one of 0 .. n - 1)."""
+    params = isl.Set(context.context.data)
+    position = params.find_dim_by_name(isl.dim_type.param, name)
+    if position < 0:
+        return None
+    values = isl.Set.from_params(params).move_dims(isl.dim_type.set, 0, isl.dim_type.param, position, 1)
+    values = values.project_out(isl.dim_type.param, 0, values.dim(isl.dim_type.param))
+    if values.is_empty():
+        return None
+    low = values.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
+    high = values.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
+    return high + 1 if low == 0 else None
+
+
+def _ancestors(op: Operation) -> list[Operation]:
+    chain: list[Operation] = []
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ScopOp):
+        chain.append(parent)
+        parent = parent.parent_op()
+    return chain
+
+
+def layout(found: Contraction, scop: ScopOp) -> Layout | None:
+    """The rows and columns of `found`'s mma where its mapping fits one (see the module)."""
+    stmt = found.stmt
+    located = _thread_filter(stmt, scop)
+    if located is None:
+        return None
+    node, owned = located
+    chain = _ancestors(node)
+    context = next((op for op in chain if isinstance(op, ContextOp)), None)
+    if context is None or _thread_extent(context, "thread_z") not in (None, 1):
+        return None
+    x, y = _thread_extent(context, "thread_x"), _thread_extent(context, "thread_y")
+    if x != COLUMN_THREADS or y is None or y % GROUP_ROWS:
+        return None
+    domain = isl.Set(stmt.domain.data)
+    params = ["thread_x", "thread_y"]
+    in_range = f"0 <= thread_x < {x} and 0 <= thread_y < {y}"
+    owned = owned.intersect(domain).intersect_params(_set(stmt, params, in_range).params())
+    names = _names(stmt)
+    for row in sorted(found.outputs):
+        for column in sorted(found.outputs - {row}):
+            a, b = found.operand_of(row), found.operand_of(column)
+            if a is None or b is None or a is b:
+                continue
+            expected = _set(
+                stmt, params,
+                f"({names[column]} - thread_x) mod {x} = 0 and ({names[row]} - thread_y) mod {y} = 0 and {in_range}",
+            ).intersect(domain)  # fmt: skip
+            if owned.is_equal(expected):
+                for steps in (4, 2):
+                    candidate = Layout(row, column, y, steps)
+                    if _groups_fit(found, candidate, chain):
+                        return candidate
+                return None
+    return None
+
+
+def leaders(found: Contraction, at: Layout) -> isl.Set:
+    """The instances that run an mma: the first of each group of 32."""
+    names = _names(found.stmt)
+    row, column, k = names[at.row], names[at.column], names[found.reduction]
+    condition = f"{row} mod {2 * at.rows} < {at.rows} and {column} mod 8 < 4 and {k} mod {at.points} = 0"
+    return isl.Set(found.stmt.domain.data).intersect(_set(found.stmt, [], condition))
+
+
+def _groups(found: Contraction, at: Layout) -> isl.Map:
+    """Leader -> the 32 instances its mma does."""
+    names = _names(found.stmt)
+    target = list(names)
+    target[at.row], target[at.column], target[found.reduction] = "r'", "c'", "k'"
+    row, column, k = names[at.row], names[at.column], names[found.reduction]
+    stmt = found.stmt.sym_name.data
+    relation = isl.Map(
+        f"{{ {stmt}[{', '.join(names)}] -> {stmt}[{', '.join(target)}] : "
+        f"(r' = {row} or r' = {row} + {at.rows}) and (c' = {column} or c' = {column} + 4) "
+        f"and {k} <= k' < {k} + {at.points} }}"
+    )
+    return relation.intersect_domain(leaders(found, at))
+
+
+def _groups_fit(found: Contraction, at: Layout, chain: Sequence[Operation]) -> bool:
+    """Whether the groups tile the domain and each lies in one iteration of
+    the loops around the copies of its statement's tiles."""
+    domain = isl.Set(found.stmt.domain.data)
+    groups = _groups(found, at)
+    covered = groups.range()
+    if not covered.is_subset(domain) or not domain.is_subset(covered) or not domain.is_box():
+        return False
+    extensions = [k for k, op in enumerate(chain) if isinstance(op, ExtensionOp)]
+    if not extensions:
+        return False
+    grouped = isl.UnionMap.from_map(groups)
+    first = isl.UnionMap.from_map(groups.domain().identity())
+    for op in chain[extensions[0] :]:
+        if not isinstance(op, BandOp):
+            continue
+        schedule = isl.UnionMap.from_multi_union_pw_aff(isl.MultiUnionPwAff(op.schedule.data))
+        schedule = schedule.intersect_domain(isl.UnionSet.from_set(domain))
+        if not grouped.apply_range(schedule).is_subset(first.apply_range(schedule)):
+            return False
+    return True
+
+
+def _on_iterators(op: ReadOp | UpdateOp, n: int) -> AffineMap:
+    """`op`'s subscripts as a map of all `n` iterators of its statement."""
+    args = list(op.parent_block().args)  # pyright: ignore[reportOptionalMemberAccess]
+    dims = [AffineExpr.dimension(args.index(v)) for v in op.subscript_operands]  # pyright: ignore[reportArgumentType]
+    return op.map.data.replace_dims_and_symbols(dims, [], n, 0)  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def _shift(n: int, moves: dict[int, AffineExpr]) -> AffineMap:
+    return AffineMap(n, 0, tuple(moves.get(k, AffineExpr.dimension(k)) for k in range(n)))
+
+
+def mma_statement(found: Contraction, at: Layout) -> StmtOp:
+    """The statement whose leaders do `found`'s instances by `nvgpu.mma.sync`."""
+    stmt, n = found.stmt, len(found.stmt.body.block.args)
+    d = [AffineExpr.dimension(k) for k in range(n)]
+    row, column, k = d[at.row], d[at.column], d[found.reduction]
+    lane_column = column % COLUMN_THREADS  # t: thread_x
+    group = row % GROUP_ROWS  # g: thread_y mod 8
+    block = Block(arg_types=[IndexType()] * n)
+    for new, old in zip(block.args, stmt.body.block.args):
+        new.name_hint = old.name_hint
+    accesses: list[tuple[ReadOp | UpdateOp, AffineMap]] = []
+
+    def read(op: ReadOp | UpdateOp, moves: dict[int, AffineExpr]) -> SSAValue:
+        shift = _shift(n, moves)
+        new = ReadOp(op.operands[0], _on_iterators(op, n).compose(shift).results, block.args)
+        _carry(op, new, shift)
+        block.add_op(new)
+        accesses.append((new, shift))
+        return new.result
+
+    a_op, b_op = found.operand_of(at.row), found.operand_of(at.column)
+    assert a_op is not None and b_op is not None
+    # The registers of each mma, A and B read first, a row's points next to each other.
+    point = k + lane_column * at.steps
+    b_column = column - column % 8 + group // 2 + (group % 2) * 4
+    a_rows = [[read(a_op, {at.row: row + at.rows * r, found.reduction: point + p}) for p in range(at.steps)] for r in (0, 1)]
+    b_row = [read(b_op, {at.column: b_column, found.reduction: point + p}) for p in range(at.steps)]
+    places = [{at.row: row + at.rows * r, at.column: column + 4 * e} for r in (0, 1) for e in (0, 1)]
+    c: Sequence[SSAValue] = [read(found.update, place) for place in places]
+    for chunk in range(0, at.steps, 2):  # k = t, t + 4 of this mma: points chunk, chunk + 1
+        a = [a_rows[r][chunk + q] for q in (0, 1) for r in (0, 1)]
+        mma = MmaSyncOp(a, [b_row[chunk], b_row[chunk + 1]], c)
+        block.add_op(mma)
+        c = mma.res
+    writes: list[tuple[UpdateOp, AffineMap]] = []
+    for place, value in zip(places, c):
+        shift = _shift(n, place)
+        new = UpdateOp(found.update.tensor, "=", value, _on_iterators(found.update, n).compose(shift).results, block.args)
+        _carry(found.update, new, shift)
+        block.add_op(new)
+        writes.append((new, shift))
+    domain = leaders(found, at)
+    result = StmtOp(
+        stmt.sym_name.data, str(domain), _relation(stmt, [op for op, _ in accesses]),
+        _relation(stmt, [op for op, _ in writes]), Region(block),
+    )  # fmt: skip
+    result.attributes |= stmt.attributes
+    return result
+
+
+def _carry(old: ReadOp | UpdateOp, new: ReadOp | UpdateOp, shift: AffineMap) -> None:
+    """`old`'s attributes on `new` (a read of an atomic update's element is
+    not atomic), its buffer index moved by `shift`."""
+    new.attributes |= {k: v for k, v in old.attributes.items() if k != ATOMIC or isinstance(new, UpdateOp)}
+    index = old.attributes.get(PROMOTED_MAP)
+    if isinstance(index, AffineMapAttr):
+        new.attributes[PROMOTED_MAP] = AffineMapAttr(index.data.compose(shift))
+
+
+def _relation(stmt: StmtOp, ops: Sequence[ReadOp | UpdateOp]) -> str:
+    """The union of `ops`' accesses (isl text), from `stmt`'s instances."""
+    result: isl.UnionMap | None = None
+    domain = isl.Set(stmt.domain.data)
+    for op in ops:
+        access = isl.Map.from_multi_aff(affine_map_to_isl(op.map.data, stmt.sym_name.data, []))  # pyright: ignore[reportAttributeAccessIssue]
+        access = access.set_tuple_name(isl.dim_type.out, op.operands[0].name_hint or "")
+        for k in range(access.dim(isl.dim_type.in_)):
+            access = access.set_dim_name(isl.dim_type.in_, k, domain.get_dim_name(isl.dim_type.set, k))
+        piece = isl.UnionMap.from_map(access)
+        result = piece if result is None else result.union(piece)
+    assert result is not None
+    return str(result.coalesce())
+
+
+def rewrite(scop: ScopOp) -> int:
+    """Give each contraction of `scop` that fits `mma.sync` its mma statement; the count."""
+    done = 0
+    for stmt in scop.statements:
+        found = contraction(stmt)
+        at = layout(found, scop) if found is not None else None
+        if found is None or at is None:
+            continue
+        replacement = mma_statement(found, at)
+        root = scop.schedule
+        instances = isl.UnionSet(root.domain.data).subtract(isl.UnionSet.from_set(isl.Set(stmt.domain.data)))
+        root.domain = StringAttr(str(instances.union(isl.UnionSet(replacement.domain.data))))
+        Rewriter.replace_op(stmt, replacement)
+        done += 1
+    return done

@@ -1,0 +1,56 @@
+"""`poly-map-to-mma`: contractions on the tensor cores, TF32 `mma.sync`.
+
+Runs on scops mapped by `poly-map-to-gpu` (and promoted by `poly-promote`).
+A statement `C[.., i, j] += X[.., i, k] * Y[.., j, k]` of f32 elements whose
+block is `threads=[4, Y]` (Y a multiple of 8), its threads owning
+`i ≡ thread_y (mod Y)` and `j ≡ thread_x (mod 4)` of the tile, becomes the
+statement of the warps' `mma.sync` (m16n8k8, TF32): its domain keeps one
+instance in 32, whose body reads the thread's registers of the A and B
+fragments and its four accumulators and writes back `nvgpu.mma.sync`'s
+results (see `tcir.polyhedral.mma` for the layout):
+
+    poly.stmt @S1 domain "{ S1[m, n, kk] : 0 <= m <= 127 and ... }" ... {
+      %1 = tc.read %A[%m, %kk] ...   %2 = tc.read %B[%n, %kk] ...
+      %3 = arith.mulf %1, %2 : f32
+      tc.update %C[%m, %n] "+=" %3 ...
+    }
+
+becomes
+
+    poly.stmt @S1 domain "{ S1[m, n, kk] : m mod 128 <= 63 and n mod 8 <= 3 and kk mod 8 = 0 and ... }" ... {
+      %0 = tc.read %A[%m, %kk + %n mod 4] ...              (a0 .. a3)
+      %4 = tc.read %B[%n - %n mod 8 + ..., %kk + %n mod 4] (b0, b1)
+      %6 = tc.read %C[%m, %n] ...                          (c0 .. c3)
+      %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(...) <{mmaShape = [16, 8, 8], tf32Enabled}>
+      tc.update %C[%m, %n] "=" %d0 ...
+    }
+
+Statements that are no such contraction, or whose mapping, domain or tiles
+do not give whole warps whole groups, are left as they are. The products
+read as TF32 (10 bits of mantissa) and summed in another order: a
+choice the user makes (`MappingOptions.allow_tf32`, as PyTorch's
+`torch.backends.cuda.matmul.allow_tf32`). The CUDA backend needs sm_80 for
+the tensor cores (before it, `mma.sync`'s sums by warp shuffles).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from tcir.dialects.poly import ScopOp
+from tcir.polyhedral.mma import rewrite
+
+
+@dataclass(frozen=True)
+class PolyMapToMmaPass(ModulePass):
+    """Run each fitting f32 contraction of a mapped scop as TF32 `mma.sync`."""
+
+    name = "poly-map-to-mma"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+            rewrite(scop)

@@ -1,0 +1,121 @@
+"""TF32 `mma.sync` (`allow_tf32`, `poly-map-to-mma`) on the simulated GPU:
+the warp's fragments follow PTX's m16n8k8 layout, a warp runs it whole,
+and contractions mapped onto it compute numpy's numbers: exactly, with
+small integers (TF32 holds them), at every layout the pass picks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tcir
+from tcir.backends.cuda_sim.launch import Launch, _tf32
+from tcir.errors import KernelFault
+from tcir.runtime.signature import bind
+
+EXAMPLES = Path(__file__).parents[3] / "examples"
+O = tcir.MappingOptions
+
+
+def _launch(threads: int) -> Launch:
+    launch = Launch("k", ["`mma`"], (1, 1, 1), (threads, 1, 1), np.random.default_rng(0))
+    launch.epoch = np.zeros(threads, np.int64)
+    launch.wave_blocks = 1
+    return launch
+
+
+def test_fragments_follow_ptx_m16n8k8_layout():
+    """Each lane's registers, as the PTX ISA lays out m16n8k8 .tf32: the
+    result is A B + C of the matrices they make up, per warp."""
+    rng = np.random.default_rng(1)
+    warps = 2
+    A = rng.integers(-4, 4, (warps, 16, 8)).astype(np.float32)
+    B = rng.integers(-4, 4, (warps, 8, 8)).astype(np.float32)
+    C = rng.integers(-4, 4, (warps, 16, 8)).astype(np.float32)
+    lane = np.arange(32 * warps)
+    w, g, t = lane // 32, lane % 32 // 4, lane % 4
+    a = [A[w, g, t], A[w, g + 8, t], A[w, g, t + 4], A[w, g + 8, t + 4]]
+    b = [B[w, t, g], B[w, t + 4, g]]
+    c = [C[w, g, 2 * t], C[w, g, 2 * t + 1], C[w, g + 8, 2 * t], C[w, g + 8, 2 * t + 1]]
+    order = np.random.default_rng(2).permutation(lane.size)  # lanes in any order
+    d = _launch(32 * warps).mma_sync(lane[order], [x[order] for x in a], [x[order] for x in b], [x[order] for x in c], 0)
+    D = A @ B + C
+    expected = [D[w, g, 2 * t], D[w, g, 2 * t + 1], D[w, g + 8, 2 * t], D[w, g + 8, 2 * t + 1]]
+    for got, want in zip(d, expected, strict=True):
+        np.testing.assert_array_equal(got, want[order])
+
+
+def test_operands_are_read_as_tf32():
+    """A and B keep their top 19 bits (10 of mantissa); C is not rounded."""
+    x = np.float32(1 + 2**-10 + 2**-11 + 2**-20)
+    assert _tf32(np.array([x, -x]))[0] == np.float32(1 + 2**-10)
+    assert _tf32(np.array([-x]))[0] == -np.float32(1 + 2**-10)
+    assert np.isinf(_tf32(np.array([np.inf]))[0]) and np.isnan(_tf32(np.array([np.nan]))[0])
+    lane = np.arange(32)
+    one = np.ones(32, np.float32)
+    d = _launch(32).mma_sync(lane, [np.full(32, x)] * 4, [one, one], [np.full(32, 2**-20, np.float32)] * 4, 0)
+    np.testing.assert_array_equal(d[0], np.float32(8 * (1 + 2**-10) + 2**-20))
+
+
+def test_a_warp_runs_it_whole():
+    with pytest.raises(KernelFault, match="divergent mma.sync .* without all the threads of its warp"):
+        _launch(64).mma_sync(np.arange(40), [0.0] * 4, [0.0] * 2, [0.0] * 4, 0)
+    with pytest.raises(KernelFault, match="not whole warps"):
+        _launch(48).mma_sync(np.arange(48), [0.0] * 4, [0.0] * 2, [0.0] * 4, 0)
+
+
+CASES = [
+    # Two mmas in a row over 16 points (float4 reads), one block's tile.
+    ((64, 64), (64, 64), O(tile=[32, 32, 32], threads=[4, 16], max_private_elements=64, allow_tf32=True)),
+    # 40 points: one mma per 8 (float2 reads), a ragged last k tile.
+    ((64, 40), (96, 40), O(tile=[32, 32, 32], threads=[4, 16], max_private_elements=64, allow_tf32=True)),
+    # The TF32 default's shape: 4 x 64 threads, 128 x 128 tiles, cp.async double buffers.
+    ((128, 64), (256, 64), O(tile=[128, 128, 32], threads=[4, 64], max_private_elements=64, num_stages=3,
+                             async_copies=True, vector_width=4, copy_vector_width=4, max_shared_memory=73728,
+                             allow_tf32=True)),
+    # Three buffers; split-K's slices into the private accumulators.
+    ((64, 256), (96, 256), O(tile=[32, 32, 16], threads=[4, 16], max_private_elements=64, num_stages=4,
+                             async_copies=True, copy_vector_width=4, split_k=2, allow_tf32=True)),
+    # No shared memory: the fragments from global memory.
+    ((64, 16), (64, 16), O(tile=[64, 64, 16], threads=[4, 32], max_private_elements=64, use_shared_memory=False,
+                           allow_tf32=True)),
+]
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape", "options"), CASES, ids=[str(i) for i in range(len(CASES))])
+def test_tf32_contractions_compute_numpy_exactly(a_shape, b_shape, options):
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    rng = np.random.default_rng(0)
+    a = rng.integers(-8, 8, a_shape).astype(np.float32)
+    b = rng.integers(-8, 8, b_shape).astype(np.float32)
+    assert "nvgpu.mma.sync" in tmm.ir(a, b, backend="cuda-sim", options=options)
+    np.testing.assert_array_equal(tmm(a, b, backend="cuda-sim", options=options), a @ b.T)
+
+
+def test_tf32_matches_within_its_precision():
+    """Random floats: TF32 products, within 2^-10 relative of the f32 result."""
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 64), np.float32), rng.standard_normal((64, 64), np.float32)
+    got = tmm(a, b, backend="cuda-sim", options=CASES[0][2])
+    expected = a.astype(np.float64) @ b.T.astype(np.float64)
+    assert np.abs(got - expected).max() <= 2**-10 * np.abs(a).max() * np.abs(b).max() * 64
+    assert np.abs(got - expected).max() > 1e-6  # not the f32 path
+
+
+def test_tf32_default_options():
+    """`MappingOptions(allow_tf32=True)` alone asks for the defaults with
+    TF32: 4 x 64 threads on the large matmul, which the pass maps to mma."""
+    from tcir.compiler.defaults import default_options, resolved_options
+
+    tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
+    binding = bind(tmm.definition, [np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32)])
+    options = resolved_options(tmm.definition, binding, O(allow_tf32=True))
+    assert options.allow_tf32 and options.threads == [4, 64]
+    assert default_options(tmm.definition, binding).threads == [16, 16]
+    assert resolved_options(tmm.definition, binding, O(allow_tf32=True, tile=[8])).tile == [8]
+    source = tmm.ir(np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32), backend="cuda",
+                    options=O(allow_tf32=True))
+    assert source.count("tc_mma_tf32(") > 32
