@@ -144,7 +144,7 @@ def wall_ms(torch: Any, call: Callable[[], Any], calls: int) -> float:
 
 
 def machine_peaks(torch: Any) -> tuple[float, float]:
-    """Measured fp32 FLOP/s (TF32 off) and device-memory bytes/s."""
+    """Measured matmul FLOP/s (f32, TF32 where `--tf32` allows it) and device-memory bytes/s."""
     a = torch.randn(8192, 8192, device="cuda")
     ms = device_ms(torch, lambda: a @ a, 5)
     flops = 2 * 8192**3 / (ms * 1e-3)
