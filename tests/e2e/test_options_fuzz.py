@@ -19,7 +19,7 @@ from tcir.backends.cuda.runtime import cuda_available
 from tcir.options_fuzz import PROBLEMS, Verdict, draw, run_candidates
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-SEEDS, PER_SEED = 8, 51  # 408 candidates, about 23 per example def
+SEEDS, PER_SEED = 8, 51  # 408 candidates, about 19 per example def
 
 
 def _report(verdict: Verdict, seeds: dict[str, int]) -> str:
