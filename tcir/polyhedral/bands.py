@@ -88,7 +88,7 @@ def _member_values(node: isl.ScheduleNode, member: int) -> isl.UnionSet:
     return isl.UnionMap.from_union_pw_aff(function.intersect_domain(node.get_domain())).range()
 
 
-def _bounds(values: isl.UnionSet) -> tuple[int, int] | None:
+def value_bounds(values: isl.UnionSet) -> tuple[int, int] | None:
     """The least and greatest of some one-dimensional `values`; None when a
     bound is unknown (symbolic)."""
     value_set = isl.Set.from_union_set(values)
@@ -103,7 +103,7 @@ def member_range(node: isl.ScheduleNode, member: int) -> tuple[int, int] | None:
     the instances reaching it, for any parameter values; None when no
     instance reaches it or a bound is unknown (symbolic)."""
     values = _member_values(node, member)
-    return None if values.is_empty() else _bounds(values)
+    return None if values.is_empty() else value_bounds(values)
 
 
 def member_extent(node: isl.ScheduleNode, member: int) -> int | None:
@@ -112,7 +112,7 @@ def member_extent(node: isl.ScheduleNode, member: int) -> int | None:
     values = _member_values(node, member)
     if values.is_empty():
         return 0
-    bounds = _bounds(values)
+    bounds = value_bounds(values)
     return None if bounds is None else bounds[1] - bounds[0] + 1
 
 

@@ -12,12 +12,15 @@ t = thread_x) the elements `(i, j0 + t)`, `(i, j0 + t + 4)`, `(i + Y, j0 + t)`,
 2t and 2t + 1, once the tile's columns are listed as j0, j0+4, j0+1, j0+5...
 
 `mma_statement` rewrites the statement so that one instance, the leader
-`(i, j0 + t, k0)` of `i mod 2Y < Y`, `j mod 8 < 4`, `k mod 8 = 0`, does the
-32 instances of its thread at `(i + {0, Y}, j + {0, 4}, k0 .. k0 + 7)` with
-the warp's other threads: it reads its registers of the A fragment
-(`X[i + {0, Y}][k0 + t + {0, 4}]`), of the B fragment
-(`Y[j0 + g / 2 + 4 (g mod 2)][k0 + t + {0, 4}]`, column g of the listing) and
-its four accumulators, and writes back `nvgpu.mma.sync`'s results. It does
+`(i, j0 + t, k0)` of `i mod 2Y < Y`, `j mod 8 < 4`, `k mod 8S = 0`, does the
+16S instances of its thread at `(i + {0, Y}, j + {0, 4}, k0 .. k0 + 4S - 1)`
+by S/2 `mma.sync` with the warp's other threads (S = `Layout.steps`, 2 or
+4): it reads its registers of the A fragments (`X[i + {0, Y}][k0 + St ..
+k0 + St + S - 1]`: reduction points permuted alike in A and B, so that a
+thread's are consecutive), of the B fragments
+(`Y[j0 + g / 2 + 4 (g mod 2)][k0 + St .. k0 + St + S - 1]`, column g of the
+listing) and its four accumulators, and writes back `nvgpu.mma.sync`'s
+results. It does
 so only where that is exact: every group lies in the statement's domain
 (a box of whole groups), in one iteration of every loop around the copies
 of its shared tiles (one block, one k step), and the threads own exactly
@@ -41,9 +44,9 @@ from tcir.dialects.nvgpu import MmaSyncOp
 from tcir.dialects.poly import BandOp, ContextOp, ExtensionOp, FilterOp, ScopOp, StmtOp
 from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.lowering.tc_point import ATOMIC, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
+from tcir.polyhedral.bands import value_bounds
 from tcir.polyhedral.promotion.affine import affine_map_to_isl
 
-WARP = 32
 COLUMN_THREADS = 4
 """Threads along the columns of an m16n8k8 tile (thread_x)."""
 GROUP_ROWS = 8
@@ -164,11 +167,8 @@ def _thread_extent(context: ContextOp, name: str) -> int | None:
         return None
     values = isl.Set.from_params(params).move_dims(isl.dim_type.set, 0, isl.dim_type.param, position, 1)
     values = values.project_out(isl.dim_type.param, 0, values.dim(isl.dim_type.param))
-    if values.is_empty():
-        return None
-    low = values.lexmin().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
-    high = values.lexmax().sample_point().get_coordinate_val(isl.dim_type.set, 0).to_python()
-    return high + 1 if low == 0 else None
+    bounds = None if values.is_empty() else value_bounds(isl.UnionSet.from_set(values))
+    return bounds[1] + 1 if bounds is not None and bounds[0] == 0 else None
 
 
 def _ancestors(op: Operation) -> list[Operation]:
@@ -218,7 +218,7 @@ def layout(found: Contraction, scop: ScopOp) -> Layout | None:
 
 
 def leaders(found: Contraction, at: Layout) -> isl.Set:
-    """The instances that run an mma: the first of each group of 32."""
+    """The instances that run the mmas: the first of each group (`_groups`)."""
     names = _names(found.stmt)
     row, column, k = names[at.row], names[at.column], names[found.reduction]
     condition = f"{row} mod {2 * at.rows} < {at.rows} and {column} mod 8 < 4 and {k} mod {at.points} = 0"
@@ -226,7 +226,7 @@ def leaders(found: Contraction, at: Layout) -> isl.Set:
 
 
 def _groups(found: Contraction, at: Layout) -> isl.Map:
-    """Leader -> the 32 instances its mma does."""
+    """Leader -> the instances its mmas do (32 a mma)."""
     names = _names(found.stmt)
     target = list(names)
     target[at.row], target[at.column], target[found.reduction] = "r'", "c'", "k'"
@@ -284,14 +284,14 @@ def mma_statement(found: Contraction, at: Layout) -> StmtOp:
     block = Block(arg_types=[IndexType()] * n)
     for new, old in zip(block.args, stmt.body.block.args):
         new.name_hint = old.name_hint
-    accesses: list[tuple[ReadOp | UpdateOp, AffineMap]] = []
+    reads: list[ReadOp] = []
 
     def read(op: ReadOp | UpdateOp, moves: dict[int, AffineExpr]) -> SSAValue:
         shift = _shift(n, moves)
         new = ReadOp(op.operands[0], _on_iterators(op, n).compose(shift).results, block.args)
         _carry(op, new, shift)
         block.add_op(new)
-        accesses.append((new, shift))
+        reads.append(new)
         return new.result
 
     a_op, b_op = found.operand_of(at.row), found.operand_of(at.column)
@@ -308,17 +308,16 @@ def mma_statement(found: Contraction, at: Layout) -> StmtOp:
         mma = MmaSyncOp(a, [b_row[chunk], b_row[chunk + 1]], c)
         block.add_op(mma)
         c = mma.res
-    writes: list[tuple[UpdateOp, AffineMap]] = []
+    writes: list[UpdateOp] = []
     for place, value in zip(places, c):
         shift = _shift(n, place)
         new = UpdateOp(found.update.tensor, "=", value, _on_iterators(found.update, n).compose(shift).results, block.args)
         _carry(found.update, new, shift)
         block.add_op(new)
-        writes.append((new, shift))
+        writes.append(new)
     domain = leaders(found, at)
     result = StmtOp(
-        stmt.sym_name.data, str(domain), _relation(stmt, [op for op, _ in accesses]),
-        _relation(stmt, [op for op, _ in writes]), Region(block),
+        stmt.sym_name.data, str(domain), _relation(stmt, reads), _relation(stmt, writes), Region(block),
     )  # fmt: skip
     result.attributes |= stmt.attributes
     return result

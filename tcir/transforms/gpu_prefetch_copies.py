@@ -294,25 +294,25 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
     tiles = None if shared_budget is None else _double_buffered_tiles(loop, kernel, region, shared_budget, 2)
     if copies.values > max_values:
         return False
-    buffers = {t: buffer_at(t, n) for t, n in copies.types.items()}
+    registers = {t: buffer_at(t, n) for t, n in copies.types.items()}
     iv = loop.body.block.args[0]
     # Before the loop: the first step's tile, if there is a first step.
     before = Builder(InsertPoint.before(loop))
     if trips is None:
         before = _guarded(before, loop.lb, loop.ub)
-    copies.emit(before, {iv: loop.lb}, buffers, stage=True)
+    copies.emit(before, {iv: loop.lb}, registers, stage=True)
     if tiles is not None:
-        _double_buffer(loop, copies, buffers, tiles, before, [body[0], body[barriers[1]]], trips)
+        _double_buffer(loop, copies, registers, tiles, before, [body[0], body[barriers[1]]], trips)
         return True
     # Between the barriers: the staged values to shared memory.
-    copies.emit(Builder(InsertPoint.before(body[barriers[1]])), {}, buffers, stage=False)
+    copies.emit(Builder(InsertPoint.before(body[barriers[1]])), {}, registers, stage=False)
     for op in reversed(region):
         op.detach()
         op.erase(safe_erase=False)
     # After the second barrier: the next step's tile.
     after = Builder(InsertPoint.after(body[barriers[1]]))
     following = after.insert(arith.AddiOp(iv, loop.step)).result
-    copies.emit(_guarded(after, following, loop.ub), {iv: following}, buffers, stage=True)
+    copies.emit(_guarded(after, following, loop.ub), {iv: following}, registers, stage=True)
     return True
 
 
