@@ -139,14 +139,19 @@ def draw(seed: int, count: int, examples: Path | str, problems: Sequence[str] = 
 
 def _tf32_options(options: MappingOptions, rng: random.Random, batch: int) -> MappingOptions:
     """`options` with `allow_tf32`, half of them with a block of 4 x Y threads
-    and tiles of whole mma groups (of 2Y rows, 8 columns, 8 points), so that
+    (or of 4 x 8 threads a warp, `warps` of them) and tiles of whole mma
+    groups (of 2Y rows, 8 columns, 8 points, per warp), so that
     `poly-map-to-mma` finds fragments to map: the m, n and k tile sizes of a
     contraction, after 1 for each of its `batch` dimensions."""
     if rng.random() < 0.5:
         return replace(options, allow_tf32=True)
     rows = rng.choice(TF32_THREADS)
-    tile = [2 * rows * rng.choice((1, 2)), 8 * rng.choice((1, 2, 4)), 8 * rng.choice((1, 2, 4))]
-    return replace(options, allow_tf32=True, threads=[4, rows], tile=[1] * batch + tile, parallel_reductions=False)
+    across, down = (rng.choice((1, 2)), rng.choice((1, 2))) if rows == 8 else (1, 1)
+    warps = [across, down] if rows == 8 else []
+    tile = [2 * rows * down * rng.choice((1, 2)), 8 * across * rng.choice((1, 2, 4)), 8 * rng.choice((1, 2, 4))]
+    return replace(
+        options, allow_tf32=True, threads=[4, rows], warps=warps, tile=[1] * batch + tile, parallel_reductions=False
+    )
 
 
 # --- checking one candidate (in a worker process) -------------------------------

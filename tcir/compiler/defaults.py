@@ -38,10 +38,11 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   registers, one buffer (`num_stages=2`).
   With `allow_tf32` (`MappingOptions(allow_tf32=True)` alone asks for
   these defaults), the 128x128 tiles take 4x64 threads, whose warps own
-  the fragments of TF32 `mma.sync` (`poly-map-to-mma`), and k tiles of 64
-  where they divide the reduction (tmm 128x4096x16384 160.6 us on an H100,
-  against 167 us with k tiles of 32 and 163 us with 4 buffers; cuBLAS
-  with TF32 103 us); the other contractions keep their f32 mapping.
+  the fragments of TF32 `mma.sync` (`poly-map-to-mma`, 16x128 a warp), and
+  k tiles of 64 where they divide the reduction (tmm 128x4096x16384 143.5
+  us on an H100, against 152 us with a warp per 32x64 sub-tile, `threads=
+  [4, 8], warps=[2, 4]`, and 169 us per 64x32; cuBLAS with TF32 103 us);
+  the other contractions keep their f32 mapping.
 - **Any other one-output layer** (convolutions, batched small matmuls): a
   block computes a tile of the two innermost output dimensions, up to 32
   points wide along the innermost (one thread each: a warp reads a row) and
@@ -86,6 +87,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from tcir.polyhedral.mma import ROW_PADDING
 from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.subscripts import gathers, walk
@@ -135,6 +137,15 @@ def _double_buffered_bytes(size: int, k_tile: int = K_TILE) -> int:
     """The shared bytes of two f32 operand tiles of `size` x `k_tile` (rows
     padded by a float4), each double-buffered."""
     return 2 * 2 * size * (k_tile + VECTOR_WIDTH) * 4
+
+
+def _mma_double_buffered_bytes(size: int, k_tile: int) -> int:
+    """`_double_buffered_bytes` with the A tile's rows padded further for
+    mma.sync's fragments (`poly-map-to-mma`)."""
+    a_row = b_row = k_tile + VECTOR_WIDTH
+    modulus, residue = ROW_PADDING
+    a_row += (residue - a_row) % modulus
+    return 2 * size * (a_row + b_row) * 4
 
 
 TF32_K_TILE = 64
@@ -208,13 +219,14 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         whole = steps % K_TILE == 0
 
         def register_tiled(
-            size: int, threads: list[int], private: int, asynchronous: bool, k_tile: int = K_TILE
+            size: int, threads: list[int], private: int, asynchronous: bool, k_tile: int = K_TILE, mma: bool = False
         ) -> MappingOptions:
+            shared = _mma_double_buffered_bytes(size, k_tile) if mma else _double_buffered_bytes(size, k_tile)
             return MappingOptions(
                 tile=[*outer, size, size, k_tile],
                 threads=threads,
                 max_private_elements=private,
-                max_shared_memory=max(DEFAULT.max_shared_memory, _double_buffered_bytes(size, k_tile)),
+                max_shared_memory=max(DEFAULT.max_shared_memory, shared),
                 num_stages=3,
                 async_copies=asynchronous,
                 vector_width=VECTOR_WIDTH,
@@ -223,9 +235,9 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
 
         if fills_gpu(128) and whole and allow_tf32:
             # Warps of 4 x 8 threads own mma.sync's fragments (`poly-map-to-mma`);
-            # k tiles of 64 where they divide the reduction (tmm 128x4096x16384
-            # 160.6 us on an H100, 167 us with k tiles of 32; cuBLAS TF32 103 us).
-            return register_tiled(128, [4, 64], 64, True, TF32_K_TILE if steps % TF32_K_TILE == 0 else K_TILE)
+            # k tiles of 64 where they divide the reduction.
+            k_tile = TF32_K_TILE if steps % TF32_K_TILE == 0 else K_TILE
+            return register_tiled(128, [4, 64], 64, True, k_tile, mma=True)
         if fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64, True)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:

@@ -8,6 +8,7 @@ stands for, so any kernel can be reproduced on the command line.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -39,6 +40,15 @@ class MappingOptions:
     tile: list[int] = field(default_factory=list[int])
     blocks: list[int] = field(default_factory=list[int])
     threads: list[int] = field(default_factory=list[int])
+    warps: list[int] = field(default_factory=list[int])
+    """Sub-tiles per block along the thread-mapped members, x first, as
+    Triton's `warpsPerCTA`: the block's tile is cut into that grid, a
+    sub-tile per value of one more thread dimension, and `threads` deal each
+    sub-tile's points round-robin. `threads=[4, 8]`, `warps=[4, 2]` on a
+    128x128 tile launches 4x8x8 threads, each warp owning a 64x32 sub-tile
+    (CUTLASS's warp tile): what `mma.sync` fragments want, and a thread's
+    register tile a block of rows and columns near each other. Empty: one
+    sub-tile, the block is `threads`."""
     unroll: int = 1
     use_shared_memory: bool = True
     use_private_memory: bool = True
@@ -107,7 +117,7 @@ class MappingOptions:
                 f"MappingOptions: fusion must be one of {', '.join(FUSION_STRATEGIES)}, "
                 f"got '{self.fusion}'"
             )
-        for name in ("tile", "blocks", "threads"):
+        for name in ("tile", "blocks", "threads", "warps"):
             values = getattr(self, name)
             if not isinstance(values, list | tuple) or not all(
                 isinstance(v, int) and not isinstance(v, bool) for v in values
@@ -118,12 +128,17 @@ class MappingOptions:
             object.__setattr__(self, name, list(values))
         if len(self.blocks) > 3 or len(self.threads) > 3:
             raise TCError("MappingOptions: at most 3 block and 3 thread dimensions")
+        if self.warps and not 1 <= len(self.warps) <= len(self.threads) <= 2:
+            raise TCError(
+                f"MappingOptions: warps needs 1 or 2 thread sizes and at most as many counts, "
+                f"got warps={self.warps} threads={self.threads}"
+            )
         threads = 1
-        for t in self.threads:
+        for t in self.block:
             threads *= t
         if threads > MAX_THREADS_PER_BLOCK:
             raise TCError(
-                f"MappingOptions: {threads} threads per block ({self.threads}) exceeds "
+                f"MappingOptions: {threads} threads per block ({self.block}) exceeds "
                 f"{MAX_THREADS_PER_BLOCK}"
             )
         if not isinstance(self.unroll, int) or self.unroll < 1:
@@ -164,6 +179,11 @@ class MappingOptions:
                 )
 
         object.__setattr__(self, "key", self.to_json())
+
+    @property
+    def block(self) -> list[int]:
+        """The block's thread sizes: `threads`, then the number of sub-tiles of `warps`."""
+        return [*self.threads, math.prod(self.warps)] if self.warps else self.threads
 
     key: str = field(init=False, repr=False, compare=False)
     """The JSON text, computed once: a hashable identity for caches."""
@@ -254,7 +274,8 @@ class MappingOptions:
         simplified; point loops of partial tiles versioned for the full ones."""
         blocks = ",".join(map(str, self.blocks or [0] * (3 if self.split_k > 1 else 2)))
         threads = ",".join(map(str, self.threads or [0]))
-        passes = [f"poly-map-to-gpu{{blocks={blocks} threads={threads}}}"]
+        warps = f" warps={','.join(map(str, self.warps))}" if self.warps else ""
+        passes = [f"poly-map-to-gpu{{blocks={blocks} threads={threads}{warps}}}"]
         if self.use_shared_memory or self.use_private_memory:
             passes.append(
                 f"poly-promote{{shared={str(self.use_shared_memory).lower()} "

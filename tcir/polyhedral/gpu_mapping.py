@@ -27,7 +27,12 @@ isl's AST generator rejects context nodes that introduce parameters, so code
 generation moves the context into the AST build (`split_context`).
 Blocks take the outermost parallel members, threads the innermost ones, and
 the innermost mapped member goes to `x` (consecutive threads touch
-consecutive elements). Reduction members are never coincident, so they are
+consecutive elements). With `warps` (Triton's `warpsPerCTA`, x first), the
+thread-mapped members' tile is first cut into `warps[k]` sub-tiles along the
+member of thread dimension k; the next thread dimension numbers the
+sub-tiles (x fastest) and the others deal each sub-tile's points round-robin:
+`threads=[4, 8]` with `warps=[4, 2]` gives a block of 4x8x8 threads, one warp
+per sub-tile of a quarter of the columns and half the rows. Reduction members are never coincident, so they are
 never mapped. A top-level sequence whose children share no parallel band
 becomes one kernel per child, launched in order.
 """
@@ -38,6 +43,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import islpy as isl
+
+from tcir.errors import TCError
 
 NodeType = isl.schedule_node_type
 Path = tuple[int, ...]
@@ -106,6 +113,38 @@ def _member_filter(
     )
     mapped = isl.Set(text).align_params(values.get_space())
     return relation.intersect_range(isl.UnionSet.from_set(mapped)).domain(), size
+
+
+def _sub_tile_filter(node: isl.ScheduleNode, counts: Sequence[tuple[int, int]], ident: str) -> isl.UnionSet:
+    """Instances below band `node` in the sub-tile numbered `ident`: the
+    values of each member (`counts`: member, sub-tiles along it, x first)
+    cut into that many runs of equal length, the sub-tiles numbered with
+    the first member's fastest."""
+    result = node.get_domain()
+    subs = [f"sub{k}" for k in range(len(counts))]
+    for sub, (member, count) in zip(subs, counts):
+        schedule = node.band_get_partial_schedule().get_union_pw_aff(member)
+        relation = isl.UnionMap.from_union_pw_aff(schedule).intersect_domain(node.get_domain())
+        values = isl.Set.from_union_set(relation.range())
+        low, high = values.dim_min_val(0), values.dim_max_val(0)
+        if not (low.is_int() and high.is_int()):
+            raise TCError("poly-map-to-gpu: warps need tiles of a known size (specialize the sizes)")
+        step = values.get_stride_info(0).get_stride().to_python()
+        first = low.to_python()
+        points = (high.to_python() - first) // step + 1
+        length = step * -(-points // count)
+        run = isl.Set(f"[{sub}] -> {{ [t] : {sub} = floor((t - ({first})) / {length}) }}")
+        result = result.intersect(relation.intersect_range(isl.UnionSet.from_set(run.align_params(values.get_space()))).domain())
+    number, stride = [], 1
+    for sub, (_, count) in zip(subs, counts):
+        number.append(f"{stride} * {sub}")
+        stride *= count
+    bounds = " and ".join(f"0 <= {sub} < {count}" for sub, (_, count) in zip(subs, counts))
+    numbering = isl.Set(f"[{ident}, {', '.join(subs)}] -> {{ : {ident} = {' + '.join(number)} and {bounds} }}")
+    result = result.intersect_params(numbering)
+    for sub in subs:
+        result = result.project_out(isl.dim_type.param, result.get_space().find_dim_by_name(isl.dim_type.param, sub), 1)
+    return result
 
 
 def _most_parallel(node: isl.ScheduleNode) -> int:
@@ -320,10 +359,22 @@ class GpuMapping:
 
     blocks: tuple[int, ...]
     threads: tuple[int, ...]
+    warps: tuple[int, ...] = ()
+    """Sub-tiles along the thread-mapped members, x first (none: one)."""
+
+    @property
+    def block(self) -> tuple[int, ...]:
+        """The block's sizes: the threads, then the number of sub-tiles."""
+        if not self.warps:
+            return self.threads
+        count = 1
+        for w in self.warps:
+            count *= w
+        return (*self.threads, count)
 
     def context(self, blocks: Sequence[int]) -> isl.Set:
-        idents = [*BLOCK_IDS[: len(blocks)], *THREAD_IDS[: len(self.threads)]]
-        sizes = [*blocks, *self.threads]
+        idents = [*BLOCK_IDS[: len(blocks)], *THREAD_IDS[: len(self.block)]]
+        sizes = [*blocks, *self.block]
         bounds = " and ".join(f"0 <= {i} < {s}" for i, s in zip(idents, sizes))
         return isl.Set(f"[{', '.join(idents)}] -> {{ : {bounds} }}")
 
@@ -346,7 +397,7 @@ class GpuMapping:
         if self.threads == (0,):
             parallel = max(_most_parallel(node_at(schedule, p)) for p in kernels)
             threads = (32, 8) if parallel >= 2 else (256,)
-            return GpuMapping(self.blocks, threads).map(schedule, accesses)
+            return GpuMapping(self.blocks, threads, self.warps).map(schedule, accesses)
         grid = [1] * len(self.blocks)
         for path in reversed(kernels):
             schedule, sizes = self._map_kernel(schedule, path, accesses)
@@ -400,7 +451,7 @@ class GpuMapping:
         mapped = _parallel_members(node)[-len(self.threads) :]
         sizes = [1] * node.band_n_member()
         for k, member in enumerate(reversed(mapped)):  # innermost mapped member -> x
-            sizes[member] = self.threads[k]
+            sizes[member] = self.threads[k] * (self.warps[k] if k < len(self.warps) else 1)
         ctx = node.get_ctx()
         multi = isl.MultiVal.zero(node.band_get_space())
         for k, size in enumerate(sizes):
@@ -427,7 +478,7 @@ class GpuMapping:
         leaves: list[Path] = []
         start = (*kernel, 0) if kernel_band else kernel
         self._find_sites(node_at(schedule, start), start, None, sites, leaves)
-        used = len(self.threads)  # every thread id a branch does not map is 0 there
+        used = len(self.block)  # every thread id a branch does not map is 0 there
         for path, mapped in sites.items():
             node = node_at(schedule, path)
             result = node.get_domain()
@@ -436,7 +487,11 @@ class GpuMapping:
                     node, member, THREAD_IDS[k], self.threads[k], self.threads[k]
                 )
                 result = result.intersect(thread_filter)
-            edits.append((path, _zero_filter(result, THREAD_IDS[len(mapped) : used])))
+            unmapped = list(THREAD_IDS[len(mapped) : used])
+            if self.warps and len(mapped) == len(self.threads):  # else the warp id is 0 too
+                counts = list(zip(reversed(mapped), self.warps))
+                result = result.intersect(_sub_tile_filter(node, counts, unmapped.pop()))
+            edits.append((path, _zero_filter(result, unmapped)))
         for path in leaves:
             domain = node_at(schedule, path).get_domain()
             edits.append((path, _zero_filter(domain, THREAD_IDS[:used])))

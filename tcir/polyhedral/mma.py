@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AffineMapAttr, Float32Type, IndexType, StringAttr
+from xdsl.dialects.builtin import AffineMapAttr, DictionaryAttr, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
@@ -46,6 +46,7 @@ from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.lowering.tc_point import ATOMIC, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
 from tcir.polyhedral.bands import value_bounds
 from tcir.polyhedral.promotion.affine import affine_map_to_isl
+from tcir.polyhedral.promotion.promote import BUFFERS, SHARED_SPACE
 
 COLUMN_THREADS = 4
 """Threads along the columns of an m16n8k8 tile (thread_x)."""
@@ -189,15 +190,18 @@ def layout(found: Contraction, scop: ScopOp) -> Layout | None:
     node, owned = located
     chain = _ancestors(node)
     context = next((op for op in chain if isinstance(op, ContextOp)), None)
-    if context is None or _thread_extent(context, "thread_z") not in (None, 1):
+    if context is None:
         return None
     x, y = _thread_extent(context, "thread_x"), _thread_extent(context, "thread_y")
+    z = _thread_extent(context, "thread_z") or 1
     if x != COLUMN_THREADS or y is None or y % GROUP_ROWS:
         return None
     domain = isl.Set(stmt.domain.data)
-    params = ["thread_x", "thread_y"]
-    in_range = f"0 <= thread_x < {x} and 0 <= thread_y < {y}"
+    params = ["thread_x", "thread_y", "thread_z"]
+    in_range = f"0 <= thread_x < {x} and 0 <= thread_y < {y} and 0 <= thread_z < {z}"
     owned = owned.intersect(domain).intersect_params(_set(stmt, params, in_range).params())
+    warps = _warp_of(owned, x, y)
+    owned = owned.project_out(isl.dim_type.param, owned.find_dim_by_name(isl.dim_type.param, "thread_z"), 1)
     names = _names(stmt)
     for row in sorted(found.outputs):
         for column in sorted(found.outputs - {row}):
@@ -205,16 +209,33 @@ def layout(found: Contraction, scop: ScopOp) -> Layout | None:
             if a is None or b is None or a is b:
                 continue
             expected = _set(
-                stmt, params,
-                f"({names[column]} - thread_x) mod {x} = 0 and ({names[row]} - thread_y) mod {y} = 0 and {in_range}",
+                stmt, params[:2],
+                f"({names[column]} - thread_x) mod {x} = 0 and ({names[row]} - thread_y) mod {y} = 0 "
+                f"and 0 <= thread_x < {x} and 0 <= thread_y < {y}",
             ).intersect(domain)  # fmt: skip
             if owned.is_equal(expected):
                 for steps in (4, 2):
                     candidate = Layout(row, column, y, steps)
-                    if _groups_fit(found, candidate, chain):
+                    if _groups_fit(found, candidate, chain, warps):
                         return candidate
                 return None
     return None
+
+
+def _warp_of(owned: isl.Set, x: int, y: int) -> isl.Map:
+    """Instance -> the warp that runs it (threads numbered x fastest), from
+    `owned` (the instances, thread ids as parameters)."""
+    n = owned.dim(isl.dim_type.set)
+    ids = owned.insert_dims(isl.dim_type.set, n, 1)
+    warp = isl.Set(
+        f"[thread_x, thread_y, thread_z] -> {{ [{', '.join(f'i{k}' for k in range(n))}, w] : "
+        f"w = floor((thread_x + {x} * thread_y + {x * y} * thread_z) / 32) }}"
+    )
+    ids = ids.reset_tuple_id().intersect(warp.align_params(ids.get_space()))
+    for name in ("thread_x", "thread_y", "thread_z"):
+        ids = ids.project_out(isl.dim_type.param, ids.find_dim_by_name(isl.dim_type.param, name), 1)
+    relation = isl.Map.from_domain(ids).move_dims(isl.dim_type.out, 0, isl.dim_type.in_, n, 1)
+    return relation.set_tuple_name(isl.dim_type.in_, owned.get_tuple_name())
 
 
 def leaders(found: Contraction, at: Layout) -> isl.Set:
@@ -240,13 +261,33 @@ def _groups(found: Contraction, at: Layout) -> isl.Map:
     return relation.intersect_domain(leaders(found, at))
 
 
-def _groups_fit(found: Contraction, at: Layout, chain: Sequence[Operation]) -> bool:
-    """Whether the groups tile the domain and each lies in one iteration of
-    the loops around the copies of its statement's tiles."""
+def _same_mma(found: Contraction, at: Layout) -> isl.Map:
+    """Leader -> the leaders of the other lanes of its mma (the same rows
+    but for their g = row mod 8, columns but for t = column mod 4)."""
+    names = _names(found.stmt)
+    target = list(names)
+    target[at.row], target[at.column] = "r'", "c'"
+    row, column = names[at.row], names[at.column]
+    stmt = found.stmt.sym_name.data
+    relation = isl.Map(
+        f"{{ {stmt}[{', '.join(names)}] -> {stmt}[{', '.join(target)}] : "
+        f"floor(r' / {GROUP_ROWS}) = floor({row} / {GROUP_ROWS}) "
+        f"and floor(c' / {COLUMN_THREADS}) = floor({column} / {COLUMN_THREADS}) }}"
+    )
+    return relation.intersect_domain(leaders(found, at)).intersect_range(leaders(found, at))
+
+
+def _groups_fit(found: Contraction, at: Layout, chain: Sequence[Operation], warps: isl.Map) -> bool:
+    """Whether the groups tile the domain, each lies in one iteration of
+    the loops around the copies of its statement's tiles, and one warp
+    (`warps`: instance -> warp) runs each group and each mma's 32 groups."""
     domain = isl.Set(found.stmt.domain.data)
     groups = _groups(found, at)
     covered = groups.range()
     if not covered.is_subset(domain) or not domain.is_subset(covered) or not domain.is_box():
+        return False
+    together = groups.union(_same_mma(found, at))
+    if not together.apply_range(warps).is_subset(warps.intersect_domain(together.domain())):
         return False
     extensions = [k for k, op in enumerate(chain) if isinstance(op, ExtensionOp)]
     if not extensions:
@@ -347,14 +388,46 @@ def _relation(stmt: StmtOp, ops: Sequence[ReadOp | UpdateOp]) -> str:
     return str(result.coalesce())
 
 
+ROW_PADDING = (32, 16)
+"""Row lengths of A's shared tile (words, modulus and residue) whose
+quarter warps read rows g and g + 1 of a float4 fragment 16 banks apart."""
+COLUMN_PADDING = (8, 4)
+"""Row lengths of B's, whose quarter warps read rows j0 and j0 + 4 (the
+column listing) 16 banks apart."""
+
+
+def _pad_for_fragments(scop: ScopOp, found: Contraction, at: Layout) -> None:
+    """Lengthen the rows of the shared tiles that a float4 layout reads so
+    that no quarter warp's loads share a bank (`ROW_PADDING`,
+    `COLUMN_PADDING`): `poly-promote`'s padding suits one element per row
+    and thread, not the fragments' 4 x 2 rows and columns per quarter warp.
+    The buffers' indices stay; only their row length grows."""
+    buffers = scop.attributes.get(BUFFERS)
+    a_op, b_op = found.operand_of(at.row), found.operand_of(at.column)
+    names = [op.attributes.get(PROMOTED) if op is not None else None for op in (a_op, b_op)]
+    if at.steps != 4 or not isinstance(buffers, DictionaryAttr) or names[0] == names[1]:
+        return
+    types = dict(buffers.data)
+    for name, (modulus, residue) in zip(names, (ROW_PADDING, COLUMN_PADDING)):
+        kind = types.get(name.data) if isinstance(name, StringAttr) else None
+        if not isinstance(kind, MemRefType) or kind.memory_space != IntegerAttr(SHARED_SPACE, 64) or len(kind.shape) < 2:
+            continue
+        shape = list(kind.get_shape())
+        shape[-1] += (residue - shape[-1]) % modulus
+        types[name.data] = MemRefType(kind.element_type, shape, memory_space=kind.memory_space)
+    scop.attributes[BUFFERS] = DictionaryAttr(types)
+
+
 def rewrite(scop: ScopOp) -> int:
-    """Give each contraction of `scop` that fits `mma.sync` its mma statement; the count."""
+    """Give each contraction of `scop` that fits `mma.sync` its mma statement,
+    its shared tiles padded for the fragments; the count."""
     done = 0
     for stmt in scop.statements:
         found = contraction(stmt)
         at = layout(found, scop) if found is not None else None
         if found is None or at is None:
             continue
+        _pad_for_fragments(scop, found, at)
         replacement = mma_statement(found, at)
         root = scop.schedule
         instances = isl.UnionSet(root.domain.data).subtract(isl.UnionSet.from_set(isl.Set(stmt.domain.data)))

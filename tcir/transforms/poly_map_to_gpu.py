@@ -10,6 +10,9 @@ every branch (to threads; branches with fewer parallel members run on thread
 innermost mapped member goes to x; a grid size of 0 gives one block per tile,
 `threads=0` lets the pass choose (32x8, or 256 for one parallel member). A kernel band with no parallel band below
 is first strip-mined by the thread sizes. Reduction members are never mapped.
+`warps=4,2` (Triton's `warpsPerCTA`, x first) cuts the thread-mapped
+members' tile into 4x2 sub-tiles, numbered by one more thread dimension:
+`threads=4,8 warps=4,2` launches 4x8x8 threads, a warp per sub-tile.
 Barriers (`sync_<k>()` statements) separate the parts of block-level
 sequences only where threads of a block exchange data (from the scop's
 accesses).
@@ -37,18 +40,24 @@ class PolyMapToGpuPass(ModulePass):
 
     blocks: tuple[int, ...] = (0, 0)
     threads: tuple[int, ...] = (0,)
+    warps: tuple[int, ...] = ()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        blocks, threads = tuple(self.blocks), tuple(self.threads)
+        blocks, threads, warps = tuple(self.blocks), tuple(self.threads), tuple(self.warps)
         for sizes, what in ((blocks, "blocks"), (threads, "threads")):
             if not 1 <= len(sizes) <= 3 or any(s < 0 for s in sizes):
                 raise TCError(f"poly-map-to-gpu: {what} must be 1 to 3 positive sizes, got {list(sizes)}")
+        if warps and (len(warps) > len(threads) or len(threads) > 2 or 0 in threads or any(w < 1 for w in warps)):
+            raise TCError(
+                f"poly-map-to-gpu: warps must be positive counts for 1 or 2 given thread sizes, "
+                f"got warps={list(warps)} threads={list(threads)}"
+            )
+        mapping = GpuMapping(blocks, threads, warps)
         total = 1
-        for t in threads:
+        for t in mapping.block:
             total *= t
         if total > 1024:
             raise TCError(f"poly-map-to-gpu: {total} threads per block exceeds 1024")
-        mapping = GpuMapping(blocks, threads)
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
             accesses = (scop_reads(scop), scop_writes(scop))
             set_scop_schedule(scop, mapping.map(scop_schedule(scop), accesses))

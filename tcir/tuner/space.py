@@ -7,7 +7,7 @@ extra block or tile), unrolling takes powers of two up to 4096, and fusion,
 schedule restrictions and memory promotion take their discrete choices.
 
 A candidate is a dict of genes, one per tuning parameter: `tile_0`, `tile_1`,
-... (and `blocks_k`, `threads_k` for CUDA) are one gene per dimension, where
+... (and `blocks_k`, `threads_k`, `warps_k` for CUDA) are one gene per dimension, where
 `None` ends the list (`tile_0 = None` means no tiling, `blocks_0 = None` lets
 the mapping pass choose). The CPU space leaves the GPU-only options at their
 defaults.
@@ -51,7 +51,9 @@ SPLIT_K_CHOICES = (1, 2, 4, 8, 16)
 PRIVATE_ELEMENT_CHOICES = (16, 32, 64)
 """Per-thread register tiles: 64 holds an 8x8 micro-tile (about 100 registers
 with its operands); 128 would spill."""
-LIST_GENES = ("tile", "blocks", "threads")
+WARP_CHOICES = (None, 1, 2, 4)
+"""Sub-tiles of a block along a thread-mapped member (`warps`): None ends the list."""
+LIST_GENES = ("tile", "blocks", "threads", "warps")
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,7 @@ class SearchSpace:
             genes += [
                 *(Gene(f"blocks_{k}", blocks) for k in range(max(mapped, 1))),
                 *(Gene(f"threads_{k}", threads) for k in range(max(mapped, 1))),
+                *(Gene(f"warps_{k}", WARP_CHOICES) for k in range(min(max(mapped, 1), 2))),
                 Gene("use_shared_memory", (True, False)),
                 Gene("use_private_memory", (True, False)),
                 Gene("max_shared_memory", SHARED_MEMORY_CHOICES),
@@ -181,7 +184,7 @@ class SearchSpace:
         the hardware's limit, an unroll factor over the space's largest."""
         if self.backend in GPU_BACKENDS:
             for what, sizes, limits in (
-                ("threads", options.threads, MAX_BLOCK_DIMS),
+                ("threads", options.block, MAX_BLOCK_DIMS),
                 ("blocks", options.blocks, MAX_GRID_DIMS),
             ):
                 for axis, size, limit in zip("xyz", sizes, limits):
@@ -193,9 +196,10 @@ class SearchSpace:
         return None
 
     def decode(self, genes: Mapping[str, Any]) -> MappingOptions:
-        """The options of a candidate: list genes up to the first `None`, the
-        thread sizes halved (largest first) until a block fits 1024 threads,
-        no split-K where parallel reductions are on."""
+        """The options of a candidate: list genes up to the first `None`, no
+        more warp counts than thread sizes (none beside three), the thread
+        sizes halved (largest first) until a block fits 1024 threads, no
+        split-K where parallel reductions are on."""
         values: dict[str, Any] = {}
         lists: dict[str, list[int]] = {name: [] for name in LIST_GENES}
         ended: set[str] = set()
@@ -210,7 +214,8 @@ class SearchSpace:
             else:
                 values[gene.name] = genes[gene.name]
         threads = lists["threads"]
-        while _product(threads) > MAX_THREADS_PER_BLOCK:
+        lists["warps"] = lists["warps"][: len(threads)] if len(threads) <= 2 else []
+        while _product(threads) * _product(lists["warps"]) > MAX_THREADS_PER_BLOCK:
             largest = threads.index(max(threads))
             threads[largest] = -(-threads[largest] // 2)
         if values.get("parallel_reductions", False):

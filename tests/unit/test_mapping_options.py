@@ -105,6 +105,14 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
         tcir.MappingOptions(async_copies="yes")
 
 
+def test_warps_add_a_thread_dimension_of_sub_tiles():
+    options = tcir.MappingOptions(tile=[128, 128, 32], threads=[4, 8], warps=[2, 4])
+    assert options.block == [4, 8, 8]
+    assert "poly-map-to-gpu{blocks=0,0 threads=4,8 warps=2,4}" in options.pipeline(backend="cuda")
+    assert "warps" not in tcir.MappingOptions(threads=[4, 8]).pipeline(backend="cuda")
+    assert tcir.MappingOptions.from_json(options.to_json()) == options
+
+
 @pytest.mark.parametrize(
     "fields, message",
     [
@@ -121,6 +129,11 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
         ({"num_stages": 0}, r"num_stages must be in \[1, 5\]"),
         ({"num_stages": True}, r"num_stages must be in \[1, 5\], got True"),
         ({"allow_tf32": 1}, r"allow_tf32 must be a bool, got 1"),
+        ({"warps": [2]}, r"warps needs 1 or 2 thread sizes and at most as many counts, got warps=\[2\] threads=\[\]"),
+        ({"threads": [4, 8, 2], "warps": [2]}, "warps needs 1 or 2 thread sizes"),
+        ({"threads": [4], "warps": [2, 2]}, "warps needs 1 or 2 thread sizes"),
+        ({"threads": [32, 8], "warps": [4, 2]}, r"2048 threads per block \(\[32, 8, 8\]\)"),
+        ({"threads": [4, 8], "warps": [0]}, "warps sizes must be positive"),
     ],
 )
 def test_invalid_options_are_tc_errors(fields, message):

@@ -106,6 +106,9 @@ def array_tile(footprint: isl.Map) -> ArrayTile | None:
     """The array tile of `footprint`, or None if it has no fixed size."""
     if footprint.is_empty():
         return None
+    # isl's bounds miss equalities left implicit (a tile index next to a
+    # floor of the element, as sub-tiles of `warps` leave): make them explicit.
+    footprint = footprint.detect_equalities()
     space = footprint.get_space()
     rank = space.dim(isl.dim_type.out)
     strides = [_stride(footprint, k) for k in range(rank)]

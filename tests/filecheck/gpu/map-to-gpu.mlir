@@ -1,5 +1,7 @@
 // RUN: tcir-opt %s -p 'poly-map-to-gpu{blocks=4,2 threads=16,8}' | filecheck %s
 // RUN: tcir-opt %s -p 'poly-map-to-gpu{blocks=4,2 threads=16,8},convert-poly-to-gpu' | filecheck %s --check-prefix=GPU
+// RUN: tcir-opt %s -p 'poly-map-to-gpu{blocks=4,2 threads=4,8 warps=2,2}' | filecheck %s --check-prefix=WARPS
+// RUN: not tcir-opt %s -p 'poly-map-to-gpu{threads=4,8,2 warps=2}' 2>&1 | filecheck %s --check-prefix=ERROR-WARPS
 
 // tmm after max fusion: an outer parallel band (m, n) over both statements,
 // the reduction band (kk), then the init and update statements.
@@ -13,6 +15,18 @@
 // CHECK-NEXT:          poly.filter "[thread_y, thread_x] -> { S0[m, n] : (-thread_y + m) mod 8 = 0 and (-thread_x + n) mod 16 = 0
 // CHECK-NEXT:            poly.band "[{ S0[m, n] -> [((m) mod 8)]; S1[m, n, kk] -> [((m) mod 8)] }, { S0[m, n] -> [((n) mod 16)]; S1[m, n, kk] -> [((n) mod 16)] }]" permutable coincident = [1, 1]
 // CHECK-NEXT:              poly.band "[{ S0[m, n] -> [(0)]; S1[m, n, kk] -> [(kk)] }]" permutable coincident = [0]
+
+// warps=2,2: the band is strip-mined by 8x16 (threads times warps), the
+// 2x2 sub-tiles (4 columns by 8 rows each) numbered by thread_z, x fastest:
+// thread_z = 2 * (m mod 16 >= 8) + (n mod 8 >= 4), while thread_x and
+// thread_y deal each sub-tile's points.
+// WARPS-LABEL: poly.scop @tmm
+// WARPS:       poly.context "[block_x, block_y, thread_x, thread_y, thread_z] -> {  : 0 <= block_x <= 3 and 0 <= block_y <= 1 and 0 <= thread_x <= 3 and 0 <= thread_y <= 7 and 0 <= thread_z <= 3 }"
+// WARPS:       poly.band "[{ S0[m, n] -> [(m - (m) mod 16)]; S1[m, n, kk] -> [(m - (m) mod 16)] }, { S0[m, n] -> [(n - (n) mod 8)]; S1[m, n, kk] -> [(n - (n) mod 8)] }]"
+// WARPS-NEXT:    poly.filter "[thread_z, thread_y, thread_x] -> { S0[m, n] : (-thread_y + m) mod 8 = 0 and (-thread_x + n) mod 4 = 0 and 0 <= thread_z <= 3 and {{.*}} -8 + 4thread_z - n - 8*floor((thread_z)/2) <= 8*floor((-1 - n)/8) <= -5 + 4thread_z - n - 8*floor((thread_z)/2) and 16*floor((-1 - m)/16) >= -16 - m + 8*floor((thread_z)/2)
+// WARPS-NEXT:      poly.band "[{ S0[m, n] -> [((m) mod 16)]; S1[m, n, kk] -> [((m) mod 16)] }, { S0[m, n] -> [((n) mod 8)]; S1[m, n, kk] -> [((n) mod 8)] }]"
+
+// ERROR-WARPS: error: poly-map-to-gpu: warps must be positive counts for 1 or 2 given thread sizes, got warps=[2] threads=[4, 8, 2]
 
 // One kernel: blocks loop over the m tiles with the grid stride, threads pick
 // their point; the init and the update of a point run on the same thread,

@@ -73,8 +73,15 @@ CASES = [
     ((64, 40), (96, 40), O(tile=[32, 32, 32], threads=[4, 16], max_private_elements=64, allow_tf32=True)),
     # The TF32 default's shape: 4 x 64 threads, 128 x 128 tiles, cp.async double buffers.
     ((128, 64), (256, 64), O(tile=[128, 128, 32], threads=[4, 64], max_private_elements=64, num_stages=3,
-                             async_copies=True, vector_width=4, copy_vector_width=4, max_shared_memory=73728,
+                             async_copies=True, vector_width=4, copy_vector_width=4, max_shared_memory=90000,
                              allow_tf32=True)),
+    # A warp per 32 x 64 sub-tile (4 x 8 x 8 threads).
+    ((128, 64), (256, 64), O(tile=[128, 128, 32], threads=[4, 8], warps=[2, 4], max_private_elements=64,
+                             num_stages=3, async_copies=True, vector_width=4, copy_vector_width=4,
+                             max_shared_memory=90000, allow_tf32=True)),
+    # Sub-tiles along one member only, 16 rows by 8 columns, a ragged grid.
+    ((48, 32), (64, 32), O(tile=[16, 32, 16], threads=[4, 8], warps=[4], max_private_elements=64,
+                           allow_tf32=True)),
     # Three buffers; split-K's slices into the private accumulators.
     ((64, 256), (96, 256), O(tile=[32, 32, 16], threads=[4, 16], max_private_elements=64, num_stages=4,
                              async_copies=True, copy_vector_width=4, split_k=2, allow_tf32=True)),
@@ -107,13 +114,14 @@ def test_tf32_matches_within_its_precision():
 
 def test_tf32_default_options():
     """`MappingOptions(allow_tf32=True)` alone asks for the defaults with
-    TF32: 4 x 64 threads on the large matmul, which the pass maps to mma."""
+    TF32: 4 x 64 threads on the large matmul, which the pass maps to mma,
+    in the shared bytes of A's rows padded for the fragments."""
     from tcir.compiler.defaults import default_options, resolved_options
 
     tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
     binding = bind(tmm.definition, [np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32)])
     options = resolved_options(tmm.definition, binding, O(allow_tf32=True))
-    assert options.allow_tf32 and options.threads == [4, 64]
+    assert options.allow_tf32 and options.threads == [4, 64] and options.max_shared_memory == 151552
     assert default_options(tmm.definition, binding).threads == [16, 16]
     assert resolved_options(tmm.definition, binding, O(allow_tf32=True, tile=[8])).tile == [8]
     source = tmm.ir(np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32), backend="cuda",

@@ -119,3 +119,15 @@ def test_decode_ends_lists_at_none_and_repairs_threads():
     options = space.decode(genes)
     assert options.tile == [16]
     assert options.threads[0] * options.threads[1] <= 1024
+
+
+def test_decode_keeps_a_warp_count_per_thread_size_within_the_block_limit():
+    space = SearchSpace.build(tmm().definition, {"M": 64, "N": 64, "K": 64}, "cuda")
+    assert {"warps_0", "warps_1"} <= set(space.names)
+    genes = space.encode(tcir.MappingOptions(tile=[32, 32, 8], threads=[4, 8], warps=[2, 2]))
+    assert space.decode(genes).warps == [2, 2]
+    genes.update(threads_1=None)  # one thread size: one warp count
+    assert space.decode(genes).warps == [2]
+    genes.update(threads_0=256, threads_1=4, warps_0=4, warps_1=4)
+    options = space.decode(genes)
+    assert options.warps == [4, 4] and options.threads[0] * options.threads[1] * 16 <= 1024
