@@ -3,7 +3,8 @@
 Runs on scops mapped by `poly-map-to-gpu` (and promoted by `poly-promote`).
 A statement `C[.., i, j] += X[.., i, k] * Y[.., j, k]` of f32 elements whose
 block is `threads=[4, Y]` (Y a multiple of 8), its threads owning
-`i ≡ thread_y (mod Y)` and `j ≡ thread_x (mod 4)` of the tile, becomes the
+`i ≡ thread_y (mod Y)` and `j ≡ thread_x (mod 4)` of the tile (or of each
+sub-tile of `warps`, numbered by thread_z), becomes the
 statement of the warps' `mma.sync` (m16n8k8, TF32): its domain keeps one
 instance in 32, whose body reads the thread's registers of the A and B
 fragments and its four accumulators and writes back `nvgpu.mma.sync`'s
@@ -24,6 +25,10 @@ becomes
       %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(...) <{mmaShape = [16, 8, 8], tf32Enabled}>
       tc.update %C[%m, %n] "=" %d0 ...
     }
+
+The rows of its operands' shared tiles grow (A's to 16 mod 32 words, B's
+to 4 mod 8) so that each quarter warp's float4 fragment reads hit distinct
+banks: `memref<32x36xf32, 3>` of A becomes `memref<32x48xf32, 3>`.
 
 Statements that are no such contraction, or whose mapping, domain or tiles
 do not give whole warps whole groups, are left as they are. The products
