@@ -39,6 +39,7 @@ becomes one kernel per child, launched in order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -365,12 +366,7 @@ class GpuMapping:
     @property
     def block(self) -> tuple[int, ...]:
         """The block's sizes: the threads, then the number of sub-tiles."""
-        if not self.warps:
-            return self.threads
-        count = 1
-        for w in self.warps:
-            count *= w
-        return (*self.threads, count)
+        return (*self.threads, math.prod(self.warps)) if self.warps else self.threads
 
     def context(self, blocks: Sequence[int]) -> isl.Set:
         idents = [*BLOCK_IDS[: len(blocks)], *THREAD_IDS[: len(self.block)]]

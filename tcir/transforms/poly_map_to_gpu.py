@@ -20,6 +20,7 @@ accesses).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -53,9 +54,7 @@ class PolyMapToGpuPass(ModulePass):
                 f"got warps={list(warps)} threads={list(threads)}"
             )
         mapping = GpuMapping(blocks, threads, warps)
-        total = 1
-        for t in mapping.block:
-            total *= t
+        total = math.prod(mapping.block)
         if total > 1024:
             raise TCError(f"poly-map-to-gpu: {total} threads per block exceeds 1024")
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
