@@ -59,7 +59,7 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "sgemm": {"N": 13, "M": 11, "K": 9},
     "tbmm": {"B": 3, "N": 7, "M": 9, "K": 5},
     "tmm": {"M": 37, "K": 29, "N": 45},
-    "tmm@tf32": {"M": 32, "K": 24, "N": 24},
+    "tmm@tf32": {"M": 64, "K": 32, "N": 24},
     "MLP1@tf32": {"B": 32, "M": 24, "N": 16},
     "tbmm@tf32": {"B": 2, "N": 16, "M": 16, "K": 16},
 }
@@ -138,13 +138,23 @@ def draw(seed: int, count: int, examples: Path | str, problems: Sequence[str] = 
 
 
 def _tf32_options(options: MappingOptions, rng: random.Random, batch: int) -> MappingOptions:
-    """`options` with `allow_tf32`, half of them with a block of 4 x Y threads
-    (or of 4 x 8 threads a warp, `warps` of them) and tiles of whole mma
-    groups (of 2Y rows, 8 columns, 8 points, per warp), so that
-    `poly-map-to-mma` finds fragments to map: the m, n and k tile sizes of a
-    contraction, after 1 for each of its `batch` dimensions."""
-    if rng.random() < 0.5:
+    """`options` with `allow_tf32`; a third of them with a block of 4 x Y
+    threads (or of 4 x 8 threads a warp, `warps` of them) and tiles of whole
+    mma groups (of 2Y rows, 8 columns, 8 points, per warp), so that
+    `poly-map-to-mma` finds fragments to map, and a third with
+    `warpgroup_mma` on a warpgroup's 64 x N x 32 tiles (N a multiple of 8),
+    so that it finds wgmma's: the m, n and k tile sizes of a contraction,
+    after 1 for each of its `batch` dimensions."""
+    roll = rng.random()
+    if roll < 1 / 3:
         return replace(options, allow_tf32=True)
+    if roll < 2 / 3:
+        tile = [64, 8 * rng.choice((1, 2, 3, 4)), 32]
+        return replace(
+            options, allow_tf32=True, warpgroup_mma=True, threads=[4, 8], warps=[1, 4], tile=[1] * batch + tile,
+            parallel_reductions=False, split_k=1, use_shared_memory=True,
+            max_shared_memory=max(options.max_shared_memory, 49152),
+        )
     rows = rng.choice(TF32_THREADS)
     across, down = (rng.choice((1, 2)), rng.choice((1, 2))) if rows == 8 else (1, 1)
     warps = [across, down] if rows == 8 else []

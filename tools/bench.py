@@ -190,7 +190,7 @@ def ptxas_usage(source: str) -> str:
         path = Path(folder) / "kernels.cu"
         path.write_text(source)
         report = subprocess.run(
-            ["nvcc", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", "/dev/null", str(path)],
+            ["nvcc", "-gencode=arch=compute_90a,code=sm_90a", "-cubin", "-Xptxas", "-v", "-o", "/dev/null", str(path)],
             capture_output=True, text=True, check=False,
         ).stderr
     regs = re.findall(r"Used (\d+) registers", report)

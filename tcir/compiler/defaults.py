@@ -37,12 +37,15 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   staged in registers (15.4 us, 16.7 us by cp.async); the rest staged in
   registers, one buffer (`num_stages=2`).
   With `allow_tf32` (`MappingOptions(allow_tf32=True)` alone asks for
-  these defaults), the 128x128 tiles take 4x64 threads, whose warps own
-  the fragments of TF32 `mma.sync` (`poly-map-to-mma`, 16x128 a warp), and
-  k tiles of 64 where they divide the reduction (tmm 128x4096x16384 143.5
-  us on an H100, against 152 us with a warp per 32x64 sub-tile, `threads=
-  [4, 8], warps=[2, 4]`, and 169 us per 64x32; cuBLAS with TF32 103 us);
-  the other contractions keep their f32 mapping.
+  these defaults), the 128x128x32 tiles run on sm_90's warpgroup `wgmma`
+  (`warpgroup_mma`: `threads=[4, 8], warps=[1, 8]`, a warpgroup a 64x128
+  half, 4 swizzled shared buffers filled by cp.async, `num_stages=5`; tmm
+  128x4096x16384 110.0 us on an H100, against 143-145 us on warp-level
+  `mma.sync` at any warp tile, hand-written ones with ldmatrix included;
+  cuBLAS with TF32 103.3 us). GPUs before sm_90 run that kernel by plain
+  shared loads: there `threads=[4, 64], tile=[128, 128, 64]` without
+  `warpgroup_mma` gives `mma.sync`. The other contractions keep their f32
+  mapping.
 - **Any other one-output layer** (convolutions, batched small matmuls): a
   block computes a tile of the two innermost output dimensions, up to 32
   points wide along the innermost (one thread each: a warp reads a row) and
@@ -87,7 +90,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from tcir.polyhedral.mma import ROW_PADDING
 from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.subscripts import gathers, walk
@@ -139,17 +141,27 @@ def _double_buffered_bytes(size: int, k_tile: int = K_TILE) -> int:
     return 2 * 2 * size * (k_tile + VECTOR_WIDTH) * 4
 
 
-def _mma_double_buffered_bytes(size: int, k_tile: int) -> int:
-    """`_double_buffered_bytes` with the A tile's rows padded further for
-    mma.sync's fragments (`poly-map-to-mma`)."""
-    a_row = b_row = k_tile + VECTOR_WIDTH
-    modulus, residue = ROW_PADDING
-    a_row += (residue - a_row) % modulus
-    return 2 * size * (a_row + b_row) * 4
+WGMMA_STAGES = 5
+"""`num_stages` of TF32 contractions on `wgmma`: 4 shared buffers a tile,
+the copies 3 k steps ahead (tmm 128x4096x16384 110.0 us on an H100, 115.6
+us with 3 buffers; cuBLAS with TF32 103.3 us)."""
 
 
-TF32_K_TILE = 64
-"""The k tile of TF32 contractions on the tensor cores, where it divides the reduction."""
+def _wgmma_options(outer: list[int]) -> MappingOptions:
+    """128x128x32 tiles of a contraction on sm_90's `wgmma`: two warpgroups
+    of 4 x 8 x 4 threads, each a 64x128 half of the tile, its operands'
+    tiles in `WGMMA_STAGES - 1` swizzled shared buffers filled by cp.async."""
+    return MappingOptions(
+        tile=[*outer, 128, 128, K_TILE],
+        threads=[4, 8],
+        warps=[1, 8],
+        max_private_elements=64,
+        max_shared_memory=(WGMMA_STAGES - 1) * 2 * 128 * K_TILE * 4,
+        num_stages=WGMMA_STAGES,
+        async_copies=True,
+        copy_vector_width=VECTOR_WIDTH,
+        warpgroup_mma=True,
+    )
 
 
 def _copy_width(rows: int, row: int, threads: int) -> int:
@@ -218,26 +230,21 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         steps = extents[layer.reduction_indices[0]]
         whole = steps % K_TILE == 0
 
-        def register_tiled(
-            size: int, threads: list[int], private: int, asynchronous: bool, k_tile: int = K_TILE, mma: bool = False
-        ) -> MappingOptions:
-            shared = _mma_double_buffered_bytes(size, k_tile) if mma else _double_buffered_bytes(size, k_tile)
+        def register_tiled(size: int, threads: list[int], private: int, asynchronous: bool) -> MappingOptions:
+            shared = _double_buffered_bytes(size)
             return MappingOptions(
-                tile=[*outer, size, size, k_tile],
+                tile=[*outer, size, size, K_TILE],
                 threads=threads,
                 max_private_elements=private,
                 max_shared_memory=max(DEFAULT.max_shared_memory, shared),
                 num_stages=3,
                 async_copies=asynchronous,
                 vector_width=VECTOR_WIDTH,
-                copy_vector_width=_copy_width(size, k_tile, math.prod(threads)),
+                copy_vector_width=_copy_width(size, K_TILE, math.prod(threads)),
             )
 
         if fills_gpu(128) and whole and allow_tf32:
-            # Warps of 4 x 8 threads own mma.sync's fragments (`poly-map-to-mma`);
-            # k tiles of 64 where they divide the reduction.
-            k_tile = TF32_K_TILE if steps % TF32_K_TILE == 0 else K_TILE
-            return register_tiled(128, [4, 64], 64, True, k_tile, mma=True)
+            return _wgmma_options(outer)
         if fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64, True)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:

@@ -109,6 +109,13 @@ class MappingOptions:
     multiple of 8, whole 16x8x8 groups per warp) becomes warp-level TF32
     `mma.sync` (`poly-map-to-mma`). A choice of precision, so the user's and
     never the tuner's; the defaults then pick such a mapping."""
+    warpgroup_mma: bool = False
+    """With `allow_tf32`, run a contraction whose mapping fits sm_90's
+    warpgroup-level `wgmma` instead (`threads=[4, 8]`, `warps=[1, W]` with W
+    a multiple of 4: warpgroups of 64 rows of a tile of N <= 256 columns and
+    32 of k, `poly-map-to-mma{warpgroup=true}`): 4 warps issue one m64nNk8
+    from shared tiles in the 128-byte swizzle, without loading fragments
+    into registers. CUDA runs it on sm_90 (H100), elsewhere by plain loads."""
     specialize: bool = True
 
     def __post_init__(self) -> None:
@@ -158,7 +165,7 @@ class MappingOptions:
                 f"got {self.max_private_elements!r}"
             )
 
-        for name in ("parallel_reductions", "async_copies", "allow_tf32"):
+        for name in ("parallel_reductions", "async_copies", "allow_tf32", "warpgroup_mma"):
             if type(getattr(self, name)) is not bool:
                 raise TCError(f"MappingOptions: {name} must be a bool, got {getattr(self, name)!r}")
         if type(self.split_k) is not int or self.split_k < 1:
@@ -288,7 +295,7 @@ class MappingOptions:
         if self.vector_width > 1:
             passes.append(f"poly-vectorize{{width={self.vector_width}}}")
         if self.allow_tf32:
-            passes.append("poly-map-to-mma")
+            passes.append("poly-map-to-mma{warpgroup=true}" if self.warpgroup_mma else "poly-map-to-mma")
         passes.append("convert-poly-to-gpu")
         if self.copy_vector_width > 1 and self.use_shared_memory:
             passes.append(f"gpu-vectorize-copies{{max-width={self.copy_vector_width}}}")

@@ -31,24 +31,65 @@ C[g][2t], C[g][2t+1], C[g+8][2t], C[g+8][2t+1] of the 16x8 accumulator:
 D = A B + C, A and B read as TF32 (their top 19 bits: 10 of mantissa).
 MLIR passes the fragments as vectors; they are the scalars of their
 registers here, as in the rest of tcir's kernels.
+
+And sm_90's warpgroup-level multiply-accumulate (`wgmma.mma_async`, made
+synchronous), as MLIR's `nvgpu.warpgroup.generate.descriptor` and
+`nvgpu.warpgroup.mma`, for TF32 with both operands in shared memory:
+
+    %a = "nvgpu.warpgroup.generate.descriptor"(%As, %s, %i, %k)
+        : (memref<3x128x32xf32, #nvgpu.swizzle<128>, 3>, index, index, index) -> !nvgpu.warpgroup.descriptor
+    %d0, ..., %d63 = "nvgpu.warpgroup.mma"(%a, %b, %c0, ..., %c63) <{mmaShape = [64, 128, 8], tf32Enabled}>
+
+The 128 threads of a warpgroup (4 consecutive warps, the first a multiple
+of 4) run it together: D = A B^T + C for the 64x8 A whose rows start at the
+A descriptor's element (consecutive rows of its buffer) and the Nx8 B (rows
+of B likewise, the reduction along both buffers' rows: K-major). Thread
+(w = warp in the group, g = lane / 4, t = lane % 4) holds accumulators
+4j .. 4j + 3 at C[16w + g][8j + 2t], C[16w + g][8j + 2t + 1],
+C[16w + g + 8][8j + 2t], C[16w + g + 8][8j + 2t + 1]. The operands' buffers
+have rows of 128 bytes in the hardware's 128-byte swizzle
+(`#nvgpu.swizzle<128>`, 1024-byte aligned). In a statement of a `poly.scop`
+the descriptor's source is a tensor and its indices are affine subscripts
+(`map`) of the statement's iterators, as `tc.read`'s, of an element that
+`poly-promote` put in a shared buffer; lowering gives it the buffer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I32, ArrayAttr, Float32Type, IndexType, IntegerAttr, MemRefType, UnitAttr, i64
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.dialects.builtin import (
+    I32,
+    AffineMapAttr,
+    ArrayAttr,
+    Float32Type,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefLayoutAttr,
+    MemRefType,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
+    result_def,
     var_operand_def,
     var_result_def,
 )
+
+from tcir.dialects.tc import TensorType
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 COPY_BYTES = (4, 8, 16)
@@ -173,4 +214,146 @@ class MmaSyncOp(IRDLOperation):
             )
 
 
-NVGPU = Dialect("nvgpu", [DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, MmaSyncOp])
+SWIZZLE_BYTES = 128
+"""The row length of a swizzled buffer: 16-byte chunk c of row r lies at chunk c ^ (r mod 8)."""
+SWIZZLE_ALIGNMENT = 1024
+"""Bytes a swizzled buffer's start is a multiple of (8 rows: the pattern's period)."""
+
+
+@irdl_attr_definition
+class SwizzleLayoutAttr(MemRefLayoutAttr, ParametrizedAttribute):
+    """`#nvgpu.swizzle<128>`: a row-major memref whose rows are `bytes` long
+    and whose 16-byte chunks are permuted within each row, chunk c of row r
+    at c ^ (r mod 8) (the tensor cores' 128-byte swizzle: the 8 rows of a
+    column of chunks fall in distinct banks). Indices address elements as
+    in the plain row-major layout; only the printer of CUDA applies it."""
+
+    name = "nvgpu.swizzle"
+
+    bytes: IntAttr
+
+    def __init__(self, bytes: int = SWIZZLE_BYTES):
+        super().__init__(IntAttr(bytes))
+
+    def get_affine_map(self) -> AffineMap:
+        raise NotImplementedError("a swizzled layout is not affine")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            return (IntAttr(parser.parse_integer()),)
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.bytes.data}>")
+
+
+def swizzled(t: Attribute) -> bool:
+    """Whether `t` is a memref in the 128-byte swizzle."""
+    return isinstance(t, MemRefType) and isinstance(t.layout, SwizzleLayoutAttr)
+
+
+@irdl_attr_definition
+class WarpgroupDescriptorType(ParametrizedAttribute, TypeAttribute):
+    """`!nvgpu.warpgroup.descriptor`: where a `nvgpu.warpgroup.mma` operand
+    starts in shared memory (`wgmma`'s 64-bit matrix descriptor)."""
+
+    name = "nvgpu.warpgroup.descriptor"
+
+
+@irdl_op_definition
+class WarpgroupGenerateDescriptorOp(IRDLOperation):
+    """The descriptor of the operand whose first element is `source[indices]`."""
+
+    name = "nvgpu.warpgroup.generate.descriptor"
+
+    source = operand_def(MemRefType | TensorType)
+    subscript_operands = var_operand_def(IndexType)
+    map = opt_prop_def(AffineMapAttr)
+    """The subscripts (affine in `subscript_operands`) of a tensor source."""
+    symbols = prop_def(ArrayAttr[StringAttr], default_value=ArrayAttr([]))
+    result = result_def(WarpgroupDescriptorType)
+
+    def __init__(self, source: SSAValue, indices: Sequence[SSAValue], subscripts: Sequence[AffineExpr] | None = None):
+        properties: dict[str, Attribute] = {}
+        if subscripts is not None:
+            properties["map"] = AffineMapAttr(AffineMap(len(indices), 0, tuple(subscripts)))
+        super().__init__(operands=[source, indices], properties=properties, result_types=[WarpgroupDescriptorType()])
+
+    @property
+    def tensor(self) -> SSAValue:
+        return self.source
+
+    @property
+    def subscripts(self) -> tuple[AffineExpr, ...]:
+        assert self.map is not None
+        return self.map.data.results
+
+    @property
+    def symbol_names(self) -> list[str]:
+        return [s.data for s in self.symbols]
+
+    def verify_(self) -> None:
+        t = self.source.type
+        if isinstance(t, TensorType):
+            if self.map is None or len(self.map.data.results) != t.rank:
+                raise VerifyException(f"'{self.name}' op of a tensor takes {t.rank} subscripts in 'map'")
+            return
+        assert isinstance(t, MemRefType)
+        if self.map is not None or len(self.subscript_operands) != len(t.get_shape()):
+            raise VerifyException(f"'{self.name}' op of a memref takes one index per dimension and no 'map'")
+        if _space(t) != SHARED_SPACE or not swizzled(t) or t.element_type != Float32Type():
+            raise VerifyException(f"'{self.name}' op describes an f32 shared memref in the 128-byte swizzle, got {t}")
+        if t.get_shape()[-1] * 4 != SWIZZLE_BYTES:
+            raise VerifyException(f"'{self.name}' op needs rows of {SWIZZLE_BYTES} bytes, got {t}")
+
+
+WGMMA_M, WGMMA_K = 64, 8
+"""The m and k of a TF32 `wgmma` (m64nNk8)."""
+
+
+@irdl_op_definition
+class WarpgroupMmaOp(IRDLOperation):
+    """A warpgroup's D = A B^T + C on the tensor cores (`wgmma`, TF32), A and
+    B from shared memory by their descriptors, C and D in the threads'
+    registers (N / 2 each)."""
+
+    name = "nvgpu.warpgroup.mma"
+
+    descriptor_a = operand_def(WarpgroupDescriptorType)
+    descriptor_b = operand_def(WarpgroupDescriptorType)
+    matrix_c = var_operand_def(Float32Type)
+    res = var_result_def(Float32Type)
+    mma_shape = prop_def(ArrayAttr[IntegerAttr], prop_name="mmaShape")
+    tf32_enabled = opt_prop_def(UnitAttr, prop_name="tf32Enabled")
+
+    def __init__(self, a: SSAValue, b: SSAValue, c: Sequence[SSAValue]):
+        super().__init__(
+            operands=[a, b, c],
+            result_types=[[c_.type for c_ in c]],
+            properties={
+                "mmaShape": ArrayAttr(IntegerAttr(d, i64) for d in (WGMMA_M, 2 * len(c), WGMMA_K)),
+                "tf32Enabled": UnitAttr(),
+            },
+        )
+
+    @property
+    def n(self) -> int:
+        return self.mma_shape.data[1].value.data
+
+    def verify_(self) -> None:
+        m, n, k = (d.value.data for d in self.mma_shape.data)
+        if (m, k) != (WGMMA_M, WGMMA_K) or n % 8 or not 8 <= n <= 256 or self.tf32_enabled is None:
+            raise VerifyException(f"'{self.name}' op supports mmaShape = [64, N, 8] (N a multiple of 8 up to 256) with tf32Enabled only")
+        if len(self.matrix_c) != n // 2 or len(self.res) != n // 2:
+            raise VerifyException(f"'{self.name}' op takes and gives N / 2 = {n // 2} accumulators, "
+                                  f"got {len(self.matrix_c)} and {len(self.res)}")
+
+
+NVGPU = Dialect(
+    "nvgpu",
+    [
+        DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, MmaSyncOp,
+        WarpgroupGenerateDescriptorOp, WarpgroupMmaOp,
+    ],
+    [SwizzleLayoutAttr, WarpgroupDescriptorType],
+)  # fmt: skip

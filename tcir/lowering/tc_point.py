@@ -33,7 +33,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.ir.affine import AffineExpr
 
-from tcir.dialects.tc import ReadOp, SizeOp, UpdateOp, YieldOp
+from tcir.dialects.nvgpu import WarpgroupGenerateDescriptorOp
+from tcir.dialects.tc import ReadOp, SizeOp, TensorType, UpdateOp, YieldOp
 from tcir.lowering.affine_to_arith import as_index, materialize
 
 PROMOTED = "promoted"
@@ -119,7 +120,9 @@ class PointLowering:
         syms = [self.sizes[name] for name in symbols]
         return [materialize(builder, e, dims, syms) for e in exprs]
 
-    def target(self, builder: Builder, op: ReadOp | UpdateOp) -> tuple[SSAValue, list[SSAValue]]:
+    def target(
+        self, builder: Builder, op: ReadOp | UpdateOp | WarpgroupGenerateDescriptorOp
+    ) -> tuple[SSAValue, list[SSAValue]]:
         """The memref `op` accesses and the indices: the tensor's, or the
         promoted buffer's."""
         buffer = op.attributes.get(PROMOTED)
@@ -181,6 +184,10 @@ class PointLowering:
                 self.values[op.result] = materialize(builder, op.size, [], symbols)
             elif isinstance(op, UpdateOp):
                 self.update(builder, op)
+            elif isinstance(op, WarpgroupGenerateDescriptorOp) and isinstance(op.source.type, TensorType):
+                source, subscripts = self.target(builder, op)  # pyright: ignore[reportArgumentType]
+                descriptor = builder.insert(WarpgroupGenerateDescriptorOp(source, subscripts))
+                self.values[op.result] = descriptor.result
             elif isinstance(op, scf.IfOp):
                 self._conditional(builder, op)
             else:

@@ -136,16 +136,16 @@ class Layout:
         return 4 * self.steps
 
 
-def _names(stmt: StmtOp) -> list[str]:
+def iterator_names(stmt: StmtOp) -> list[str]:
     return [f"i{k}" for k in range(len(stmt.body.block.args))]
 
 
-def _set(stmt: StmtOp, params: Sequence[str], condition: str) -> isl.Set:
-    names = ", ".join(_names(stmt))
+def instance_set(stmt: StmtOp, params: Sequence[str], condition: str) -> isl.Set:
+    names = ", ".join(iterator_names(stmt))
     return isl.Set(f"[{', '.join(params)}] -> {{ {stmt.sym_name.data}[{names}] : {condition} }}")
 
 
-def _thread_filter(stmt: StmtOp, scop: ScopOp) -> tuple[FilterOp, isl.Set] | None:
+def thread_filter(stmt: StmtOp, scop: ScopOp) -> tuple[FilterOp, isl.Set] | None:
     """The filter that deals `stmt`'s instances to threads, and its set for `stmt`."""
     name = stmt.sym_name.data
     for op in scop.schedule.walk():
@@ -159,7 +159,7 @@ def _thread_filter(stmt: StmtOp, scop: ScopOp) -> tuple[FilterOp, isl.Set] | Non
     return None
 
 
-def _thread_extent(context: ContextOp, name: str) -> int | None:
+def thread_extent(context: ContextOp, name: str) -> int | None:
     """The number of values of the parameter `name` in the kernel's context
     (None where it is not one of 0 .. n - 1)."""
     params = isl.Set(context.context.data)
@@ -172,7 +172,19 @@ def _thread_extent(context: ContextOp, name: str) -> int | None:
     return bounds[1] + 1 if bounds is not None and bounds[0] == 0 else None
 
 
-def _ancestors(op: Operation) -> list[Operation]:
+def mapping_of(stmt: StmtOp, scop: ScopOp) -> tuple[isl.Set, list[Operation], ContextOp] | None:
+    """`stmt`'s instances (thread ids as parameters), the ops around its
+    thread filter and the kernel's context; None where it is not mapped."""
+    located = thread_filter(stmt, scop)
+    if located is None:
+        return None
+    node, owned = located
+    chain = ancestors(node)
+    context = next((op for op in chain if isinstance(op, ContextOp)), None)
+    return None if context is None else (owned, chain, context)
+
+
+def ancestors(op: Operation) -> list[Operation]:
     chain: list[Operation] = []
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, ScopOp):
@@ -184,31 +196,27 @@ def _ancestors(op: Operation) -> list[Operation]:
 def layout(found: Contraction, scop: ScopOp) -> Layout | None:
     """The rows and columns of `found`'s mma where its mapping fits one (see the module)."""
     stmt = found.stmt
-    located = _thread_filter(stmt, scop)
-    if located is None:
+    mapped = mapping_of(stmt, scop)
+    if mapped is None:
         return None
-    node, owned = located
-    chain = _ancestors(node)
-    context = next((op for op in chain if isinstance(op, ContextOp)), None)
-    if context is None:
-        return None
-    x, y = _thread_extent(context, "thread_x"), _thread_extent(context, "thread_y")
-    z = _thread_extent(context, "thread_z") or 1
+    owned, chain, context = mapped
+    x, y = thread_extent(context, "thread_x"), thread_extent(context, "thread_y")
+    z = thread_extent(context, "thread_z") or 1
     if x != COLUMN_THREADS or y is None or y % GROUP_ROWS:
         return None
     domain = isl.Set(stmt.domain.data)
     params = ["thread_x", "thread_y", "thread_z"]
     in_range = f"0 <= thread_x < {x} and 0 <= thread_y < {y} and 0 <= thread_z < {z}"
-    owned = owned.intersect(domain).intersect_params(_set(stmt, params, in_range).params())
-    warps = _warp_of(owned, x, y)
+    owned = owned.intersect(domain).intersect_params(instance_set(stmt, params, in_range).params())
+    warps = warp_of(owned, x, y)
     owned = owned.project_out(isl.dim_type.param, owned.find_dim_by_name(isl.dim_type.param, "thread_z"), 1)
-    names = _names(stmt)
+    names = iterator_names(stmt)
     for row in sorted(found.outputs):
         for column in sorted(found.outputs - {row}):
             a, b = found.operand_of(row), found.operand_of(column)
             if a is None or b is None or a is b:
                 continue
-            expected = _set(
+            expected = instance_set(
                 stmt, params[:2],
                 f"({names[column]} - thread_x) mod {x} = 0 and ({names[row]} - thread_y) mod {y} = 0 "
                 f"and 0 <= thread_x < {x} and 0 <= thread_y < {y}",
@@ -216,20 +224,21 @@ def layout(found: Contraction, scop: ScopOp) -> Layout | None:
             if owned.is_equal(expected):
                 for steps in (4, 2):
                     candidate = Layout(row, column, y, steps)
-                    if _groups_fit(found, candidate, chain, warps):
+                    if groups_fit(found, _groups(found, candidate), _same_mma(found, candidate), chain, warps):
                         return candidate
                 return None
     return None
 
 
-def _warp_of(owned: isl.Set, x: int, y: int) -> isl.Map:
-    """Instance -> the warp that runs it (threads numbered x fastest), from
-    `owned` (the instances, thread ids as parameters)."""
+def warp_of(owned: isl.Set, x: int, y: int, size: int = 32) -> isl.Map:
+    """Instance -> the warp (or group of `size` threads) that runs it
+    (threads numbered x fastest), from `owned` (the instances, thread ids as
+    parameters)."""
     n = owned.dim(isl.dim_type.set)
     ids = owned.insert_dims(isl.dim_type.set, n, 1)
     warp = isl.Set(
         f"[thread_x, thread_y, thread_z] -> {{ [{', '.join(f'i{k}' for k in range(n))}, w] : "
-        f"w = floor((thread_x + {x} * thread_y + {x * y} * thread_z) / 32) }}"
+        f"w = floor((thread_x + {x} * thread_y + {x * y} * thread_z) / {size}) }}"
     )
     ids = ids.reset_tuple_id().intersect(warp.align_params(ids.get_space()))
     for name in ("thread_x", "thread_y", "thread_z"):
@@ -240,15 +249,15 @@ def _warp_of(owned: isl.Set, x: int, y: int) -> isl.Map:
 
 def leaders(found: Contraction, at: Layout) -> isl.Set:
     """The instances that run the mmas: the first of each group (`_groups`)."""
-    names = _names(found.stmt)
+    names = iterator_names(found.stmt)
     row, column, k = names[at.row], names[at.column], names[found.reduction]
     condition = f"{row} mod {2 * at.rows} < {at.rows} and {column} mod 8 < 4 and {k} mod {at.points} = 0"
-    return isl.Set(found.stmt.domain.data).intersect(_set(found.stmt, [], condition))
+    return isl.Set(found.stmt.domain.data).intersect(instance_set(found.stmt, [], condition))
 
 
 def _groups(found: Contraction, at: Layout) -> isl.Map:
     """Leader -> the instances its mmas do (32 a mma)."""
-    names = _names(found.stmt)
+    names = iterator_names(found.stmt)
     target = list(names)
     target[at.row], target[at.column], target[found.reduction] = "r'", "c'", "k'"
     row, column, k = names[at.row], names[at.column], names[found.reduction]
@@ -264,7 +273,7 @@ def _groups(found: Contraction, at: Layout) -> isl.Map:
 def _same_mma(found: Contraction, at: Layout) -> isl.Map:
     """Leader -> the leaders of the other lanes of its mma (the same rows
     but for their g = row mod 8, columns but for t = column mod 4)."""
-    names = _names(found.stmt)
+    names = iterator_names(found.stmt)
     target = list(names)
     target[at.row], target[at.column] = "r'", "c'"
     row, column = names[at.row], names[at.column]
@@ -277,16 +286,18 @@ def _same_mma(found: Contraction, at: Layout) -> isl.Map:
     return relation.intersect_domain(leaders(found, at)).intersect_range(leaders(found, at))
 
 
-def _groups_fit(found: Contraction, at: Layout, chain: Sequence[Operation], warps: isl.Map) -> bool:
-    """Whether the groups tile the domain, each lies in one iteration of
-    the loops around the copies of its statement's tiles, and one warp
-    (`warps`: instance -> warp) runs each group and each mma's 32 groups."""
+def groups_fit(
+    found: Contraction, groups: isl.Map, same: isl.Map, chain: Sequence[Operation], warps: isl.Map
+) -> bool:
+    """Whether the groups (leader -> instances) tile the domain, each lies
+    in one iteration of the loops around the copies of its statement's
+    tiles, and one warp (`warps`: instance -> warp) runs each group and the
+    groups of each mma (`same`: leader -> the leaders of its mma)."""
     domain = isl.Set(found.stmt.domain.data)
-    groups = _groups(found, at)
     covered = groups.range()
     if not covered.is_subset(domain) or not domain.is_subset(covered) or not domain.is_box():
         return False
-    together = groups.union(_same_mma(found, at))
+    together = groups.union(same)
     if not together.apply_range(warps).is_subset(warps.intersect_domain(together.domain())):
         return False
     extensions = [k for k, op in enumerate(chain) if isinstance(op, ExtensionOp)]
@@ -304,14 +315,14 @@ def _groups_fit(found: Contraction, at: Layout, chain: Sequence[Operation], warp
     return True
 
 
-def _on_iterators(op: ReadOp | UpdateOp, n: int) -> AffineMap:
+def on_iterators(op: ReadOp | UpdateOp, n: int) -> AffineMap:
     """`op`'s subscripts as a map of all `n` iterators of its statement."""
     args = list(op.parent_block().args)  # pyright: ignore[reportOptionalMemberAccess]
     dims = [AffineExpr.dimension(args.index(v)) for v in op.subscript_operands]  # pyright: ignore[reportArgumentType]
     return op.map.data.replace_dims_and_symbols(dims, [], n, 0)  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def _shift(n: int, moves: dict[int, AffineExpr]) -> AffineMap:
+def shift_map(n: int, moves: dict[int, AffineExpr]) -> AffineMap:
     return AffineMap(n, 0, tuple(moves.get(k, AffineExpr.dimension(k)) for k in range(n)))
 
 
@@ -328,9 +339,9 @@ def mma_statement(found: Contraction, at: Layout) -> StmtOp:
     reads: list[ReadOp] = []
 
     def read(op: ReadOp | UpdateOp, moves: dict[int, AffineExpr]) -> SSAValue:
-        shift = _shift(n, moves)
-        new = ReadOp(op.operands[0], _on_iterators(op, n).compose(shift).results, block.args)
-        _carry(op, new, shift)
+        shift = shift_map(n, moves)
+        new = ReadOp(op.operands[0], on_iterators(op, n).compose(shift).results, block.args)
+        carry(op, new, shift)
         block.add_op(new)
         reads.append(new)
         return new.result
@@ -351,20 +362,20 @@ def mma_statement(found: Contraction, at: Layout) -> StmtOp:
         c = mma.res
     writes: list[UpdateOp] = []
     for place, value in zip(places, c):
-        shift = _shift(n, place)
-        new = UpdateOp(found.update.tensor, "=", value, _on_iterators(found.update, n).compose(shift).results, block.args)
-        _carry(found.update, new, shift)
+        shift = shift_map(n, place)
+        new = UpdateOp(found.update.tensor, "=", value, on_iterators(found.update, n).compose(shift).results, block.args)
+        carry(found.update, new, shift)
         block.add_op(new)
         writes.append(new)
     domain = leaders(found, at)
     result = StmtOp(
-        stmt.sym_name.data, str(domain), _relation(stmt, reads), _relation(stmt, writes), Region(block),
+        stmt.sym_name.data, str(domain), relation(stmt, reads), relation(stmt, writes), Region(block),
     )  # fmt: skip
     result.attributes |= stmt.attributes
     return result
 
 
-def _carry(old: ReadOp | UpdateOp, new: ReadOp | UpdateOp, shift: AffineMap) -> None:
+def carry(old: ReadOp | UpdateOp, new: ReadOp | UpdateOp, shift: AffineMap) -> None:
     """`old`'s attributes on `new` (a read of an atomic update's element is
     not atomic), its buffer index moved by `shift`."""
     new.attributes |= {k: v for k, v in old.attributes.items() if k != ATOMIC or isinstance(new, UpdateOp)}
@@ -373,7 +384,7 @@ def _carry(old: ReadOp | UpdateOp, new: ReadOp | UpdateOp, shift: AffineMap) -> 
         new.attributes[PROMOTED_MAP] = AffineMapAttr(index.data.compose(shift))
 
 
-def _relation(stmt: StmtOp, ops: Sequence[ReadOp | UpdateOp]) -> str:
+def relation(stmt: StmtOp, ops: Sequence[ReadOp | UpdateOp]) -> str:
     """The union of `ops`' accesses (isl text), from `stmt`'s instances."""
     result: isl.UnionMap | None = None
     domain = isl.Set(stmt.domain.data)

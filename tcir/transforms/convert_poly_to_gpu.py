@@ -50,6 +50,7 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tcir.dialects.nvgpu import SWIZZLE_ALIGNMENT, swizzled
 from tcir.dialects.poly import ScopOp, StmtOp
 from tcir.dialects.tc import DefOp
 from tcir.errors import TCError
@@ -206,8 +207,9 @@ class KernelBuilder:
             alloca = memref.AllocaOp.get(
                 type.element_type,
                 shape=type.get_shape(),
+                layout=type.layout,
                 memory_space=type.memory_space,
-                alignment=_row_alignment(type),
+                alignment=SWIZZLE_ALIGNMENT if swizzled(type) else _row_alignment(type),
             )
             alloca.memref.name_hint = name
             buffers[name] = builder.insert(alloca).memref

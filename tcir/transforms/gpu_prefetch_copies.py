@@ -98,7 +98,13 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from tcir.backends.cuda.scalar_types import written_memrefs
 from tcir.backends.cuda.shared_memory import buffer_bytes, shared_buffers
-from tcir.dialects.nvgpu import COPY_BYTES, DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp
+from tcir.dialects.nvgpu import (
+    COPY_BYTES,
+    DeviceAsyncCopyOp,
+    DeviceAsyncCreateGroupOp,
+    DeviceAsyncWaitOp,
+    WarpgroupGenerateDescriptorOp,
+)
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
 from tcir.ir.integer_forms import constant_of, trip_count
@@ -406,6 +412,8 @@ def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence
     for alloca in tiles.values():
         for use in alloca.memref.uses:
             user = use.operation
+            if isinstance(user, WarpgroupGenerateDescriptorOp) and loop.is_ancestor(user):
+                continue  # the tensor cores read the tile
             if not isinstance(user, memref.LoadOp | Store) or _target(user) is not alloca.memref \
                     or not loop.is_ancestor(user):
                 return None
@@ -446,6 +454,7 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
         doubled = memref.AllocaOp.get(
             memref_type.element_type,
             shape=[buffers, *memref_type.get_shape()],
+            layout=memref_type.layout,
             memory_space=memref_type.memory_space,
             alignment=alloca.alignment,
         )
@@ -460,6 +469,9 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
                 new = vector.StoreOp(user.vector, doubled.memref, [index, *user.indices])
             elif isinstance(user, DeviceAsyncCopyOp):
                 new = DeviceAsyncCopyOp(user.src, user.src_indices, doubled.memref, [index, *user.dst_indices], user.elements)
+            elif isinstance(user, WarpgroupGenerateDescriptorOp):
+                new = WarpgroupGenerateDescriptorOp(doubled.memref, [index, *user.subscript_operands])
+                user.result.replace_all_uses_with(new.results[0])
             else:
                 assert isinstance(user, memref.LoadOp)
                 new = memref.LoadOp.get(doubled.memref, [index, *user.indices])

@@ -36,6 +36,24 @@ read as TF32 (10 bits of mantissa) and summed in another order: a
 choice the user makes (`MappingOptions.allow_tf32`, as PyTorch's
 `torch.backends.cuda.matmul.allow_tf32`). The CUDA backend needs sm_80 for
 the tensor cores (before it, `mma.sync`'s sums by warp shuffles).
+
+With `warpgroup=true`, a contraction whose block is `threads=[4, 8]` with
+`warps=[1, W]` (W a multiple of 4) and whose operands' shared tiles have
+32 elements of k a row becomes instead the statement of sm_90's `wgmma`
+(m64nNk8, N the tile's columns, see `tcir.polyhedral.wgmma`): one instance
+per thread and 8 k, which reads the thread's N / 2 accumulators and writes
+back `nvgpu.warpgroup.mma`'s results, its operands described by
+`nvgpu.warpgroup.generate.descriptor`s of the first elements of the
+warpgroup's rows of A and of the tile's rows of B:
+
+      %a = "nvgpu.warpgroup.generate.descriptor"(%A, %m, %n, %kk) <{map = (d0, d1, d2) -> (d0 - d0 mod 64, d2)}> ...
+      %b = "nvgpu.warpgroup.generate.descriptor"(%B, %m, %n, %kk) <{map = (d0, d1, d2) -> (d1 - d1 mod 128, d2)}> ...
+      %d0, ..., %d63 = "nvgpu.warpgroup.mma"(%a, %b, ...) <{mmaShape = [64, 128, 8], tf32Enabled}>
+
+Both tiles become `memref<Rx32xf32, #nvgpu.swizzle<128>, 3>` (the
+hardware's 128-byte swizzle), B's rows listed so that the columns of each
+8 that `wgmma` gives a thread are the ones the mapping gave it. The CUDA
+backend runs it on sm_90a, and by each thread's own shared loads before.
 """
 
 from __future__ import annotations
@@ -47,15 +65,20 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from tcir.dialects.poly import ScopOp
-from tcir.polyhedral.mma import rewrite
+from tcir.polyhedral import mma, wgmma
 
 
 @dataclass(frozen=True)
 class PolyMapToMmaPass(ModulePass):
-    """Run each fitting f32 contraction of a mapped scop as TF32 `mma.sync`."""
+    """Run each fitting f32 contraction of a mapped scop as TF32 `mma.sync`
+    (or, with `warpgroup`, sm_90's `wgmma` where it fits)."""
 
     name = "poly-map-to-mma"
 
+    warpgroup: bool = False
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
-            rewrite(scop)
+            if self.warpgroup:
+                wgmma.rewrite(scop)
+            mma.rewrite(scop)

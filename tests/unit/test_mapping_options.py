@@ -101,6 +101,12 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
     assert "poly-map-to-mma,convert-poly-to-gpu" in tf32.pipeline(backend="cuda")
     assert "mma" not in tf32.pipeline(backend="cpu") and "mma" not in copied.pipeline(backend="cuda")
     assert tcir.MappingOptions.from_json(tf32.to_json()) == tf32
+    wgmma = tcir.MappingOptions(tile=[128, 128, 32], threads=[4, 8], warps=[1, 8], allow_tf32=True, warpgroup_mma=True)
+    assert "poly-map-to-mma{warpgroup=true},convert-poly-to-gpu" in wgmma.pipeline(backend="cuda")
+    assert "mma" not in replace(wgmma, allow_tf32=False).pipeline(backend="cuda")  # TF32 only
+    assert tcir.MappingOptions.from_json(wgmma.to_json()) == wgmma
+    with pytest.raises(tcir.TCError, match="warpgroup_mma must be a bool"):
+        tcir.MappingOptions(warpgroup_mma="yes")
     with pytest.raises(tcir.TCError, match="async_copies must be a bool"):
         tcir.MappingOptions(async_copies="yes")
 

@@ -185,9 +185,72 @@ __device__ __forceinline__ void tc_mma_tf32(float& d0, float& d1, float& d2, flo
   }
 #endif
 }""",
+    # nvgpu.warpgroup.*: sm_90a's wgmma reads its operands by 64-bit
+    # descriptors (start >> 4, leading byte offset 16 >> 4, 8-row stride
+    # 1024 >> 4, 128-byte swizzle) of shared tiles whose rows are 128 bytes
+    # and start 1024-aligned; shared memory that ordinary stores or cp.async
+    # wrote needs a proxy fence before the tensor cores read it. Elsewhere
+    # (before sm_90a) each thread reads the swizzled tiles itself.
+    "tc_wgmma": """\
+__device__ __forceinline__ unsigned long long tc_wgmma_descriptor(const float* start) {
+  const unsigned address = (unsigned)__cvta_generic_to_shared(start);
+  return (unsigned long long)((address & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
 }
+__device__ __forceinline__ void tc_fence_proxy_async() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+// Element (r, k) of the swizzled tile whose element (0, 0) is `start`.
+__device__ __forceinline__ float tc_swizzled(const float* start, int r, int k) {
+  const unsigned long long at = (unsigned long long)start;
+  const char* row = (const char*)start - (at & 127) + 128 * r;
+  const int column = (int)((at & 127) >> 2) + k;
+  const int chunk = (column >> 2) ^ (int)(((at >> 7) + r) & 7);
+  return *(const float*)(row + 16 * chunk + 4 * (column & 3));
+}""",
+}
+WGMMA_PREFIX = "tc_wgmma_m64n"
+"""Helpers `tc_wgmma_m64n<N>k8`, one per N (`wgmma_helper`)."""
+
+
+def wgmma_helper(n: int) -> str:
+    """`tc_wgmma_m64n<N>k8(a, b, d0 .. d<N/2 - 1>)`: the warpgroup's D += A B^T
+    (`nvgpu.warpgroup.mma`, TF32) on the thread's accumulators in place,
+    complete when it returns."""
+    regs = n // 2
+    params = ", ".join(f"float& d{k}" for k in range(regs))
+    outs = ", ".join(f"%{k}" for k in range(regs))
+    constraints = ", ".join(f'"+f"(d{k})' for k in range(regs))
+    refs = ", ".join(f"&d{k}" for k in range(regs))
+    return f"""\
+__device__ __forceinline__ void {WGMMA_PREFIX}{n}k8(const float* a, const float* b, {params}) {{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, 0;\\n"
+      "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, %{regs}, %{regs + 1}, p, 1, 1;\\n}}"
+      : {constraints}
+      : "l"(tc_wgmma_descriptor(a)), "l"(tc_wgmma_descriptor(b)));
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#else
+  const int lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 128;
+  const int row = 16 * (lane / 32) + (lane % 32) / 4, column = 2 * (lane % 4);
+  float* d[{regs}] = {{{refs}}};
+  for (int q = 0; q < {n // 8}; ++q)
+    for (int h = 0; h < 2; ++h)
+      for (int e = 0; e < 2; ++e) {{
+        float sum = *d[4 * q + 2 * h + e];
+        for (int k = 0; k < 8; ++k)
+          sum += tc_swizzled(a, row + 8 * h, k) * tc_swizzled(b, 8 * q + column + e, k);
+        *d[4 * q + 2 * h + e] = sum;
+      }}
+#endif
+}}"""
 
 
 def helper_definitions(used: set[str]) -> list[str]:
-    """The definitions of the `used` helpers, in a stable order."""
-    return [text for name, text in HELPERS.items() if name in used]
+    """The definitions of the `used` helpers, in a stable order (`wgmma_helper`s
+    last, by N)."""
+    wgmma = sorted(int(name[len(WGMMA_PREFIX) : -2]) for name in used if name.startswith(WGMMA_PREFIX))
+    return [text for name, text in HELPERS.items() if name in used] + [wgmma_helper(n) for n in wgmma]

@@ -66,10 +66,20 @@ from tcir.backends.cuda.helpers import helper_definitions
 from tcir.dialects.check import IndexOp
 from tcir.ir.integer_forms import trip_count
 from tcir.ir.loop_hints import UNROLL_HINT
-from tcir.dialects.nvgpu import COPY_BYTES, DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, MmaSyncOp
+from tcir.backends.cuda.helpers import WGMMA_PREFIX
+from tcir.dialects.nvgpu import (
+    COPY_BYTES,
+    DeviceAsyncCopyOp,
+    DeviceAsyncCreateGroupOp,
+    DeviceAsyncWaitOp,
+    MmaSyncOp,
+    WarpgroupGenerateDescriptorOp,
+    WarpgroupMmaOp,
+    swizzled,
+)
 from tcir.backends.cuda.launch import constant_block_size, kernel_symbol
 from tcir.backends.cuda.naming import NameTable
-from tcir.backends.cuda.shared_memory import DYNAMIC_ALIGNMENT, dynamic_offsets, dynamic_shared_bytes, shared_buffers
+from tcir.backends.cuda.shared_memory import alignment, dynamic_offsets, dynamic_shared_bytes, shared_buffers
 from tcir.backends.cuda.scalar_types import (
     ATOMIC_ADD_KINDS,
     PRIVATE_SPACE,
@@ -298,6 +308,8 @@ class KernelPrinter(IndentedLines):
         self.lines: list[str] = []
         self.depth = 0
         self.helpers: set[str] = set()
+        self.tensor_core_tiles = any(isinstance(op, WarpgroupMmaOp) for op in kernel.walk())
+        """Whether `nvgpu.warpgroup.mma` reads shared tiles (barriers then fence them)."""
         self.uses_half = False
 
     # Output ---------------------------------------------------------------
@@ -448,7 +460,8 @@ class KernelPrinter(IndentedLines):
         """Static `__shared__` arrays; past 48 KiB, references into the
         kernel's dynamic shared memory (which its launches request)."""
         if dynamic_shared_bytes(self.kernel):
-            self.line(f"extern __shared__ __align__({DYNAMIC_ALIGNMENT}) unsigned char {DYNAMIC_SHARED}[];")
+            base = max(alignment(b) for b in shared_buffers(self.kernel))
+            self.line(f"extern __shared__ __align__({base}) unsigned char {DYNAMIC_SHARED}[];")
             for op, offset in dynamic_offsets(self.kernel):
                 name = self.names.declare(op.memref)
                 element, dims = self.ctype(op.memref.type.element_type), _dims(op.memref.type)
@@ -764,11 +777,16 @@ class KernelPrinter(IndentedLines):
             return None
         return symbol, value.operands[1]
 
-    def access(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> str:
-        """`A[i * 32 + k]` for flat kernel arguments, `As[i][k]` for local arrays."""
+    def access(self, buffer: SSAValue, indices: Sequence[SSAValue], swizzle: bool = True) -> str:
+        """`A[i * 32 + k]` for flat kernel arguments, `As[i][k]` for local
+        arrays (`As[i][k ^ (i & 7) << 2]` in the 128-byte swizzle, unless
+        `swizzle` is off: then the element the unswizzled layout would put there)."""
         name = self.names[buffer]
         if buffer not in self.flat_buffers:
             texts = [self.expr(i, ANY) for i in indices]
+            if swizzle and swizzled(buffer.type) and len(indices) >= 2:
+                row = self.expr(indices[-2], _PRECEDENCE["*"])
+                texts[-1] = f"{self.expr(indices[-1], _PRECEDENCE['*'])} ^ (({row} & 7) << 2)"
             return name + "".join(f"[{t}]" for t in texts) if texts else f"{name}[0]"
         shape = self.flat_buffers[buffer]
         terms: list[str] = []
@@ -821,6 +839,21 @@ class KernelPrinter(IndentedLines):
         self.line(f"tc_mma_tf32({', '.join([*names, *(self.expr(v, ANY) for v in op.operands)])});")
 
     @emit.register
+    def _(self, op: WarpgroupGenerateDescriptorOp) -> None:
+        self.helpers.add("tc_wgmma")
+        name = self.names.declare(op.result)
+        self.line(f"const float* {name} = &{self.access(op.source, op.subscript_operands, swizzle=False)};")
+
+    @emit.register
+    def _(self, op: WarpgroupMmaOp) -> None:
+        self.helpers.add("tc_wgmma")
+        self.helpers.add(f"{WGMMA_PREFIX}{op.n}k8")
+        names = [self.names.declare(r) for r in op.res]
+        self.line(f"float {', '.join(f'{n} = {self.expr(c, ANY)}' for n, c in zip(names, op.matrix_c))};")
+        a, b = self.names[op.descriptor_a], self.names[op.descriptor_b]
+        self.line(f"{WGMMA_PREFIX}{op.n}k8({', '.join([a, b, *names])});")
+
+    @emit.register
     def _(self, op: IndexOp) -> None:
         self.helpers.add("tc_checked_index")
         sub, value = self.expr(op.subscript, ANY), self.expr(op.value, ANY)
@@ -840,6 +873,8 @@ class KernelPrinter(IndentedLines):
 
     @emit.register
     def _(self, op: gpu.BarrierOp) -> None:
+        if self.tensor_core_tiles:  # what threads wrote, the tensor cores read next
+            self.line("tc_fence_proxy_async();")
         self.line("__syncthreads();")
 
     @emit.register

@@ -79,8 +79,11 @@ def current_device() -> int:
 
 @functools.cache
 def device_architecture(device: int) -> str:
-    """The real architecture of `device`, e.g. `sm_90`."""
-    return f"sm_{cupy_module().cuda.Device(device).compute_capability}"
+    """The real architecture of `device`, e.g. `sm_80`; on sm_90 (H100)
+    `sm_90a`, whose architecture-specific instructions (`wgmma`) its cubin may
+    use (such a cubin runs on sm_90 only: the architecture of this device)."""
+    capability = cupy_module().cuda.Device(device).compute_capability
+    return f"sm_{capability}{'a' if capability == '90' else ''}"
 
 
 def write_source(source: str) -> str:

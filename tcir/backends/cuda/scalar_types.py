@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects import memref
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from tcir.dialects.nvgpu import SwizzleLayoutAttr
 from tcir.dialects.nvgpu import DeviceAsyncCopyOp
 from tcir.errors import TCError
 
@@ -109,13 +110,14 @@ def memory_space(t: MemRefType[Attribute]) -> int:
 
 
 def static_shape(t: MemRefType[Attribute]) -> tuple[int, ...]:
-    """The sizes of a memref with a static shape and identity layout; else TCError."""
+    """The sizes of a memref with a static shape and identity layout (or the
+    128-byte swizzle, which `access` prints); else TCError."""
     shape = tuple(t.get_shape())
     if any(size < 0 for size in shape):
         raise TCError(
             f"cuda backend: memref type '{t}' has a dynamic shape; specialize sizes first"
         )
-    if not isinstance(t.layout, NoneAttr):
+    if not isinstance(t.layout, NoneAttr | SwizzleLayoutAttr):
         raise TCError(f"cuda backend: memref type '{t}' has a non-identity layout")
     return shape
 

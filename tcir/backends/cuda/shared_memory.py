@@ -39,18 +39,28 @@ def buffer_bytes(alloca: memref.AllocaOp) -> int:
 def dynamic_shared_bytes(kernel: gpu.FuncOp) -> int:
     """The dynamic shared memory a launch of `kernel` requests, its buffers
     laid out as `dynamic_offsets` does: 0 where they fit in static shared memory."""
-    sizes = [buffer_bytes(b) for b in shared_buffers(kernel)]
-    return 0 if sum(sizes) <= STATIC_SHARED_LIMIT else sum(map(_aligned, sizes))
+    buffers = shared_buffers(kernel)
+    if sum(map(buffer_bytes, buffers)) <= STATIC_SHARED_LIMIT:
+        return 0
+    return max((offset + _aligned(buffer_bytes(b), DYNAMIC_ALIGNMENT) for b, offset in dynamic_offsets(kernel)), default=0)
 
 
 def dynamic_offsets(kernel: gpu.FuncOp) -> list[tuple[memref.AllocaOp, int]]:
-    """Each shared buffer of `kernel` and its byte offset in dynamic shared memory."""
+    """Each shared buffer of `kernel` and its byte offset in dynamic shared
+    memory (a multiple of its alignment)."""
     offsets, offset = [], 0
     for buffer in shared_buffers(kernel):
+        offset = _aligned(offset, alignment(buffer))
         offsets.append((buffer, offset))
-        offset += _aligned(buffer_bytes(buffer))
+        offset += buffer_bytes(buffer)
     return offsets
 
 
-def _aligned(size: int) -> int:
-    return -(-size // DYNAMIC_ALIGNMENT) * DYNAMIC_ALIGNMENT
+def alignment(buffer: memref.AllocaOp) -> int:
+    """The bytes `buffer`'s start is a multiple of: its own alignment, at least a float4's."""
+    own = buffer.alignment.value.data if buffer.alignment is not None else 1
+    return max(own, DYNAMIC_ALIGNMENT)
+
+
+def _aligned(size: int, to: int) -> int:
+    return -(-size // to) * to

@@ -26,6 +26,9 @@ LANE_BUDGET = 1 << 16
 
 KernelFunction = Callable[..., None]
 WARP = 32
+WARPGROUP = 128
+"""Threads of a warpgroup (`wgmma`): 4 consecutive warps."""
+WGMMA_ROWS = 64
 
 
 def _tf32(values: np.ndarray) -> np.ndarray:
@@ -167,15 +170,8 @@ class Launch:
         """`nvgpu.mma.sync` (m16n8k8, TF32) by `lanes`: all 32 threads of
         each of their warps must be there; D = tf32(A) tf32(B) + C per warp,
         from and to the threads' registers (see `tcir.dialects.nvgpu`)."""
-        if self.threads % WARP:
-            self.fault("mma", f"mma.sync ({self.site(site)}) in a block of {self.threads} threads, not whole warps")
-        warps, lane = lanes // WARP, lanes % WARP
-        counts = np.bincount(warps)
-        partial = np.flatnonzero((counts > 0) & (counts < WARP))
-        if partial.size:
-            first = self.ordinals(lanes[warps == partial[0]][:1])[0]
-            self.fault("mma", f"divergent mma.sync ({self.site(site)}): {self.thread(int(first))} reaches it "
-                       f"without all the threads of its warp")
+        self._whole(lanes, WARP, "mma.sync", "warp", site)
+        lane = lanes % WARP
         order = np.argsort(lanes, kind="stable")
         g, t = lane[order] // 4, lane[order] % 4
         w = np.repeat(np.arange(order.size // WARP), WARP)
@@ -192,6 +188,62 @@ class Launch:
         back = np.empty_like(order)
         back[order] = np.arange(order.size)
         return tuple(D[w, row, column][back] for row, column in places)
+
+    def _whole(self, lanes: np.ndarray, size: int, op: str, group: str, site: int) -> None:
+        """Fault unless `lanes` are whole groups of `size` threads (warps, warpgroups)."""
+        if self.threads % size:
+            self.fault("mma", f"{op} ({self.site(site)}) in a block of {self.threads} threads, not whole {group}s")
+        groups = lanes // size
+        counts = np.bincount(groups)
+        partial = np.flatnonzero((counts > 0) & (counts < size))
+        if partial.size:
+            first = self.ordinals(lanes[groups == partial[0]][:1])[0]
+            self.fault("mma", f"divergent {op} ({self.site(site)}): {self.thread(int(first))} reaches it "
+                       f"without all the threads of its {group}")
+
+    def warpgroup_mma(self, lanes: np.ndarray, a: tuple[Buffer, tuple[Any, ...]], b: tuple[Buffer, tuple[Any, ...]],
+                      c: Sequence[Any], site: int) -> tuple[np.ndarray, ...]:
+        """`nvgpu.warpgroup.mma` (m64nNk8, TF32) by `lanes`: all 128 threads
+        of each of their warpgroups must be there with the same descriptors;
+        D = tf32(A) tf32(B)^T + C per warpgroup, A the 64 x 8 and B the N x 8
+        elements of shared memory from the descriptors' elements on (each
+        thread loads its share, so that the reads are checked like its own),
+        C and D in the threads' registers (see `tcir.dialects.nvgpu`)."""
+        self._whole(lanes, WARPGROUP, "wgmma", "warpgroup", site)
+        order = np.argsort(lanes, kind="stable")
+        ordered = lanes[order]
+        n = 2 * len(c)
+        count = order.size // WARPGROUP
+        lane = ordered % WARPGROUP
+        per_lane = lambda v: np.broadcast_to(np.asarray(v), lanes.shape)[order]  # noqa: E731
+
+        def operand(descriptor: tuple[Buffer, tuple[Any, ...]], rows: int) -> np.ndarray:
+            buffer, index = descriptor
+            starts = [per_lane(i).reshape(count, WARPGROUP) for i in index]
+            if any(np.any(s != s[:, :1]) for s in starts):
+                self.fault("mma", f"wgmma ({self.site(site)}) with different descriptors in one warpgroup")
+            values = np.zeros((count, rows * 8), np.float64)
+            group = np.arange(count).repeat(WARPGROUP)
+            *outer, row, column = (s.reshape(-1) for s in starts)
+            for share in range(-(-rows * 8 // WARPGROUP)):  # lane l loads elements l, l + 128, ...
+                element = lane + WARPGROUP * share
+                mine = element < rows * 8
+                at = (*(o[mine] for o in outer), row[mine] + element[mine] // 8, column[mine] + element[mine] % 8)
+                loaded = buffer.load(ordered[mine], at, site)
+                values[group[mine], element[mine]] = _tf32(np.asarray(loaded, np.float32))
+            return values.reshape(count, rows, 8)
+
+        A, B = operand(a, WGMMA_ROWS), operand(b, n)
+        w, g, t = lane // WARP, (lane % WARP) // 4, lane % 4
+        k = np.arange(count).repeat(WARPGROUP)
+        places = [(16 * w + g + 8 * h, 8 * q + 2 * t + e) for q in range(n // 8) for h in (0, 1) for e in (0, 1)]
+        C = np.zeros((count, WGMMA_ROWS, n), np.float64)
+        for value, (row, column) in zip(c, places):
+            C[k, row, column] = per_lane(value).astype(np.float32)
+        D = (A @ B.transpose(0, 2, 1) + C).astype(np.float32)
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        return tuple(D[k, row, column][back] for row, column in places)
 
     def barrier(self, lanes: np.ndarray, site: int) -> None:
         """`__syncthreads()` by `lanes`: all threads of each of their blocks must be there."""

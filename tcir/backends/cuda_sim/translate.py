@@ -48,7 +48,14 @@ from tcir.backends.cuda.scalar_types import (
 )
 from tcir.backends.cuda_sim import values
 from tcir.dialects.check import IndexOp
-from tcir.dialects.nvgpu import DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, MmaSyncOp
+from tcir.dialects.nvgpu import (
+    DeviceAsyncCopyOp,
+    DeviceAsyncCreateGroupOp,
+    DeviceAsyncWaitOp,
+    MmaSyncOp,
+    WarpgroupGenerateDescriptorOp,
+    WarpgroupMmaOp,
+)
 from tcir.backends.source_text import IndentedLines
 from tcir.errors import TCError
 
@@ -126,7 +133,7 @@ def varying_values(
                 sizes = {gpu.ThreadIdOp: (block,), gpu.BlockIdOp: (grid,)}.get(type(op), (block, grid))
                 if any(s[dim] > 1 for s in sizes):
                     changed |= mark(op.results)
-            elif isinstance(op, memref.AtomicRMWOp | MmaSyncOp):  # one value per lane
+            elif isinstance(op, memref.AtomicRMWOp | MmaSyncOp | WarpgroupMmaOp):  # one value per lane
                 changed |= mark(op.results)
             elif isinstance(op, memref.LoadOp):
                 if not is_global(op.memref.type) or any(i in varying for i in op.indices):
@@ -156,7 +163,7 @@ def _site_lines(kernel: gpu.FuncOp) -> list[str]:
     Printer(stream=stream).print_op(kernel)
     pattern = re.compile(
         r"(= memref\.load |^\s*memref\.store |= vector\.load |^\s*vector\.store |\"gpu\.barrier\""
-        r"|\"memref\.atomic_rmw\"|\"nvgpu\.device_async_copy\"|\"nvgpu\.mma\.sync\")"
+        r"|\"memref\.atomic_rmw\"|\"nvgpu\.device_async_copy\"|\"nvgpu\.mma\.sync\"|\"nvgpu\.warpgroup\.mma\")"
     )
     return [line.strip() for line in stream.getvalue().splitlines() if pattern.search(line)]
 
@@ -472,6 +479,16 @@ class KernelTranslator(IndentedLines):
         self.line(f"{', '.join(results)} = rt.mma_sync({scope.lanes}, {', '.join(registers)}, {self.site(op)})")
         scope.names.update(zip(op.res, results))
 
+    def op_generate_descriptor(self, op: WarpgroupGenerateDescriptorOp, scope: Scope) -> None:
+        self.define(scope, op.result, f"({self.ref(scope, op.source)}, {self.index(scope, op.subscript_operands)})")
+
+    def op_warpgroup_mma(self, op: WarpgroupMmaOp, scope: Scope) -> None:
+        a, b = self.ref(scope, op.descriptor_a), self.ref(scope, op.descriptor_b)
+        results = [self.fresh() for _ in op.res]
+        accumulators = ", ".join(self.ref(scope, v) for v in op.matrix_c)
+        self.line(f"{', '.join(results)} = rt.warpgroup_mma({scope.lanes}, {a}, {b}, [{accumulators}], {self.site(op)})")
+        scope.names.update(zip(op.res, results))
+
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
         if op.kind.value.data not in ATOMIC_ADD_KINDS:
             raise TCError(f"cuda-sim: op 'memref.atomic_rmw' of kind {op.kind.value.data} is not supported")
@@ -619,6 +636,7 @@ _HANDLERS: dict[type[Operation], str] = {
     memref.AllocaOp: "op_alloca", IndexOp: "op_check_index", scf.IfOp: "op_if", scf.ForOp: "op_for", scf.YieldOp: "op_yield",
     DeviceAsyncCopyOp: "op_async_copy", DeviceAsyncCreateGroupOp: "op_async_create_group",
     DeviceAsyncWaitOp: "op_async_wait", MmaSyncOp: "op_mma_sync",
+    WarpgroupGenerateDescriptorOp: "op_generate_descriptor", WarpgroupMmaOp: "op_warpgroup_mma",
 }  # fmt: skip
 
 

@@ -117,13 +117,20 @@ def test_async_copies_compile_with_cp_async_and_without(arch: str, tmp_path: Pat
     assert ".local" not in text
 
 
+MMA_SYNC = tcir.MappingOptions(
+    tile=[128, 128, 64], threads=[4, 64], max_private_elements=64, num_stages=3, async_copies=True, vector_width=4,
+    copy_vector_width=4, max_shared_memory=151552, allow_tf32=True,
+)
+"""The large matmul on warp-level TF32 `mma.sync`: 4 x 64 threads."""
+
+
 @needs_nvcc
 @pytest.mark.parametrize("arch", ["sm_90", "sm_75"])
 def test_tf32_mma_compiles_with_tensor_cores_and_without(arch: str, tmp_path: Path):
-    """The TF32 default of the large matmul: mma.sync for sm_90, each
-    fragment register loaded once (float4 loads of shared memory, none
-    repeated per mma), no local memory; for sm_75 the shuffles' sums."""
-    text = _ptx(_large_matmul(tcir.MappingOptions(allow_tf32=True)), arch, tmp_path)
+    """The large matmul on mma.sync: for sm_90, each fragment register
+    loaded once (float4 loads of shared memory, none repeated per mma), no
+    local memory; for sm_75 the shuffles' sums."""
+    text = _ptx(_large_matmul(MMA_SYNC), arch, tmp_path)
     mmas = text.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
     assert ".local" not in text
     if arch == "sm_75":
@@ -132,3 +139,25 @@ def test_tf32_mma_compiles_with_tensor_cores_and_without(arch: str, tmp_path: Pa
     loads = [line.split()[0] for line in text.splitlines() if "ld.shared" in line]
     # 128 rows x 16 of the 64 points of a step: per warp 2 A and 16 B float4 a 16-point step, 32 mmas.
     assert mmas == 128 and loads == ["ld.shared.v4.u32"] * 72
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_75"])
+def test_tf32_wgmma_compiles_with_tensor_cores_and_without(arch: str, tmp_path: Path):
+    """The TF32 default of the large matmul, on sm_90a's wgmma: per 32-point
+    k step of a warpgroup, 4 m64n128k8 from the swizzled shared tiles (no
+    shared loads of fragments), a proxy fence before each barrier that
+    publishes cp.async's copies to the tensor cores, the tiles 1024-byte
+    aligned in dynamic shared memory, no local memory; for sm_75 (no
+    wgmma) each thread's shared loads instead (a slow path, through the
+    accumulators' addresses)."""
+    source = _large_matmul(tcir.MappingOptions(allow_tf32=True))
+    assert "extern __shared__ __align__(1024) unsigned char tc_dynamic_shared[];" in source
+    assert "tc_wgmma_m64n128k8(" in source and "^ ((" in source  # swizzled copies
+    text = _ptx(source, arch, tmp_path)
+    wgmmas = text.count("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32")
+    if arch == "sm_75":
+        assert wgmmas == 0 and "ld.shared" in text
+        return
+    assert wgmmas in (1, 4) and "fence.proxy.async.shared::cta" in text
+    assert "ld.shared" not in text and ".local" not in text

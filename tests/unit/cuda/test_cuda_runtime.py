@@ -198,6 +198,13 @@ def test_vector_copies_take_misaligned_inputs():
                                     "num_stages": 4, "async_copies": True, "copy_vector_width": 4}),
         (((64, 256), (96, 256)), {"tile": [32, 32, 16], "threads": [4, 16], "max_private_elements": 64,
                                   "split_k": 2}),
+        # The TF32 default's shape on sm_90's wgmma: two warpgroups a 128x128x32 tile, 4 swizzled buffers.
+        (((256, 128), (384, 128)), {"tile": [128, 128, 32], "threads": [4, 8], "warps": [1, 8],
+                                    "max_private_elements": 64, "num_stages": 5, "async_copies": True,
+                                    "copy_vector_width": 4, "max_shared_memory": 131072, "warpgroup_mma": True}),
+        # One warpgroup a 64x48 tile (m64n48k8), a ragged grid of tiles.
+        (((128, 64), (120, 64)), {"tile": [64, 48, 32], "threads": [4, 8], "warps": [1, 4],
+                                  "max_private_elements": 64, "warpgroup_mma": True}),
     ],
 )
 def test_tf32_mma_on_the_tensor_cores(shapes, fields):
@@ -212,7 +219,8 @@ def test_tf32_mma_on_the_tensor_cores(shapes, fields):
     options = tcir.MappingOptions(allow_tf32=True, **fields)
     rng = np.random.default_rng(0)
     a, b = (rng.integers(-8, 8, s).astype(np.float32) for s in shapes)
-    assert "tc_mma_tf32(" in tmm.ir(cupy.asarray(a), cupy.asarray(b), backend="cuda", options=options)
+    helper = "tc_wgmma_m64n" if options.warpgroup_mma else "tc_mma_tf32("
+    assert helper in tmm.ir(cupy.asarray(a), cupy.asarray(b), backend="cuda", options=options)
     np.testing.assert_array_equal(tmm(cupy.asarray(a), cupy.asarray(b), options=options).get(), a @ b.T)
     a, b = (rng.standard_normal(s, dtype=np.float32) for s in shapes)
     got = tmm(cupy.asarray(a), cupy.asarray(b), options=options).get()

@@ -114,16 +114,71 @@ def test_tf32_matches_within_its_precision():
 
 def test_tf32_default_options():
     """`MappingOptions(allow_tf32=True)` alone asks for the defaults with
-    TF32: 4 x 64 threads on the large matmul, which the pass maps to mma,
-    in the shared bytes of A's rows padded for the fragments."""
+    TF32: two warpgroups of 4 x 8 x 4 threads a 128 x 128 x 32 tile of the
+    large matmul, which the pass maps to wgmma, 4 buffers of its tiles."""
     from tcir.compiler.defaults import default_options, resolved_options
 
     tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
     binding = bind(tmm.definition, [np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32)])
     options = resolved_options(tmm.definition, binding, O(allow_tf32=True))
-    assert options.allow_tf32 and options.threads == [4, 64] and options.max_shared_memory == 151552
+    assert options.allow_tf32 and options.warpgroup_mma and options.block == [4, 8, 8]
+    assert options.max_shared_memory == 4 * 2 * 128 * 32 * 4
     assert default_options(tmm.definition, binding).threads == [16, 16]
     assert resolved_options(tmm.definition, binding, O(allow_tf32=True, tile=[8])).tile == [8]
     source = tmm.ir(np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32), backend="cuda",
                     options=O(allow_tf32=True))
-    assert source.count("tc_mma_tf32(") > 32
+    assert source.count("tc_wgmma_m64n128k8(") == 2 and "tc_mma_tf32(" not in source  # its definition, its call
+
+
+def test_wgmma_follows_ptx_m64nnk8_layout():
+    """Each warpgroup's accumulators, as the PTX ISA lays out wgmma's D
+    (warp w, g = lane / 4, t = lane % 4: rows 16w + g and + 8, columns
+    8q + 2t and + 1), A and B read from shared memory at the descriptors'
+    elements: the result is A B^T + C per warpgroup."""
+    rng = np.random.default_rng(3)
+    n, groups = 16, 2
+    launch = _launch(128 * groups)
+    A = rng.integers(-4, 4, (groups, 64, 8)).astype(np.float32)
+    B = rng.integers(-4, 4, (groups, n, 8)).astype(np.float32)
+    C = rng.integers(-4, 4, (groups, 64, n)).astype(np.float32)
+    tiles = launch.shared((groups, 64 + n + 8, 16), "float32", "tiles")
+    for k in range(groups):  # A at rows 0 .. 63, columns 8 .. 15; B from row 72, columns 0 .. 7
+        tiles.data.reshape(groups, 64 + n + 8, 16)[k, :64, 8:] = A[k]
+        tiles.data.reshape(groups, 64 + n + 8, 16)[k, 72:, :8] = B[k]
+    tiles.initialized[:] = True
+    lane = np.arange(128 * groups)
+    k, l = lane // 128, lane % 128
+    w, g, t = l // 32, l % 32 // 4, l % 4
+    places = [(16 * w + g + 8 * h, 8 * q + 2 * t + e) for q in range(n // 8) for h in (0, 1) for e in (0, 1)]
+    c = [C[k, r, col] for r, col in places]
+    order = np.random.default_rng(4).permutation(lane.size)
+    d = launch.warpgroup_mma(lane[order], (tiles, (k[order], 0, 8)), (tiles, (k[order], 72, 0)), [x[order] for x in c], 0)
+    D = A @ B.transpose(0, 2, 1) + C
+    for got, (r, col) in zip(d, places, strict=True):
+        np.testing.assert_array_equal(got, D[k, r, col][order])
+    with pytest.raises(KernelFault, match="divergent wgmma .* without all the threads of its warpgroup"):
+        _launch(256).warpgroup_mma(np.arange(200), (tiles, (0, 0, 8)), (tiles, (0, 72, 0)), [0.0] * 8, 0)
+    with pytest.raises(KernelFault, match="different descriptors"):
+        launch.warpgroup_mma(lane, (tiles, (k, l // 64, 8)), (tiles, (k, 72, 0)), [0.0] * 8, 0)
+
+
+WGMMA_CASES = [
+    # The TF32 default's shape: two warpgroups a 128 x 128 x 32 tile, 4 swizzled buffers by cp.async.
+    ((128, 64), (256, 64), O(tile=[128, 128, 32], threads=[4, 8], warps=[1, 8], max_private_elements=64,
+                             num_stages=5, async_copies=True, copy_vector_width=4, max_shared_memory=131072,
+                             allow_tf32=True, warpgroup_mma=True)),
+    # One warpgroup a 64 x 24 tile (m64n24k8), synchronous scalar copies, a batch of two.
+    ((2, 64, 32), (2, 48, 32), O(tile=[1, 64, 24, 32], threads=[4, 8], warps=[1, 4], allow_tf32=True,
+                                 warpgroup_mma=True)),
+]
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape", "options"), WGMMA_CASES, ids=["default", "batched"])
+def test_wgmma_contractions_compute_numpy_exactly(a_shape, b_shape, options):
+    name = "tbmm" if len(a_shape) == 3 else "tmm"
+    function = tcir.define((EXAMPLES / f"{name}.tc").read_text())[name]
+    rng = np.random.default_rng(0)
+    a = rng.integers(-8, 8, a_shape).astype(np.float32)
+    b = rng.integers(-8, 8, b_shape).astype(np.float32)
+    assert "nvgpu.warpgroup.mma" in function.ir(a, b, backend="cuda-sim", options=options)
+    np.testing.assert_array_equal(function(a, b, backend="cuda-sim", options=options), a @ b.swapaxes(-1, -2))

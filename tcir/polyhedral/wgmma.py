@@ -1,0 +1,277 @@
+"""Contractions of mapped scops as warpgroup-level TF32 `wgmma` (sm_90).
+
+A statement `C[.., i, j] += X[.., i, k] * Y[.., j, k]` of a kernel whose
+block is `threads = [4, 8]` with `warps = [1, W]` (W a multiple of 4) owns,
+per thread (x, y, z), the rows `16z + y` and `16z + y + 8` of the block's
+tile and its columns `j ≡ x (mod 4)` (`poly-map-to-gpu`'s sub-tiles of 16
+rows, dealt round-robin): the accumulators of `wgmma` m64nNk8 of the
+warpgroup z / 4 (its warp z mod 4, lane 4y + x), N the tile's columns,
+once the tile's columns are listed j0, j0+4, j0+1, j0+5, ... (the rows of
+Y's shared tile are kept in that order: `SIGMA`).
+
+`rewrite` makes one instance per thread and k step, the leader `(i, j, k)`
+of `i mod 16 < 8`, `j mod N < 4`, `k mod 8 = 0`, do its thread's 2 x N/4 x 8
+instances by one `nvgpu.warpgroup.mma` of its warpgroup: A the 64 rows of
+X's shared tile from row `i - i mod 64`, B the N rows of Y's from `j - j mod
+N`, both at `k`. Both tiles then have rows of 32 elements (128 bytes) in
+the 128-byte swizzle. It does so only where that is exact: the groups
+tile the statement's domain (a box), lie in one iteration of every loop
+around the copies of the tiles, the 128 threads of each warpgroup run its
+`wgmma` and each thread's accumulators are those the hardware gives it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+from xdsl.dialects.builtin import AffineMapAttr, DictionaryAttr, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.rewriter import Rewriter
+
+from tcir.dialects.nvgpu import (
+    SWIZZLE_BYTES,
+    WGMMA_K,
+    WGMMA_M,
+    SwizzleLayoutAttr,
+    WarpgroupGenerateDescriptorOp,
+    WarpgroupMmaOp,
+)
+from tcir.dialects.poly import ScopOp, StmtOp
+from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.lowering.tc_point import PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
+from tcir.polyhedral.bands import value_bounds
+from tcir.polyhedral.mma import (
+    Contraction,
+    carry,
+    contraction,
+    groups_fit,
+    instance_set,
+    iterator_names,
+    mapping_of,
+    on_iterators,
+    shift_map,
+    thread_extent,
+    warp_of,
+)
+from tcir.polyhedral.promotion.affine import affine_map_to_isl
+from tcir.polyhedral.promotion.promote import BUFFERS, SHARED_SPACE
+
+WARPGROUP = 128
+"""Threads of a warpgroup: 4 consecutive warps."""
+ROWS_PER_WARP = 16
+"""Rows of a warp's accumulators (g and g + 8)."""
+ROW_ELEMENTS = SWIZZLE_BYTES // 4
+"""Elements of a row of the shared tiles (f32): the k extent of a tile."""
+
+
+@dataclass(frozen=True)
+class WarpgroupLayout:
+    """The row and column iterators of a contraction's `wgmma`s, the tile's
+    columns N, and the shared buffers of its operands."""
+
+    row: int
+    column: int
+    n: int
+    a_buffer: str
+    b_buffer: str
+
+
+def _extents(op: ReadOp, stmt: StmtOp) -> list[tuple[int, int]] | None:
+    """The least and greatest buffer index, per dimension, of a promoted read."""
+    index = op.attributes.get(PROMOTED_MAP)
+    if not isinstance(index, AffineMapAttr):
+        return None
+    names = op.attributes.get(PROMOTED_SYMBOLS)
+    symbols = [s.data for s in names.data] if names is not None else []  # pyright: ignore[reportAttributeAccessIssue]
+    values = isl.Set(stmt.domain.data).apply(isl.Map.from_multi_aff(affine_map_to_isl(index.data, stmt.sym_name.data, symbols)))
+    result = []
+    for k in range(values.dim(isl.dim_type.set)):
+        one = values.project_out(isl.dim_type.set, k + 1, values.dim(isl.dim_type.set) - k - 1).project_out(isl.dim_type.set, 0, k)
+        bounds = value_bounds(isl.UnionSet.from_set(one.project_out(isl.dim_type.param, 0, one.dim(isl.dim_type.param))))
+        if bounds is None:
+            return None
+        result.append(bounds)
+    return result
+
+
+def _shared_tile(op: ReadOp | None, stmt: StmtOp, buffers: dict[str, object]) -> tuple[str, int] | None:
+    """The shared buffer of an operand read whose indices cover rows 0 .. R - 1
+    and 32 elements of each row exactly, with R; else None."""
+    name = op.attributes.get(PROMOTED) if op is not None else None
+    if op is None or not isinstance(name, StringAttr):
+        return None
+    kind = buffers.get(name.data)
+    if not isinstance(kind, MemRefType) or kind.memory_space != IntegerAttr(SHARED_SPACE, 64) or len(kind.shape) < 2:
+        return None
+    extents = _extents(op, stmt)
+    if extents is None or extents[-1] != (0, ROW_ELEMENTS - 1) or extents[-2][0] != 0:
+        return None
+    if any(low != high for low, high in extents[:-2]):
+        return None
+    return name.data, extents[-2][1] + 1
+
+
+def layout(found: Contraction, scop: ScopOp) -> WarpgroupLayout | None:
+    """Where `found`'s `wgmma`s lie, if its mapping fits them (see the module)."""
+    stmt = found.stmt
+    mapped = mapping_of(stmt, scop)
+    buffers = scop.attributes.get(BUFFERS)
+    if mapped is None or not isinstance(buffers, DictionaryAttr):
+        return None
+    owned, chain, context = mapped
+    x, y, z = (thread_extent(context, f"thread_{d}") for d in "xyz")
+    if x != 4 or y != 8 or z is None or z % (WARPGROUP // 32):
+        return None
+    domain = isl.Set(stmt.domain.data)
+    params = ["thread_x", "thread_y", "thread_z"]
+    in_range = f"0 <= thread_x < {x} and 0 <= thread_y < {y} and 0 <= thread_z < {z}"
+    owned = owned.intersect(domain).intersect_params(instance_set(stmt, params, in_range).params())
+    groups_of = warp_of(owned, x, y, WARPGROUP)
+    names = iterator_names(stmt)
+    for row in sorted(found.outputs):
+        for column in sorted(found.outputs - {row}):
+            a = _shared_tile(found.operand_of(row), stmt, dict(buffers.data))
+            b = _shared_tile(found.operand_of(column), stmt, dict(buffers.data))
+            if a is None or b is None or a[0] == b[0]:
+                continue
+            (a_buffer, rows), (b_buffer, n) = a, b
+            if rows != ROWS_PER_WARP * z or n % 8 or n > 256:
+                continue
+            at = WarpgroupLayout(row, column, n, a_buffer, b_buffer)
+            lanes = instance_set(
+                stmt, params,
+                f"(thread_x + 4 * thread_y + 32 * thread_z) mod {WARPGROUP} = "
+                f"32 * floor(({names[row]} mod 64) / 16) + 4 * ({names[row]} mod 8) + ({names[column]} mod 4)",
+            )  # fmt: skip
+            if not owned.intersect(leaders(found, at)).is_subset(lanes.intersect(domain)):
+                continue
+            if groups_fit(found, _groups(found, at), _same_mma(found, at), chain, groups_of):
+                return at
+    return None
+
+
+def leaders(found: Contraction, at: WarpgroupLayout) -> isl.Set:
+    """The instances that issue the `wgmma`s, one per thread and k step."""
+    names = iterator_names(found.stmt)
+    row, column, k = names[at.row], names[at.column], names[found.reduction]
+    condition = f"{row} mod 16 < 8 and {column} mod {at.n} < 4 and {k} mod {WGMMA_K} = 0"
+    return isl.Set(found.stmt.domain.data).intersect(instance_set(found.stmt, [], condition))
+
+
+def _related(found: Contraction, at: WarpgroupLayout, condition: str) -> isl.Map:
+    """Leader -> instances of the same other iterators under `condition`
+    (on r', c', k' and the leader's row, column, k)."""
+    names = iterator_names(found.stmt)
+    target = list(names)
+    target[at.row], target[at.column], target[found.reduction] = "r'", "c'", "k'"
+    row, column, k = names[at.row], names[at.column], names[found.reduction]
+    stmt = found.stmt.sym_name.data
+    text = condition.format(row=row, column=column, k=k, n=at.n)
+    return isl.Map(f"{{ {stmt}[{', '.join(names)}] -> {stmt}[{', '.join(target)}] : {text} }}")
+
+
+def _groups(found: Contraction, at: WarpgroupLayout) -> isl.Map:
+    """Leader -> the instances its `wgmma` does for its thread."""
+    relation = _related(
+        found, at,
+        "(r' = {row} or r' = {row} + 8) and (c' - {column}) mod 4 = 0 and {column} <= c' < {column} + {n} "
+        "and {k} <= k' < {k} + 8",
+    )  # fmt: skip
+    return relation.intersect_domain(leaders(found, at))
+
+
+def _same_mma(found: Contraction, at: WarpgroupLayout) -> isl.Map:
+    """Leader -> the leaders of the other threads of its `wgmma`."""
+    relation = _related(found, at, "floor(r' / 64) = floor({row} / 64) and floor(c' / {n}) = floor({column} / {n}) and k' = {k}")
+    return relation.intersect_domain(leaders(found, at)).intersect_range(leaders(found, at))
+
+
+def sigma(r: AffineExpr) -> AffineExpr:
+    """The row of Y's shared tile that holds the tile's column `r`: columns
+    8q + t and 8q + t + 4 (t < 4) at rows 8q + 2t and 8q + 2t + 1, so that
+    `wgmma`'s columns 2t, 2t + 1 of each 8 are thread t's columns t, t + 4."""
+    return (r // 8) * 8 + (r % 4) * 2 + (r % 8) // 4
+
+
+def wgmma_statement(found: Contraction, at: WarpgroupLayout) -> StmtOp:
+    """The statement whose leaders do `found`'s instances by `nvgpu.warpgroup.mma`."""
+    stmt, n = found.stmt, len(found.stmt.body.block.args)
+    d = [AffineExpr.dimension(k) for k in range(n)]
+    row, column = d[at.row], d[at.column]
+    block = Block(arg_types=[IndexType()] * n)
+    for new, old in zip(block.args, stmt.body.block.args):
+        new.name_hint = old.name_hint
+
+    def descriptor(op: ReadOp | None, moves: dict[int, AffineExpr]) -> SSAValue:
+        assert op is not None
+        shift = shift_map(n, moves)
+        new = WarpgroupGenerateDescriptorOp(op.tensor, block.args, on_iterators(op, n).compose(shift).results)
+        carry(op, new, shift)  # pyright: ignore[reportArgumentType]
+        block.add_op(new)
+        return new.result
+
+    a = descriptor(found.operand_of(at.row), {at.row: row - row % WGMMA_M})
+    b = descriptor(found.operand_of(at.column), {at.column: column - column % at.n})
+    # Accumulator 4q + 2h + e: row + 8h, column + 8q + 4e (the column listing).
+    places = [{at.row: row + 8 * h, at.column: column + 8 * q + 4 * e} for q in range(at.n // 8) for h in (0, 1) for e in (0, 1)]
+    accumulators: list[SSAValue] = []
+    for place in places:
+        shift = shift_map(n, place)
+        read = ReadOp(found.update.tensor, on_iterators(found.update, n).compose(shift).results, block.args)
+        carry(found.update, read, shift)
+        block.add_op(read)
+        accumulators.append(read.result)
+    mma = WarpgroupMmaOp(a, b, accumulators)
+    block.add_op(mma)
+    for place, value in zip(places, mma.res):
+        shift = shift_map(n, place)
+        write = UpdateOp(found.update.tensor, "=", value, on_iterators(found.update, n).compose(shift).results, block.args)
+        carry(found.update, write, shift)
+        block.add_op(write)
+    groups = isl.UnionMap.from_map(_groups(found, at))
+    reads, writes = (str(groups.apply_range(isl.UnionMap(r)).coalesce()) for r in (stmt.reads.data, stmt.writes.data))
+    result = StmtOp(stmt.sym_name.data, str(leaders(found, at)), reads, writes, Region(block))
+    result.attributes |= stmt.attributes
+    return result
+
+
+def _swizzle_tiles(scop: ScopOp, at: WarpgroupLayout) -> None:
+    """Give the operands' shared tiles rows of 32 elements in the 128-byte
+    swizzle, and list Y's rows by `sigma` (in every access of the scop)."""
+    buffers = scop.attributes[BUFFERS]
+    assert isinstance(buffers, DictionaryAttr)
+    types = dict(buffers.data)
+    for name in (at.a_buffer, at.b_buffer):
+        kind = types[name]
+        assert isinstance(kind, MemRefType)
+        shape = [*kind.get_shape()[:-1], ROW_ELEMENTS]
+        types[name] = MemRefType(Float32Type(), shape, SwizzleLayoutAttr(), kind.memory_space)
+    scop.attributes[BUFFERS] = DictionaryAttr(types)
+    for op in scop.walk():
+        index = op.attributes.get(PROMOTED_MAP)
+        if op.attributes.get(PROMOTED) != StringAttr(at.b_buffer) or not isinstance(index, AffineMapAttr):
+            continue
+        results = list(index.data.results)
+        results[-2] = sigma(results[-2])
+        op.attributes[PROMOTED_MAP] = AffineMapAttr(AffineMap(index.data.num_dims, index.data.num_symbols, tuple(results)))
+
+
+def rewrite(scop: ScopOp) -> int:
+    """Give each contraction of `scop` that fits `wgmma` its warpgroup
+    statement, its shared tiles swizzled; the count."""
+    done = 0
+    for stmt in scop.statements:
+        found = contraction(stmt)
+        at = layout(found, scop) if found is not None else None
+        if found is None or at is None:
+            continue
+        replacement = wgmma_statement(found, at)
+        root = scop.schedule
+        instances = isl.UnionSet(root.domain.data).subtract(isl.UnionSet.from_set(isl.Set(stmt.domain.data)))
+        root.domain = StringAttr(str(instances.union(isl.UnionSet(replacement.domain.data))))
+        Rewriter.replace_op(stmt, replacement)
+        _swizzle_tiles(scop, at)
+        done += 1
+    return done
