@@ -181,7 +181,7 @@ def call_overhead_us(cupy: Any) -> tuple[float, float]:
 
 def ptxas_usage(source: str) -> str:
     """Registers, spill-store bytes and static shared bytes of each kernel of
-    `source` (`ptxas -v` through nvcc, for sm_90), e.g. `128r/0s/17408B`."""
+    `source` (`ptxas -v` through nvcc, for sm_90a), e.g. `128r/0s/17408B`."""
     import re
     import subprocess
     import tempfile
