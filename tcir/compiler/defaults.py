@@ -42,10 +42,14 @@ measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
   half, 4 swizzled shared buffers filled by cp.async, `num_stages=5`; tmm
   128x4096x16384 110.0 us on an H100, against 143-145 us on warp-level
   `mma.sync` at any warp tile, hand-written ones with ldmatrix included;
-  cuBLAS with TF32 103.3 us). GPUs before sm_90 run that kernel by plain
-  shared loads: there `threads=[4, 64], tile=[128, 128, 64]` without
-  `warpgroup_mma` gives `mma.sync`. The other contractions keep their f32
-  mapping.
+  cuBLAS with TF32 103.3 us); where 32x32 tiles are what fill the GPU,
+  64x32x32 tiles on one warpgroup each (tmm 128x1024x1024 11.5 us, against
+  15.5 us in f32, 14.7 us on 64x64 tiles and 15.1-20.9 us split over k;
+  cuBLAS with TF32 9.0 us). Both need whole tiles of the output and of k.
+  GPUs before sm_90 run these kernels by plain shared loads: there
+  `threads=[4, 64], tile=[128, 128, 64]` without `warpgroup_mma` gives
+  `mma.sync`. The other contractions keep their f32 mapping (C3's ragged k
+  tile; MLP1, 14.5 us against 22.0-29.7 us on wgmma tiles).
 - **Any other one-output layer** (convolutions, batched small matmuls): a
   block computes a tile of the two innermost output dimensions, up to 32
   points wide along the innermost (one thread each: a warp reads a row) and
@@ -147,16 +151,17 @@ the copies 3 k steps ahead (tmm 128x4096x16384 110.0 us on an H100, 115.6
 us with 3 buffers; cuBLAS with TF32 103.3 us)."""
 
 
-def _wgmma_options(outer: list[int]) -> MappingOptions:
-    """128x128x32 tiles of a contraction on sm_90's `wgmma`: two warpgroups
-    of 4 x 8 x 4 threads, each a 64x128 half of the tile, its operands'
-    tiles in `WGMMA_STAGES - 1` swizzled shared buffers filled by cp.async."""
+def _wgmma_options(outer: list[int], rows: int, columns: int) -> MappingOptions:
+    """`rows` x `columns` x 32 tiles of a contraction on sm_90's `wgmma`:
+    a warpgroup of 4 x 8 x 4 threads per 64 rows, each its 64 x `columns`
+    part of the tile, the operands' tiles in `WGMMA_STAGES - 1` swizzled
+    shared buffers filled by cp.async."""
     return MappingOptions(
-        tile=[*outer, 128, 128, K_TILE],
+        tile=[*outer, rows, columns, K_TILE],
         threads=[4, 8],
-        warps=[1, 8],
+        warps=[1, rows // 16],
         max_private_elements=64,
-        max_shared_memory=(WGMMA_STAGES - 1) * 2 * 128 * K_TILE * 4,
+        max_shared_memory=(WGMMA_STAGES - 1) * (rows + columns) * K_TILE * 4,
         num_stages=WGMMA_STAGES,
         async_copies=True,
         copy_vector_width=VECTOR_WIDTH,
@@ -243,8 +248,13 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
                 copy_vector_width=_copy_width(size, K_TILE, math.prod(threads)),
             )
 
-        if fills_gpu(128) and whole and allow_tf32:
-            return _wgmma_options(outer)
+        def whole_tiles(rows: int, columns: int) -> bool:  # wgmma's groups tile the output
+            return out[-2] % rows == 0 and out[-1] % columns == 0
+
+        if allow_tf32 and whole and fills_gpu(128) and whole_tiles(128, 128):
+            return _wgmma_options(outer, 128, 128)
+        if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
+            return _wgmma_options(outer, 64, 32)
         if fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64, True)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:

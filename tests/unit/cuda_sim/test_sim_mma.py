@@ -128,6 +128,12 @@ def test_tf32_default_options():
     source = tmm.ir(np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32), backend="cuda",
                     options=O(allow_tf32=True))
     assert source.count("tc_wgmma_m64n128k8(") == 2 and "tc_mma_tf32(" not in source  # its definition, its call
+    # Where 32 x 32 tiles fill the GPU: a warpgroup a 64 x 32 tile (m64n32k8); none where tiles are ragged.
+    binding = bind(tmm.definition, [np.zeros((128, 1024), np.float32), np.zeros((1024, 1024), np.float32)])
+    options = resolved_options(tmm.definition, binding, O(allow_tf32=True))
+    assert options.tile == [64, 32, 32] and options.block == [4, 8, 4] and options.warpgroup_mma
+    binding = bind(tmm.definition, [np.zeros((100, 1024), np.float32), np.zeros((1024, 1024), np.float32)])
+    assert not resolved_options(tmm.definition, binding, O(allow_tf32=True)).warpgroup_mma
 
 
 def test_wgmma_follows_ptx_m64nnk8_layout():
@@ -167,13 +173,17 @@ WGMMA_CASES = [
     ((128, 64), (256, 64), O(tile=[128, 128, 32], threads=[4, 8], warps=[1, 8], max_private_elements=64,
                              num_stages=5, async_copies=True, copy_vector_width=4, max_shared_memory=131072,
                              allow_tf32=True, warpgroup_mma=True)),
+    # The default's shape where 32 x 32 tiles fill the GPU: a warpgroup a 64 x 32 tile, 4 buffers.
+    ((128, 64), (96, 64), O(tile=[64, 32, 32], threads=[4, 8], warps=[1, 4], max_private_elements=64,
+                            num_stages=5, async_copies=True, copy_vector_width=4, allow_tf32=True,
+                            warpgroup_mma=True)),
     # One warpgroup a 64 x 24 tile (m64n24k8), synchronous scalar copies, a batch of two.
     ((2, 64, 32), (2, 48, 32), O(tile=[1, 64, 24, 32], threads=[4, 8], warps=[1, 4], allow_tf32=True,
                                  warpgroup_mma=True)),
 ]
 
 
-@pytest.mark.parametrize(("a_shape", "b_shape", "options"), WGMMA_CASES, ids=["default", "batched"])
+@pytest.mark.parametrize(("a_shape", "b_shape", "options"), WGMMA_CASES, ids=["default", "narrow", "batched"])
 def test_wgmma_contractions_compute_numpy_exactly(a_shape, b_shape, options):
     name = "tbmm" if len(a_shape) == 3 else "tmm"
     function = tcir.define((EXAMPLES / f"{name}.tc").read_text())[name]
