@@ -270,7 +270,8 @@ class WarpgroupGenerateDescriptorOp(IRDLOperation):
     subscript_operands = var_operand_def(IndexType)
     map = opt_prop_def(AffineMapAttr)
     """The subscripts (affine in `subscript_operands`) of a tensor source."""
-    symbols = prop_def(ArrayAttr[StringAttr], default_value=ArrayAttr([]))
+    symbols = opt_prop_def(ArrayAttr[StringAttr])
+    """The size names bound to `map`'s symbols (none where absent)."""
     result = result_def(WarpgroupDescriptorType)
 
     def __init__(self, source: SSAValue, indices: Sequence[SSAValue], subscripts: Sequence[AffineExpr] | None = None):
@@ -290,7 +291,7 @@ class WarpgroupGenerateDescriptorOp(IRDLOperation):
 
     @property
     def symbol_names(self) -> list[str]:
-        return [s.data for s in self.symbols]
+        return [s.data for s in self.symbols] if self.symbols is not None else []
 
     def verify_(self) -> None:
         t = self.source.type

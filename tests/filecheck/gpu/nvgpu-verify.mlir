@@ -13,6 +13,13 @@
 // CHECK: 'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled only
 // CHECK: 'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled only
 // CHECK: 'nvgpu.mma.sync' op takes 4, 2 and 4 registers of A, B and C and gives 4, got 4, 1, 4 and 4
+// CHECK: %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i, %i) : (memref<2x64x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index, index) -> !nvgpu.warpgroup.descriptor
+// CHECK-NEXT: %b = "nvgpu.warpgroup.generate.descriptor"(%T, %i, %i) : (memref<16x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
+// CHECK-NEXT: = "nvgpu.warpgroup.mma"(%a, %b, %c, %c, %c, %c, %c, %c, %c, %c) <{mmaShape = [64 : i64, 16 : i64, 8 : i64], tf32Enabled}>
+// CHECK: 'nvgpu.warpgroup.generate.descriptor' op describes an f32 shared memref in the 128-byte swizzle, got memref<64x32xf32, 3 : i64>
+// CHECK: 'nvgpu.warpgroup.generate.descriptor' op needs rows of 128 bytes, got memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>
+// CHECK: 'nvgpu.warpgroup.mma' op takes and gives N / 2 = 8 accumulators, got 4 and 4
+// CHECK: 'nvgpu.warpgroup.mma' op supports mmaShape = [64, N, 8] (N a multiple of 8 up to 256) with tf32Enabled only
 func.func @copy(%A: memref<64xf32>, %i: index) {
   %S = memref.alloca() : memref<2x36xf32, 3 : i64>
   "nvgpu.device_async_copy"(%A, %i, %S, %i, %i) <{dstElements = 4 : index, operandSegmentSizes = array<i32: 1, 1, 1, 2>}> : (memref<64xf32>, index, memref<2x36xf32, 3 : i64>, index, index) -> ()
@@ -77,5 +84,48 @@ func.func @mma_f32(%a: f32, %b: f32, %c: f32) {
 // One register of B.
 func.func @mma_registers(%a: f32, %b: f32, %c: f32) {
   %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 8], tf32Enabled, operandSegmentSizes = array<i32: 4, 1, 4>}> : (f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+
+// -----
+
+// sm_90's wgmma: descriptors of swizzled shared tiles with rows of 128
+// bytes, and N / 2 accumulators of m64nNk8. A valid one round-trips.
+func.func @wgmma(%S: memref<2x64x32xf32, #nvgpu.swizzle<128>, 3 : i64>, %T: memref<16x32xf32, #nvgpu.swizzle<128>, 3 : i64>, %i: index, %c: f32) -> f32 {
+  %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i, %i) : (memref<2x64x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index, index) -> !nvgpu.warpgroup.descriptor
+  %b = "nvgpu.warpgroup.generate.descriptor"(%T, %i, %i) : (memref<16x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
+  %d:8 = "nvgpu.warpgroup.mma"(%a, %b, %c, %c, %c, %c, %c, %c, %c, %c) <{mmaShape = [64, 16, 8], tf32Enabled}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32, f32, f32, f32, f32)
+  func.return %d#0 : f32
+}
+
+// -----
+
+// A tile without the swizzle.
+func.func @plain_tile(%S: memref<64x32xf32, 3 : i64>, %i: index) {
+  %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x32xf32, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
+  func.return
+}
+
+// -----
+
+// Rows of 36 elements (144 bytes).
+func.func @padded_rows(%S: memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>, %i: index) {
+  %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
+  func.return
+}
+
+// -----
+
+// N = 16 with 4 accumulators (it takes 8).
+func.func @wgmma_registers(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
+  %r:4 = "nvgpu.warpgroup.mma"(%d, %d, %c, %c, %c, %c) <{mmaShape = [64, 16, 8], tf32Enabled}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+
+// -----
+
+// k = 16.
+func.func @wgmma_shape(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
+  %r:8 = "nvgpu.warpgroup.mma"(%d, %d, %c, %c, %c, %c, %c, %c, %c, %c) <{mmaShape = [64, 16, 16], tf32Enabled}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32, f32, f32, f32, f32)
   func.return
 }
