@@ -30,8 +30,9 @@ together.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import islpy as isl
 from xdsl.dialects import arith
@@ -322,8 +323,37 @@ def on_iterators(op: ReadOp | UpdateOp, n: int) -> AffineMap:
     return op.map.data.replace_dims_and_symbols(dims, [], n, 0)  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def shift_map(n: int, moves: dict[int, AffineExpr]) -> AffineMap:
-    return AffineMap(n, 0, tuple(moves.get(k, AffineExpr.dimension(k)) for k in range(n)))
+def new_body(stmt: StmtOp) -> Block:
+    """An empty block with the arguments (iterators) of `stmt`'s body."""
+    block = Block(arg_types=[IndexType()] * len(stmt.body.block.args))
+    for new, old in zip(block.args, stmt.body.block.args):
+        new.name_hint = old.name_hint
+    return block
+
+
+OpT = TypeVar("OpT", bound=Operation)
+
+
+def shifted(block: Block, old: ReadOp | UpdateOp, moves: dict[int, AffineExpr], make: Callable[[Sequence[AffineExpr]], OpT]) -> OpT:
+    """`make(subscripts)` appended to `block` (a `new_body`): an access of
+    `old`'s element at its statement's iterators moved by `moves` (iterator
+    -> expression), with `old`'s attributes (`carry`)."""
+    n = len(block.args)
+    shift = AffineMap(n, 0, tuple(moves.get(k, AffineExpr.dimension(k)) for k in range(n)))
+    new = make(on_iterators(old, n).compose(shift).results)
+    carry(old, new, shift)  # pyright: ignore[reportArgumentType]
+    block.add_op(new)
+    return new
+
+
+def shifted_read(block: Block, old: ReadOp | UpdateOp, moves: dict[int, AffineExpr]) -> ReadOp:
+    """A read of `old`'s element at moved iterators (`shifted`)."""
+    return shifted(block, old, moves, lambda subscripts: ReadOp(old.operands[0], subscripts, block.args))
+
+
+def shifted_write(block: Block, update: UpdateOp, value: SSAValue, moves: dict[int, AffineExpr]) -> UpdateOp:
+    """`update`'s element at moved iterators set to `value` (`shifted`)."""
+    return shifted(block, update, moves, lambda subscripts: UpdateOp(update.tensor, "=", value, subscripts, block.args))
 
 
 def mma_statement(found: Contraction, at: Layout) -> StmtOp:
@@ -333,18 +363,12 @@ def mma_statement(found: Contraction, at: Layout) -> StmtOp:
     row, column, k = d[at.row], d[at.column], d[found.reduction]
     lane_column = column % COLUMN_THREADS  # t: thread_x
     group = row % GROUP_ROWS  # g: thread_y mod 8
-    block = Block(arg_types=[IndexType()] * n)
-    for new, old in zip(block.args, stmt.body.block.args):
-        new.name_hint = old.name_hint
+    block = new_body(stmt)
     reads: list[ReadOp] = []
 
     def read(op: ReadOp | UpdateOp, moves: dict[int, AffineExpr]) -> SSAValue:
-        shift = shift_map(n, moves)
-        new = ReadOp(op.operands[0], on_iterators(op, n).compose(shift).results, block.args)
-        carry(op, new, shift)
-        block.add_op(new)
-        reads.append(new)
-        return new.result
+        reads.append(shifted_read(block, op, moves))
+        return reads[-1].result
 
     a_op, b_op = found.operand_of(at.row), found.operand_of(at.column)
     assert a_op is not None and b_op is not None
@@ -360,13 +384,7 @@ def mma_statement(found: Contraction, at: Layout) -> StmtOp:
         mma = MmaSyncOp(a, [b_row[chunk], b_row[chunk + 1]], c)
         block.add_op(mma)
         c = mma.res
-    writes: list[UpdateOp] = []
-    for place, value in zip(places, c):
-        shift = shift_map(n, place)
-        new = UpdateOp(found.update.tensor, "=", value, on_iterators(found.update, n).compose(shift).results, block.args)
-        carry(found.update, new, shift)
-        block.add_op(new)
-        writes.append(new)
+    writes = [shifted_write(block, found.update, value, place) for place, value in zip(places, c)]
     domain = leaders(found, at)
     result = StmtOp(
         stmt.sym_name.data, str(domain), relation(stmt, reads), relation(stmt, writes), Region(block),
@@ -375,7 +393,7 @@ def mma_statement(found: Contraction, at: Layout) -> StmtOp:
     return result
 
 
-def carry(old: ReadOp | UpdateOp, new: ReadOp | UpdateOp, shift: AffineMap) -> None:
+def carry(old: ReadOp | UpdateOp, new: Operation, shift: AffineMap) -> None:
     """`old`'s attributes on `new` (a read of an atomic update's element is
     not atomic), its buffer index moved by `shift`."""
     new.attributes |= {k: v for k, v in old.attributes.items() if k != ATOMIC or isinstance(new, UpdateOp)}
@@ -429,6 +447,14 @@ def _pad_for_fragments(scop: ScopOp, found: Contraction, at: Layout) -> None:
     scop.attributes[BUFFERS] = DictionaryAttr(types)
 
 
+def replace_statement(scop: ScopOp, stmt: StmtOp, replacement: StmtOp) -> None:
+    """`replacement` in the place of `stmt`, its instances in the schedule's domain instead."""
+    root = scop.schedule
+    instances = isl.UnionSet(root.domain.data).subtract(isl.UnionSet.from_set(isl.Set(stmt.domain.data)))
+    root.domain = StringAttr(str(instances.union(isl.UnionSet(replacement.domain.data))))
+    Rewriter.replace_op(stmt, replacement)
+
+
 def rewrite(scop: ScopOp) -> int:
     """Give each contraction of `scop` that fits `mma.sync` its mma statement,
     its shared tiles padded for the fragments; the count."""
@@ -439,10 +465,6 @@ def rewrite(scop: ScopOp) -> int:
         if found is None or at is None:
             continue
         _pad_for_fragments(scop, found, at)
-        replacement = mma_statement(found, at)
-        root = scop.schedule
-        instances = isl.UnionSet(root.domain.data).subtract(isl.UnionSet.from_set(isl.Set(stmt.domain.data)))
-        root.domain = StringAttr(str(instances.union(isl.UnionSet(replacement.domain.data))))
-        Rewriter.replace_op(stmt, replacement)
+        replace_statement(scop, stmt, mma_statement(found, at))
         done += 1
     return done

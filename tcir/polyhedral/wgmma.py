@@ -25,10 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import islpy as isl
-from xdsl.dialects.builtin import AffineMapAttr, DictionaryAttr, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.dialects.builtin import AffineMapAttr, DictionaryAttr, Float32Type, IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
-from xdsl.rewriter import Rewriter
 
 from tcir.dialects.nvgpu import (
     SWIZZLE_BYTES,
@@ -39,19 +38,21 @@ from tcir.dialects.nvgpu import (
     WarpgroupMmaOp,
 )
 from tcir.dialects.poly import ScopOp, StmtOp
-from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.dialects.tc import ReadOp
 from tcir.lowering.tc_point import PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
 from tcir.polyhedral.bands import value_bounds
 from tcir.polyhedral.mma import (
     Contraction,
-    carry,
     contraction,
     groups_fit,
     instance_set,
     iterator_names,
     mapping_of,
-    on_iterators,
-    shift_map,
+    new_body,
+    replace_statement,
+    shifted,
+    shifted_read,
+    shifted_write,
     thread_extent,
     warp_of,
 )
@@ -197,39 +198,23 @@ def sigma(r: AffineExpr) -> AffineExpr:
 
 def wgmma_statement(found: Contraction, at: WarpgroupLayout) -> StmtOp:
     """The statement whose leaders do `found`'s instances by `nvgpu.warpgroup.mma`."""
-    stmt, n = found.stmt, len(found.stmt.body.block.args)
-    d = [AffineExpr.dimension(k) for k in range(n)]
-    row, column = d[at.row], d[at.column]
-    block = Block(arg_types=[IndexType()] * n)
-    for new, old in zip(block.args, stmt.body.block.args):
-        new.name_hint = old.name_hint
+    stmt = found.stmt
+    row, column = AffineExpr.dimension(at.row), AffineExpr.dimension(at.column)
+    block = new_body(stmt)
 
     def descriptor(op: ReadOp | None, moves: dict[int, AffineExpr]) -> SSAValue:
         assert op is not None
-        shift = shift_map(n, moves)
-        new = WarpgroupGenerateDescriptorOp(op.tensor, block.args, on_iterators(op, n).compose(shift).results)
-        carry(op, new, shift)  # pyright: ignore[reportArgumentType]
-        block.add_op(new)
-        return new.result
+        make = lambda subscripts: WarpgroupGenerateDescriptorOp(op.tensor, block.args, subscripts)  # noqa: E731
+        return shifted(block, op, moves, make).result
 
     a = descriptor(found.operand_of(at.row), {at.row: row - row % WGMMA_M})
     b = descriptor(found.operand_of(at.column), {at.column: column - column % at.n})
     # Accumulator 4q + 2h + e: row + 8h, column + 8q + 4e (the column listing).
     places = [{at.row: row + 8 * h, at.column: column + 8 * q + 4 * e} for q in range(at.n // 8) for h in (0, 1) for e in (0, 1)]
-    accumulators: list[SSAValue] = []
-    for place in places:
-        shift = shift_map(n, place)
-        read = ReadOp(found.update.tensor, on_iterators(found.update, n).compose(shift).results, block.args)
-        carry(found.update, read, shift)
-        block.add_op(read)
-        accumulators.append(read.result)
-    mma = WarpgroupMmaOp(a, b, accumulators)
+    mma = WarpgroupMmaOp(a, b, [shifted_read(block, found.update, place).result for place in places])
     block.add_op(mma)
     for place, value in zip(places, mma.res):
-        shift = shift_map(n, place)
-        write = UpdateOp(found.update.tensor, "=", value, on_iterators(found.update, n).compose(shift).results, block.args)
-        carry(found.update, write, shift)
-        block.add_op(write)
+        shifted_write(block, found.update, value, place)
     groups = isl.UnionMap.from_map(_groups(found, at))
     reads, writes = (str(groups.apply_range(isl.UnionMap(r)).coalesce()) for r in (stmt.reads.data, stmt.writes.data))
     result = StmtOp(stmt.sym_name.data, str(leaders(found, at)), reads, writes, Region(block))
@@ -267,11 +252,7 @@ def rewrite(scop: ScopOp) -> int:
         at = layout(found, scop) if found is not None else None
         if found is None or at is None:
             continue
-        replacement = wgmma_statement(found, at)
-        root = scop.schedule
-        instances = isl.UnionSet(root.domain.data).subtract(isl.UnionSet.from_set(isl.Set(stmt.domain.data)))
-        root.domain = StringAttr(str(instances.union(isl.UnionSet(replacement.domain.data))))
-        Rewriter.replace_op(stmt, replacement)
+        replace_statement(scop, stmt, wgmma_statement(found, at))
         _swizzle_tiles(scop, at)
         done += 1
     return done

@@ -214,7 +214,7 @@ class Launch:
         ordered = lanes[order]
         n = 2 * len(c)
         count = order.size // WARPGROUP
-        lane = ordered % WARPGROUP
+        lane, group = ordered % WARPGROUP, np.arange(count).repeat(WARPGROUP)
         per_lane = lambda v: np.broadcast_to(np.asarray(v), lanes.shape)[order]  # noqa: E731
 
         def operand(descriptor: tuple[Buffer, tuple[Any, ...]], rows: int) -> np.ndarray:
@@ -223,7 +223,6 @@ class Launch:
             if any(np.any(s != s[:, :1]) for s in starts):
                 self.fault("mma", f"wgmma ({self.site(site)}) with different descriptors in one warpgroup")
             values = np.zeros((count, rows * 8), np.float64)
-            group = np.arange(count).repeat(WARPGROUP)
             *outer, row, column = (s.reshape(-1) for s in starts)
             for share in range(-(-rows * 8 // WARPGROUP)):  # lane l loads elements l, l + 128, ...
                 element = lane + WARPGROUP * share
@@ -235,15 +234,14 @@ class Launch:
 
         A, B = operand(a, WGMMA_ROWS), operand(b, n)
         w, g, t = lane // WARP, (lane % WARP) // 4, lane % 4
-        k = np.arange(count).repeat(WARPGROUP)
         places = [(16 * w + g + 8 * h, 8 * q + 2 * t + e) for q in range(n // 8) for h in (0, 1) for e in (0, 1)]
         C = np.zeros((count, WGMMA_ROWS, n), np.float64)
         for value, (row, column) in zip(c, places):
-            C[k, row, column] = per_lane(value).astype(np.float32)
+            C[group, row, column] = per_lane(value).astype(np.float32)
         D = (A @ B.transpose(0, 2, 1) + C).astype(np.float32)
         back = np.empty_like(order)
         back[order] = np.arange(order.size)
-        return tuple(D[k, row, column][back] for row, column in places)
+        return tuple(D[group, row, column][back] for row, column in places)
 
     def barrier(self, lanes: np.ndarray, site: int) -> None:
         """`__syncthreads()` by `lanes`: all threads of each of their blocks must be there."""
