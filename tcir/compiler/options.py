@@ -68,6 +68,13 @@ class MappingOptions:
     (`poly-parallel-reduction`): for reductions whose output alone cannot
     fill the GPU (a matrix-vector product, a row sum). The fusion and
     scheduler options then do not apply."""
+    block_reductions: bool = False
+    """Spread reductions over the threads of a block inside fused kernels
+    (`poly-block-reduction`): each thread combines a share of a reduction's
+    points, the block combines the threads' partial values (warp shuffles
+    and one shared-memory step), and the result is there for the block's
+    next statements (a softmax's or a norm's row in one kernel). Reductions
+    whose innermost band cannot be spread stay serial in a thread."""
     split_k: int = 1
     """Split-K, as Triton's `SPLIT_K`: above 1, each `+=` sum that atomics
     can combine runs as a kernel of its own whose loop over k tiles (the
@@ -165,7 +172,7 @@ class MappingOptions:
                 f"got {self.max_private_elements!r}"
             )
 
-        for name in ("parallel_reductions", "async_copies", "allow_tf32", "warpgroup_mma"):
+        for name in ("parallel_reductions", "block_reductions", "async_copies", "allow_tf32", "warpgroup_mma"):
             if type(getattr(self, name)) is not bool:
                 raise TCError(f"MappingOptions: {name} must be a bool, got {getattr(self, name)!r}")
         if type(self.split_k) is not int or self.split_k < 1:
@@ -282,7 +289,8 @@ class MappingOptions:
         blocks = ",".join(map(str, self.blocks or [0] * (3 if self.split_k > 1 else 2)))
         threads = ",".join(map(str, self.threads or [0]))
         warps = f" warps={','.join(map(str, self.warps))}" if self.warps else ""
-        passes = [f"poly-map-to-gpu{{blocks={blocks} threads={threads}{warps}}}"]
+        passes = ["poly-block-reduction"] if self.block_reductions else []
+        passes.append(f"poly-map-to-gpu{{blocks={blocks} threads={threads}{warps}}}")
         if self.use_shared_memory or self.use_private_memory:
             passes.append(
                 f"poly-promote{{shared={str(self.use_shared_memory).lower()} "

@@ -19,8 +19,10 @@ from typing import Any, ClassVar
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
+    FlatSymbolRefAttrConstr,
     IndexType,
     StringAttr,
+    SymbolRefAttr,
     UnitAttr,
     i1,
 )
@@ -32,6 +34,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     region_def,
+    result_def,
     traits_def,
 )
 from xdsl.parser import Parser
@@ -642,11 +645,43 @@ class ScopOp(IRDLOperation):
         return op
 
 
+@irdl_op_definition
+class PartialOp(IRDLOperation):
+    """This thread's partial value of a block-cooperative reduction.
+
+    `%p = poly.partial @S4 : f32`
+
+    Statement `@S4`'s update is marked `block_reduction` (`poly-block-reduction`):
+    each GPU thread combines the values of the instances it runs into a partial
+    value of its own, which starts at the reduction's identity. `poly.partial`
+    reads this thread's partial and resets it to the identity; the statement
+    holding it combines the partials of the block's threads (`gpu.all_reduce`)
+    and updates the reduction's element with the result.
+    """
+
+    name = "poly.partial"
+
+    statement = prop_def(FlatSymbolRefAttrConstr)
+    result = result_def()
+
+    assembly_format = "$statement attr-dict `:` type($result)"
+
+    traits = lazy_traits_def(lambda: (HasParent(StmtOp),))
+
+    def __init__(self, statement: str, result_type: Attribute):
+        super().__init__(properties={"statement": SymbolRefAttr(statement)}, result_types=[result_type])
+
+    @property
+    def statement_name(self) -> str:
+        return self.statement.root_reference.data
+
+
 Poly = Dialect(
     "poly",
     [
         ScopOp,
         StmtOp,
+        PartialOp,
         DomainOp,
         BandOp,
         SequenceOp,

@@ -46,6 +46,10 @@ PROMOTED_SYMBOLS = "promoted_symbols"
 ATOMIC = "atomic"
 """Unit attribute of a `tc.update` that several GPU threads combine into one
 element (`poly-parallel-reduction`): lowered for a kernel to `memref.atomic_rmw`."""
+BLOCK_REDUCTION = "block_reduction"
+"""Unit attribute of a `tc.update` whose values each GPU thread combines into
+a partial value of its own, which a block-wide statement then combines
+across the block (`poly-block-reduction`)."""
 
 
 def _unsigned(element_type: Attribute) -> bool:

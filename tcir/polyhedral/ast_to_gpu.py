@@ -18,22 +18,25 @@ from dataclasses import dataclass, field
 
 import islpy as isl
 from xdsl.builder import Builder
-from xdsl.dialects import gpu, memref
+from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, ArrayAttr, IntegerAttr, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from tcir.backends.cuda.scalar_types import ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT
-from tcir.dialects.poly import StmtOp
+from tcir.dialects.poly import PartialOp, StmtOp
 from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.lowering.affine_to_arith import index_constant
 from tcir.lowering.tc_point import (
     ATOMIC,
+    BLOCK_REDUCTION,
     PROMOTED,
     PROMOTED_MAP,
     PROMOTED_SYMBOLS,
     PointLowering,
 )
 from tcir.polyhedral.ast_to_loops import AstLowering
-from tcir.polyhedral.gpu_mapping import SYNC_PREFIX
+from tcir.polyhedral.gpu_mapping import SYNC_PREFIX, THREAD_IDS
 from tcir.polyhedral.promotion.affine import affine_map_to_isl
 
 
@@ -124,13 +127,34 @@ def kernel_ast(build: isl.AstBuild, schedule: isl.Schedule, statements: dict[str
 @dataclass
 class KernelPoint(PointLowering):
     """A `PointLowering` whose promoted accesses use the indices of the user
-    node being lowered (`indices`, by access) instead of their `promoted_map`."""
+    node being lowered (`indices`, by access) instead of their `promoted_map`;
+    block reductions update the thread's partial (`partials`, by statement),
+    and the updates of a block-wide statement run on the `leader` thread."""
 
     indices: dict[Operation, Sequence[SSAValue]] = field(default_factory=dict[Operation, Sequence[SSAValue]])
+    partials: dict[str, tuple[SSAValue, SSAValue]] = field(default_factory=dict[str, tuple[SSAValue, SSAValue]])
+    """By statement: the buffer of the thread's partial and the reduction's identity."""
+    leader: SSAValue | None = None
 
     def update(self, builder: Builder, op: UpdateOp) -> None:
         """An atomic update of a tensor (not of a promoted buffer, which is
-        the thread's own) is a `memref.atomic_rmw`."""
+        the thread's own) is a `memref.atomic_rmw`; the update of a block
+        reduction combines into the thread's partial; in a block-wide
+        statement, only the leader updates."""
+        if BLOCK_REDUCTION in op.attributes:
+            stmt = op.parent_op()
+            assert isinstance(stmt, StmtOp), "a block reduction's update is its statement's last op"
+            partial, _ = self.partials[stmt.sym_name.data]
+            element = op.tensor_type.element_type
+            zero = index_constant(builder, 0)
+            return self.store(builder, partial, element, op.kind.data, self.lookup(op.value), [zero])
+        if self.leader is not None:
+            then = Block([scf.YieldOp()])
+            leader, self.leader = self.leader, None
+            self.update(Builder(InsertPoint.before(then.last_op)), op)  # pyright: ignore[reportArgumentType]
+            self.leader = leader
+            builder.insert(scf.IfOp(leader, [], Region(then), Region(Block([scf.YieldOp()]))))
+            return None
         if ATOMIC not in op.attributes or PROMOTED in op.attributes:
             return super().update(builder, op)
         destination, subscripts = self.target(builder, op)
@@ -143,6 +167,16 @@ class KernelPoint(PointLowering):
                 result_types=[element],
             )
         )
+
+    def _clone(self, builder: Builder, op: Operation) -> None:
+        """`poly.partial`: the thread's partial, which then restarts at the identity."""
+        if not isinstance(op, PartialOp):
+            return super()._clone(builder, op)
+        partial, identity = self.partials[op.statement_name]
+        zero = index_constant(builder, 0)
+        self.values[op.result] = builder.insert(memref.LoadOp.get(partial, [zero])).res
+        builder.insert(memref.StoreOp.get(identity, partial, [zero]))
+        return None
 
     def target(self, builder: Builder, op: ReadOp | UpdateOp) -> tuple[SSAValue, list[SSAValue]]:
         if op not in self.indices:
@@ -165,6 +199,7 @@ class GpuAstLowering(AstLowering):
             builder.insert(gpu.BarrierOp())
             return
         stmt = self.statements[name]
+        self.point.leader = self.leader(builder) if any(isinstance(op, PartialOp) for op in stmt.body.block.ops) else None
         iterators = stmt.body.block.args
         args = [call.get_op_arg(k) for k in range(1, call.get_op_n_arg())]
         position = len(iterators)
@@ -181,3 +216,14 @@ class GpuAstLowering(AstLowering):
             for it, e in zip(iterators, args)
         ]
         self.point.clone_point(builder, stmt.body.block, values)
+        self.point.leader = None
+
+    def leader(self, builder: Builder) -> SSAValue:
+        """Whether this thread is the block's first (all thread ids 0)."""
+        zero = index_constant(builder, 0)
+        result: SSAValue | None = None
+        for ident in THREAD_IDS:
+            first = builder.insert(arith.CmpiOp(self.ids[ident], zero, "eq")).result
+            result = first if result is None else builder.insert(arith.AndIOp(result, first)).result
+        assert result is not None
+        return result

@@ -65,11 +65,13 @@ def compute_dependences(scop: ScopOp) -> Dependences:
     statements = tuple(
         (s.domain.data, s.reads.data, s.writes.data, s.may_write is not None) for s in scop.statements
     )
-    return _dependences(scop.context.data, statements)
+    return statement_dependences(scop.context.data, statements)
 
 
 @lru_cache(maxsize=64)
-def _dependences(context_text: str, statements: tuple[StmtKey, ...]) -> Dependences:
+def statement_dependences(context_text: str, statements: tuple[StmtKey, ...]) -> Dependences:
+    """The dependences of statements given by their isl texts (`StmtKey`),
+    in program order, under the parameter context `context_text`."""
     context = isl.Set(context_text)
     reads = union_of_accesses(context, ((domain, read) for domain, read, _, _ in statements))
     writes = union_of_accesses(context, ((domain, write) for domain, _, write, _ in statements))

@@ -39,6 +39,7 @@ becomes one kernel per child, launched in order.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -362,6 +363,9 @@ class GpuMapping:
     threads: tuple[int, ...]
     warps: tuple[int, ...] = ()
     """Sub-tiles along the thread-mapped members, x first (none: one)."""
+    block_wide: frozenset[str] = frozenset()
+    """Statements that every thread of the block runs together (the combines
+    of `poly-block-reduction`): their leaves get no thread filter."""
 
     @property
     def block(self) -> tuple[int, ...]:
@@ -393,7 +397,7 @@ class GpuMapping:
         if self.threads == (0,):
             parallel = max(_most_parallel(node_at(schedule, p)) for p in kernels)
             threads = (32, 8) if parallel >= 2 else (256,)
-            return GpuMapping(self.blocks, threads, self.warps).map(schedule, accesses)
+            return dataclasses.replace(self, threads=threads).map(schedule, accesses)
         grid = [1] * len(self.blocks)
         for path in reversed(kernels):
             schedule, sizes = self._map_kernel(schedule, path, accesses)
@@ -493,6 +497,14 @@ class GpuMapping:
             edits.append((path, _zero_filter(domain, THREAD_IDS[:used])))
         return edits
 
+    def _only_block_wide(self, domain: isl.UnionSet) -> bool:
+        """Whether the instances `domain` are all of block-wide statements."""
+        if not self.block_wide:
+            return False
+        sets = domain.get_set_list()
+        names = {sets.get_at(k).get_tuple_name() for k in range(sets.n_set())}
+        return bool(names) and names <= self.block_wide
+
     def _find_sites(
         self,
         node: isl.ScheduleNode,
@@ -508,6 +520,8 @@ class GpuMapping:
         if members:
             site = (path, members)
         if kind == NodeType.leaf:
+            if self._only_block_wide(node.get_domain()):
+                return
             if site is None:
                 leaves.append(path)
             else:

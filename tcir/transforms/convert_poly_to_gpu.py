@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import islpy as isl
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import func, gpu, memref
+from xdsl.dialects import arith, func, gpu, memref
 from xdsl.dialects.builtin import (
     DictionaryAttr,
     FixedBitwidthType,
@@ -52,11 +52,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcir.dialects.nvgpu import SWIZZLE_ALIGNMENT, swizzled
 from tcir.dialects.poly import ScopOp, StmtOp
-from tcir.dialects.tc import DefOp
+from tcir.dialects.tc import DefOp, UpdateOp
 from tcir.errors import TCError
 from tcir.lowering.affine_to_arith import index_constant
 from tcir.lowering.def_function import DefFunction
-from tcir.lowering.tc_point import PROMOTED
+from tcir.lowering.tc_point import BLOCK_REDUCTION, PROMOTED, identity, reduction_of
 from tcir.polyhedral.ast_to_gpu import (
     GpuAstLowering,
     KernelPoint,
@@ -175,7 +175,9 @@ class KernelBuilder:
             ids[BLOCK_IDS[k]] = builder.insert(gpu.BlockIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim)))).result
             ids[THREAD_IDS[k]] = builder.insert(gpu.ThreadIdOp(gpu.DimensionAttr(gpu.DimensionEnum(dim)))).result
         statements = self.statements
-        kernel_point.buffers = self.buffers(builder, [statements[n] for n in statement_names(root) if n in statements])
+        running = [statements[n] for n in statement_names(root) if n in statements]
+        kernel_point.buffers = self.buffers(builder, running)
+        kernel_point.partials = partials(builder, running)
         GpuAstLowering(kernel_point, statements, ids).node(builder, root)
         builder.insert(gpu.ReturnOp([]))
         self.kernels.append(gpu.FuncOp(name, (body.arg_types, []), Region(body), kernel=True))
@@ -214,6 +216,27 @@ class KernelBuilder:
             alloca.memref.name_hint = name
             buffers[name] = builder.insert(alloca).memref
         return buffers
+
+
+def partials(builder: Builder, statements: list[StmtOp]) -> dict[str, tuple[SSAValue, SSAValue]]:
+    """For each block reduction among `statements` (`poly-block-reduction`):
+    a private buffer of one element, the thread's partial, set to the
+    reduction's identity; and that identity."""
+    found: dict[str, tuple[SSAValue, SSAValue]] = {}
+    for stmt in statements:
+        update = stmt.body.block.last_op
+        if not isinstance(update, UpdateOp) or BLOCK_REDUCTION not in update.attributes:
+            continue
+        element = update.tensor_type.element_type
+        alloca = memref.AllocaOp.get(element, shape=[1], memory_space=IntegerAttr(PRIVATE_SPACE, 64))
+        alloca.memref.name_hint = f"partial_{stmt.sym_name.data}"
+        buffer = builder.insert(alloca).memref
+        reduction = reduction_of(update.kind.data)
+        assert reduction is not None
+        start = builder.insert(arith.ConstantOp(identity(reduction, element))).result
+        builder.insert(memref.StoreOp.get(start, buffer, [index_constant(builder, 0)]))
+        found[stmt.sym_name.data] = (buffer, start)
+    return found
 
 
 VECTOR_BYTES = 16

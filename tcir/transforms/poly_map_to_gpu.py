@@ -15,11 +15,13 @@ members' tile into 4x2 sub-tiles, numbered by one more thread dimension:
 `threads=4,8 warps=4,2` launches 4x8x8 threads, a warp per sub-tile.
 Barriers (`sync_<k>()` statements) separate the parts of block-level
 sequences only where threads of a block exchange data (from the scop's
-accesses).
+accesses). The combines of `poly-block-reduction` get no thread filter:
+every thread of the block runs them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -29,6 +31,7 @@ from xdsl.passes import ModulePass
 
 from tcir.dialects.poly import ScopOp
 from tcir.errors import TCError
+from tcir.polyhedral.block_reduction import combine_statements
 from tcir.polyhedral.gpu_mapping import GpuMapping
 from tcir.polyhedral.scop import scop_reads, scop_schedule, scop_writes, set_scop_schedule
 
@@ -59,4 +62,6 @@ class PolyMapToGpuPass(ModulePass):
             raise TCError(f"poly-map-to-gpu: {total} threads per block exceeds 1024")
         for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
             accesses = (scop_reads(scop), scop_writes(scop))
-            set_scop_schedule(scop, mapping.map(scop_schedule(scop), accesses))
+            block_wide = frozenset(s.sym_name.data for s in combine_statements(scop))
+            mapped = dataclasses.replace(mapping, block_wide=block_wide).map(scop_schedule(scop), accesses)
+            set_scop_schedule(scop, mapped)

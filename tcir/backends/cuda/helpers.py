@@ -43,6 +43,34 @@ __device__ __forceinline__ float tc_minimum(float a, float b) {
 __device__ __forceinline__ double tc_minimum(double a, double b) {
   return (a != a || b != b) ? a + b : fmin(a, b);
 }""",
+    # gpu.all_reduce over a block of THREADS threads (x fastest, as the
+    # hardware numbers lanes): each warp combines its lanes' values down to
+    # lane 0 by shuffles (a partial last warp included), lane 0 of each warp
+    # puts its value in shared memory, and every thread combines those in
+    # warp order, so all of them return the same value. `combine` is a
+    # lambda, distinct per call site: each site has its own shared array,
+    # whose second barrier frees it for the site's next call.
+    "tc_all_reduce": """\
+template <int THREADS, typename T, typename F>
+__device__ __forceinline__ T tc_all_reduce(T value, F combine) {
+  constexpr int WARPS = (THREADS + 31) / 32;
+  const int linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const int lane = linear & 31;
+  const int width = (linear >> 5) == WARPS - 1 ? THREADS - 32 * (WARPS - 1) : 32;
+  const unsigned mask = width == 32 ? 0xffffffffu : (1u << width) - 1u;
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const T other = __shfl_down_sync(mask, value, offset);
+    if (lane + offset < width) value = combine(value, other);
+  }
+  if (WARPS == 1) return __shfl_sync(mask, value, 0);
+  __shared__ T warps[WARPS];
+  if (lane == 0) warps[linear >> 5] = value;
+  __syncthreads();
+  T total = warps[0];
+  for (int w = 1; w < WARPS; ++w) total = combine(total, warps[w]);
+  __syncthreads();
+  return total;
+}""",
     # memref.atomic_rmw addf/addi whose old value is unused: the active lanes
     # of a warp that add to one address first sum their values (shuffles),
     # then one of them adds the sum. Many threads adding to few addresses

@@ -872,6 +872,30 @@ class KernelPrinter(IndentedLines):
         self.line(f"{self.array_declaration(t, name)};")
 
     @emit.register
+    def _(self, op: gpu.AllReduceOp) -> None:
+        if op.op is None or self.block_size is None:
+            raise TCError("cuda backend: op 'gpu.all_reduce' needs an operation and a known block size")
+        t = op.result.type
+        kind = op.op.data.value
+        ctype = self.ctype(t)
+        if kind in ("add", "mul"):
+            body = f"a {'+' if kind == 'add' else '*'} b"
+        elif is_float(t):
+            helper = "tc_maximum" if kind == "max" else "tc_minimum"
+            self.helpers.add(helper)
+            body = f"{helper}(a, b)"
+        elif kind in ("max", "min"):
+            body = f"a {'>' if kind == 'max' else '<'} b ? a : b"
+        else:
+            raise TCError(f"cuda backend: op 'gpu.all_reduce' of {kind} is not supported")
+        self.helpers.add("tc_all_reduce")
+        threads = math.prod(self.block_size)
+        value = self.expr(op.operand, ANY)
+        combine = f"[]({ctype} a, {ctype} b) {{ return {body}; }}"
+        name = self.names.declare(op.result)
+        self.line(f"const {ctype} {name} = tc_all_reduce<{threads}>({value}, {combine});")
+
+    @emit.register
     def _(self, op: gpu.BarrierOp) -> None:
         if self.tensor_core_tiles:  # what threads wrote, the tensor cores read next
             self.line("tc_fence_proxy_async();")

@@ -21,6 +21,10 @@ import numpy as np
 from tcir.backends.cuda_sim.memory import GLOBAL, PRIVATE, SHARED, Buffer
 from tcir.errors import KernelFault
 
+_ALL_REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+"""The numpy reductions of `gpu.all_reduce`'s operations (`max`/`min` of
+floats NaN if any value is, as the CUDA backend's)."""
+
 LANE_BUDGET = 1 << 16
 """Threads simulated at once: a wave holds as many whole blocks as fit."""
 
@@ -245,13 +249,29 @@ class Launch:
 
     def barrier(self, lanes: np.ndarray, site: int) -> None:
         """`__syncthreads()` by `lanes`: all threads of each of their blocks must be there."""
+        self._converged(lanes, site, "barrier")
+        self.epoch[lanes] += 1
+
+    def _converged(self, lanes: np.ndarray, site: int, what: str) -> None:
+        """Fault unless `lanes` are whole blocks."""
         if lanes.size != self.epoch.size:
             blocks = lanes // self.threads
             counts = np.bincount(blocks, minlength=self.wave_blocks)
             partial = np.flatnonzero((counts > 0) & (counts < self.threads))
             if partial.size:
-                self.divergent_barrier(lanes, int(partial[0]), site)
-        self.epoch[lanes] += 1
+                self.divergent(lanes, int(partial[0]), site, what)
+
+    def all_reduce(self, lanes: np.ndarray, value: Any, kind: str, site: int) -> np.ndarray:
+        """`gpu.all_reduce` by `lanes`: all threads of each of their blocks
+        must be there, and each gets the combination of its block's values.
+        It orders no memory accesses (the kernel's barriers must)."""
+        self._converged(lanes, site, "gpu.all_reduce")
+        order = np.argsort(lanes, kind="stable")
+        values = np.broadcast_to(np.asarray(value), lanes.shape)[order].reshape(-1, self.threads)
+        totals = np.repeat(_ALL_REDUCE[kind].reduce(values, axis=1, dtype=values.dtype), self.threads)
+        back = np.empty_like(order)
+        back[order] = np.arange(order.size)
+        return totals[back]
 
     def ordinals(self, lanes: np.ndarray) -> np.ndarray:
         """Launch-wide ordinals of the wave's `lanes`."""
@@ -313,12 +333,12 @@ class Launch:
     def fault(self, kind: str, message: str) -> None:
         raise KernelFault(f"cuda-sim: kernel '{self.kernel}': {message}", kind)
 
-    def divergent_barrier(self, lanes: np.ndarray, block: int, site: int) -> None:
+    def divergent(self, lanes: np.ndarray, block: int, site: int, what: str) -> None:
         present = lanes[lanes // self.threads == block] % self.threads
         absent = np.setdiff1d(np.arange(self.threads), present)
         base = self.lane_base + block * self.threads
         self.fault(
             "barrier",
-            f"divergent barrier ({self.site(site)}): {self.thread(base + int(present[0]))} "
+            f"divergent {what} ({self.site(site)}): {self.thread(base + int(present[0]))} "
             f"reaches it but {self.thread(base + int(absent[0]))} does not",
         )

@@ -133,7 +133,7 @@ def varying_values(
                 sizes = {gpu.ThreadIdOp: (block,), gpu.BlockIdOp: (grid,)}.get(type(op), (block, grid))
                 if any(s[dim] > 1 for s in sizes):
                     changed |= mark(op.results)
-            elif isinstance(op, memref.AtomicRMWOp | MmaSyncOp | WarpgroupMmaOp):  # one value per lane
+            elif isinstance(op, memref.AtomicRMWOp | MmaSyncOp | WarpgroupMmaOp | gpu.AllReduceOp):  # one value per lane
                 changed |= mark(op.results)
             elif isinstance(op, memref.LoadOp):
                 if not is_global(op.memref.type) or any(i in varying for i in op.indices):
@@ -417,6 +417,12 @@ class KernelTranslator(IndentedLines):
     def op_barrier(self, op: gpu.BarrierOp, scope: Scope) -> None:
         self.line(f"rt.barrier({scope.lanes}, {self.site(op)})")
 
+    def op_all_reduce(self, op: gpu.AllReduceOp, scope: Scope) -> None:
+        if op.op is None:
+            raise TCError("cuda-sim: op 'gpu.all_reduce' with a region is not supported")
+        value = self.ref(scope, op.operand)
+        self.define(scope, op.result, f"rt.all_reduce({scope.lanes}, {value}, {op.op.data.value!r}, {self.site(op)})")
+
     def op_return(self, op: gpu.ReturnOp, scope: Scope) -> None:
         if op.args:
             raise TCError("cuda-sim: op 'gpu.return' with operands is not supported")
@@ -631,7 +637,7 @@ _HANDLERS: dict[type[Operation], str] = {
     arith.CmpfOp: "op_cmpf", arith.SelectOp: "op_select", func.CallOp: "op_call",
     gpu.ThreadIdOp: "op_thread_id", gpu.BlockIdOp: "op_block_id", gpu.GlobalIdOp: "op_global_id",
     gpu.BlockDimOp: "op_block_dim", gpu.GridDimOp: "op_grid_dim", gpu.BarrierOp: "op_barrier",
-    gpu.ReturnOp: "op_return", memref.LoadOp: "op_load", memref.StoreOp: "op_store",
+    gpu.ReturnOp: "op_return", gpu.AllReduceOp: "op_all_reduce", memref.LoadOp: "op_load", memref.StoreOp: "op_store",
     memref.AtomicRMWOp: "op_atomic_rmw", vector.LoadOp: "op_vector_load", vector.StoreOp: "op_vector_store",
     memref.AllocaOp: "op_alloca", IndexOp: "op_check_index", scf.IfOp: "op_if", scf.ForOp: "op_for", scf.YieldOp: "op_yield",
     DeviceAsyncCopyOp: "op_async_copy", DeviceAsyncCreateGroupOp: "op_async_create_group",

@@ -24,7 +24,7 @@ from xdsl.ir.affine import AffineDimExpr
 
 from tcir.dialects.poly import StmtOp
 from tcir.dialects.tc import ReadOp, TensorType, UpdateOp
-from tcir.lowering.tc_point import ATOMIC
+from tcir.lowering.tc_point import ATOMIC, BLOCK_REDUCTION
 from tcir.polyhedral.affine_isl import IslAffineBuilder, NotAffine, relation
 from tcir.polyhedral.promotion.tiles import ArrayTile, array_tile
 
@@ -190,13 +190,14 @@ def _maps(relations: isl.UnionMap) -> list[isl.Map]:
 
 
 def references(statements: Sequence[StmtOp]) -> list[Reference]:
-    """The references of `statements` to tensors of rank 1 or more, in order;
+    """The references of `statements` to tensors of rank 1 or more, in order
+    (not the updates of block reductions, which go to a thread's partial);
     access relations name each tensor as the scop's relations do (a virtual
     array `T_X` after its tensor and index tensor)."""
     found: list[tuple[StmtOp, Access, isl.Map | None]] = []
     for stmt in statements:
         for op in stmt.body.block.walk():
-            if isinstance(op, ReadOp | UpdateOp):
+            if isinstance(op, ReadOp | UpdateOp) and BLOCK_REDUCTION not in op.attributes:
                 assert isinstance(op.tensor.type, TensorType)
                 if op.tensor.type.rank > 0:
                     found.append((stmt, op, _access(stmt, op)))

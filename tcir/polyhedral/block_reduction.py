@@ -1,0 +1,351 @@
+"""Block-cooperative reductions: a reduction's points spread over a block's threads.
+
+A reduction statement `S` (`s(b) += e(b, n)`, `n` reduced) whose innermost
+band over its reduction dimensions can run on the threads of a block is
+rewritten so that each thread combines its share of the points into a
+partial value of its own, and a new statement `S_combine`, right after the
+outermost band over those dimensions, combines the block's partials and
+updates the element:
+
+- `S`'s `tc.update` gets the unit attribute `block_reduction`, and its
+  access relations lose the reduced tensor (the update goes to the thread's
+  partial, which no other statement sees);
+- `S_combine[b]` (S's domain without the reduced dimensions) reads and
+  writes `s[b]`; its body is `%p = poly.partial @S`, `%t = gpu.all_reduce
+  <op> %p`, and `S`'s update of `s[b]` by `%t`; it follows `S` in program
+  order and, in the schedule tree, the outermost band over `S`'s reduction
+  dimensions (a sequence is made there), scheduled by the bands above
+  like `S`;
+- the members of that innermost band become coincident, so that
+  `poly-map-to-gpu` maps them to threads.
+
+`S_combine` is *block-wide*: every thread of the block runs it (the
+all-reduce needs them all), and only one of them updates the element.
+
+Where it applies: `+=`, `*=`, `max=` and `min=` updates of float or integer
+elements whose only self-dependences relate instances updating one element,
+the statement at one leaf of the tree, the bands from the outermost one over
+its reduction dimensions down to the leaf scheduling only those dimensions
+for it (its other dimensions are fixed above, as the block's row is), and
+no band below the innermost one. It is legal when no other statement below
+the outermost band depends on `S` (none reads the element while it is being
+reduced), and the innermost band's members carry no dependence once `S`'s
+accesses to the element are gone (checked with isl on the dependences of the
+rewritten scop).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import islpy as isl
+from xdsl.dialects import gpu
+from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, IndexType, IntegerType, StringAttr, UnitAttr, i1
+from xdsl.ir import Block, Region
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from tcir.dialects.poly import (
+    BandOp,
+    DomainOp,
+    FilterListNodeOp,
+    FilterOp,
+    PartialOp,
+    ScheduleNodeOp,
+    ScopOp,
+    SequenceOp,
+    StmtOp,
+)
+from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.lowering.tc_point import ATOMIC, BLOCK_REDUCTION
+from tcir.polyhedral.canonical import reduction_dims
+from tcir.polyhedral.dependences import compute_dependences, statement_dependences
+from tcir.polyhedral.scop import scop_context
+
+ALL_REDUCE_OPS = {"+=": "add", "*=": "mul", "max=": "max", "min=": "min"}
+"""`gpu.all_reduce` operations of the update kinds that a block can combine."""
+COMBINE_SUFFIX = "_combine"
+
+
+def _reducible(stmt: StmtOp) -> UpdateOp | None:
+    """`stmt`'s final update, where its partial values can be combined."""
+    update = stmt.body.block.last_op
+    if (
+        not isinstance(update, UpdateOp)
+        or update.kind.data not in ALL_REDUCE_OPS
+        or ATOMIC in update.attributes
+        or BLOCK_REDUCTION in update.attributes
+        or not reduction_dims(stmt)
+    ):
+        return None
+    element = update.tensor_type.element_type
+    if not (isinstance(element, AnyFloat) or (isinstance(element, IntegerType) and element.width.data in (32, 64))):
+        return None
+    if any(isinstance(op, ReadOp) and op.tensor == update.tensor for op in stmt.body.walk()):
+        return None  # it reads its own element: the partial would hide the value
+    return update
+
+
+def _path_to(root: DomainOp, instances: isl.UnionSet) -> list[ScheduleNodeOp] | None:
+    """The nodes from `root` down to the one leaf that all `instances` reach,
+    or None where they are split over several leaves."""
+    path: list[ScheduleNodeOp] = [root]
+    node: ScheduleNodeOp | None = root.child
+    while node is not None:
+        if isinstance(node, FilterListNodeOp):
+            reaching = [f for f in node.children if not instances.intersect(isl.UnionSet(f.value)).is_empty()]
+            if len(reaching) != 1:
+                return None
+            node = reaching[0]
+            continue
+        if isinstance(node, FilterOp):
+            kept = instances.intersect(isl.UnionSet(node.value))
+            if not kept.is_equal(instances):
+                return None
+        path.append(node)
+        node = node.child
+    return path
+
+
+def _pieces(band: BandOp, name: str) -> list[list[isl.Aff]]:
+    """Per member of `band`, the affine pieces of statement `name`."""
+    partial = isl.MultiUnionPwAff(band.schedule.data)
+    members: list[list[isl.Aff]] = []
+    for k in range(partial.dim(isl.dim_type.set)):
+        functions = partial.get_union_pw_aff(k).get_pw_aff_list()
+        pieces: list[isl.Aff] = []
+        for i in range(functions.n_pw_aff()):
+            function = functions.get_at(i)
+            if function.get_tuple_id(isl.dim_type.in_).get_name() == name:
+                pieces += [aff for _, aff in function.get_pieces()]
+        members.append(pieces)
+    return members
+
+
+def _involves(pieces: list[isl.Aff], dims: list[int]) -> bool:
+    return any(aff.involves_dims(isl.dim_type.in_, d, 1) for aff in pieces for d in dims)
+
+
+@dataclass
+class _Plan:
+    """Where a block reduction of `stmt` goes: its outermost and innermost
+    bands over its reduction dimensions, and the path down to the former."""
+
+    stmt: StmtOp
+    update: UpdateOp
+    path: list[ScheduleNodeOp]
+    top: BandOp
+    inner: BandOp
+
+
+def _plan(scop: ScopOp, stmt: StmtOp) -> _Plan | None:
+    update = _reducible(stmt)
+    if update is None:
+        return None
+    name = stmt.sym_name.data
+    reduced = reduction_dims(stmt)
+    kept = [d for d in range(len(stmt.body.block.args)) if d not in reduced]
+    path = _path_to(scop.schedule, isl.UnionSet(stmt.domain.data))
+    if path is None:
+        return None
+    bands = [n for n in path if isinstance(n, BandOp)]
+    over = [b for b in bands if any(_involves(p, reduced) for p in _pieces(b, name))]
+    if not over or over[-1] is not bands[-1]:
+        return None  # no band over the reduction, or one below it (threads would map that one)
+    top, inner = over[0], over[-1]
+    below = bands[bands.index(top) :]
+    if any(_involves(p, kept) for b in below for p in _pieces(b, name)):
+        return None  # the element changes below `top`: no single place for the combine
+    return _Plan(stmt, update, path[: path.index(top) + 1], top, inner)
+
+
+def _instances_at(path: list[ScheduleNodeOp]) -> isl.UnionSet:
+    """The statement instances reaching the last node of `path`."""
+    root = path[0]
+    assert isinstance(root, DomainOp)
+    instances = isl.UnionSet(root.value)
+    for node in path:
+        if isinstance(node, FilterOp):
+            instances = instances.intersect(isl.UnionSet(node.value))
+    return instances
+
+
+def _projection(stmt: StmtOp, combine: str) -> isl.Map:
+    """`{ S[i] -> S_combine[i without the reduced dimensions] }`."""
+    domain = isl.Set(stmt.domain.data)
+    projection = isl.Map.identity(domain.get_space().map_from_set())
+    for d in reversed(reduction_dims(stmt)):
+        projection = projection.project_out(isl.dim_type.out, d, 1)
+    return projection.set_tuple_name(isl.dim_type.out, combine).intersect_domain(domain)
+
+
+def _without(relation: str, tensor: str) -> str:
+    """`relation` (isl text) without its maps to `tensor`."""
+    kept = isl.UnionMap.empty(isl.UnionMap(relation).get_space())
+    maps = isl.UnionMap(relation).get_map_list()
+    for k in range(maps.n_map()):
+        if maps.get_at(k).get_tuple_name(isl.dim_type.out) != tensor:
+            kept = kept.union(isl.UnionMap.from_map(maps.get_at(k)))
+    return kept.to_str()
+
+
+def _combine_statement(plan: _Plan, projection: isl.Map) -> StmtOp:
+    """`S_combine`: the block's partials combined into `S`'s element."""
+    stmt, update = plan.stmt, plan.update
+    name = projection.get_tuple_name(isl.dim_type.out)
+    domain = projection.range()
+    writes = isl.UnionMap(stmt.writes.data).apply_domain(isl.UnionMap.from_map(projection))
+    reduced = set(reduction_dims(stmt))
+    block = Block(arg_types=[IndexType()] * domain.dim(isl.dim_type.set))
+    old_args = [a for a in stmt.body.block.args if a.index not in reduced]
+    for old, new in zip(old_args, block.args):
+        new.name_hint = old.name_hint
+    element = update.tensor_type.element_type
+    partial = PartialOp(stmt.sym_name.data, element)
+    total = gpu.AllReduceOp.from_op(
+        gpu.AllReduceOpAttr(gpu.AllReduceOpEnum(ALL_REDUCE_OPS[update.kind.data])), partial.result, UnitAttr()
+    )
+    mapper = dict(zip(old_args, block.args))
+    mapper[update.value] = total.result
+    block.add_ops([partial, total, update.clone(value_mapper=mapper)])
+    relation = writes.to_str()
+    return StmtOp(name, domain.to_str(), relation, relation, Region(block))
+
+
+def _coincident_when_rewritten(scop: ScopOp, plan: _Plan, combine: StmtOp, tensor: str) -> bool:
+    """Whether the innermost band's members carry no dependence of the
+    rewritten scop (`S` without its element, `combine` after it), and no
+    other statement below the outermost band depends on `S`."""
+    name = plan.stmt.sym_name.data
+    statements = []
+    for s in scop.statements:
+        key = (s.domain.data, s.reads.data, s.writes.data, s.may_write is not None)
+        if s is plan.stmt:
+            key = (s.domain.data, _without(s.reads.data, tensor), _without(s.writes.data, tensor), key[3])
+            statements.append(key)
+            statements.append((combine.domain.data, combine.reads.data, combine.writes.data, False))
+            continue
+        statements.append(key)
+    below = _instances_at(plan.path)
+    own = isl.UnionSet(plan.stmt.domain.data)
+    original = compute_dependences(scop).validity
+    if not original.intersect_domain(own).intersect_range(below.subtract(own)).is_empty():
+        return False
+    rewritten = statement_dependences(scop.context.data, tuple(statements)).validity
+    inner = _instances_at(_path_down_to(plan))
+    rewritten = rewritten.intersect_domain(inner).intersect_range(inner).intersect_params(scop_context(scop))
+    if rewritten.is_empty():
+        return True
+    outer = _prefix(_path_down_to(plan), inner, include_last=False)
+    full = _prefix(_path_down_to(plan), inner, include_last=True)
+    same_outer = outer.apply_range(outer.reverse())
+    same_full = full.apply_range(full.reverse())
+    return rewritten.intersect(same_outer).is_subset(same_full)
+
+
+def _path_down_to(plan: _Plan) -> list[ScheduleNodeOp]:
+    """The path from the root to the innermost band of `plan`."""
+    path = list(plan.path)
+    node: ScheduleNodeOp | None = plan.top
+    own = isl.UnionSet(plan.stmt.domain.data)
+    while node is not plan.inner:
+        assert node is not None
+        child = node.child
+        if isinstance(child, FilterListNodeOp):
+            child = next(f for f in child.children if not own.intersect(isl.UnionSet(f.value)).is_empty())
+        node = child
+        assert node is not None
+        path.append(node)
+    return path
+
+
+def _prefix(path: list[ScheduleNodeOp], instances: isl.UnionSet, include_last: bool) -> isl.UnionMap:
+    """The schedule of `instances` by the bands on `path` (the last one only
+    if `include_last`), as a map to a flat tuple (sequences ignored: the
+    instances compared share every sequence position on the path)."""
+    result = isl.UnionMap.from_domain(instances)
+    nodes = path if include_last else path[:-1]
+    for node in nodes:
+        if isinstance(node, BandOp):
+            partial = isl.MultiUnionPwAff(node.schedule.data)
+            relation = isl.UnionMap.from_multi_union_pw_aff(partial).intersect_domain(instances)
+            result = result.flat_range_product(relation)
+    return result
+
+
+def _with_combine(node: ScheduleNodeOp, projection: isl.Map) -> None:
+    """Add `S_combine`'s instances to `node` (an ancestor of `S`'s leaf):
+    to a filter's or domain's set, to a band's members (`S`'s functions
+    through `projection`, which they do not depend on the reduced part of)."""
+    instances = isl.UnionSet.from_set(projection.range())
+    if isinstance(node, FilterOp | DomainOp):
+        node.properties[node.ISL_FIELD] = StringAttr(isl.UnionSet(node.value).union(instances).to_str())
+        return
+    if not isinstance(node, BandOp):
+        return
+    partial = isl.MultiUnionPwAff(node.schedule.data)
+    upas = []
+    inverse = isl.UnionMap.from_map(projection.reverse())
+    for k in range(partial.dim(isl.dim_type.set)):
+        upa = partial.get_union_pw_aff(k)
+        values = inverse.apply_range(isl.UnionMap.from_union_pw_aff(upa))  # { S_combine[i] -> [v] }
+        function = isl.UnionPwAff.from_pw_aff(isl.PwMultiAff.from_map(isl.Map.from_union_map(values)).get_pw_aff(0))
+        upas.append(upa.union_add(function))
+    space = partial.get_space()
+    result = isl.MultiUnionPwAff.from_union_pw_aff_list(space, _upa_list(upas))
+    node.properties["schedule"] = StringAttr(result.to_str())
+
+
+def _upa_list(upas: list[isl.UnionPwAff]) -> isl.UnionPwAffList:
+    result = isl.UnionPwAffList.alloc(isl.DEFAULT_CONTEXT, len(upas))
+    for upa in upas:
+        result = result.add(upa)
+    return result
+
+
+def _mark_coincident(band: BandOp) -> None:
+    band.properties["coincident"] = DenseArrayBase.from_list(i1, [1] * len(band.coincident_flags))
+
+
+def _apply(scop: ScopOp, plan: _Plan) -> None:
+    stmt = plan.stmt
+    name = stmt.sym_name.data
+    tensor = isl.UnionMap(stmt.writes.data).get_map_list().get_at(0).get_tuple_name(isl.dim_type.out)
+    projection = _projection(stmt, f"{name}{COMBINE_SUFFIX}")
+    combine = _combine_statement(plan, projection)
+    if not _coincident_when_rewritten(scop, plan, combine, tensor):
+        return
+    reaching = _instances_at(plan.path)
+    for node in plan.path[:-1]:
+        _with_combine(node, projection)
+    below = FilterOp(reaching.to_str())
+    Rewriter.insert_op(SequenceOp([below, FilterOp(combine.domain.data)]), InsertPoint.before(plan.top))
+    plan.top.detach()
+    below.body.block.add_op(plan.top)
+    _mark_coincident(plan.inner)
+    stmt.properties["reads"] = StringAttr(_without(stmt.reads.data, tensor))
+    stmt.properties["writes"] = StringAttr(_without(stmt.writes.data, tensor))
+    plan.update.attributes[BLOCK_REDUCTION] = UnitAttr()
+    Rewriter.insert_op(combine, InsertPoint.after(stmt))
+
+
+def block_reductions(scop: ScopOp) -> list[str]:
+    """Rewrite every reduction of `scop` that can run block-cooperatively
+    (see the module docstring); returns the names of the statements rewritten."""
+    done: list[str] = []
+    for stmt in list(scop.statements):
+        plan = _plan(scop, stmt)
+        if plan is None:
+            continue
+        before = len(scop.statements)
+        _apply(scop, plan)
+        if len(scop.statements) > before:
+            done.append(stmt.sym_name.data)
+    return done
+
+
+def combine_statements(scop: ScopOp) -> Iterator[StmtOp]:
+    """The block-wide statements of `scop` (those that combine partials)."""
+    for stmt in scop.statements:
+        if any(isinstance(op, PartialOp) for op in stmt.body.block.ops):
+            yield stmt
