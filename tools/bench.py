@@ -84,6 +84,28 @@ def configs(torch: Any) -> list[Config]:
     out.append(Config("rowsum 16x4194304", "rowsum", {"B": 16, "K": 1 << 22}, 16 << 22, lambda a: a.sum(1)))
     out.append(Config("MLP3", "MLP3", {"B": 128, "N": 128, "O": 64, "P": 32, "Q": 2},
                       2 * 128 * (128 * 64 + 64 * 32 + 32 * 2), mlp3))
+    out += reduction_configs(torch)
+    return out
+
+
+def reduction_configs(torch: Any) -> list[Config]:
+    """Row-wise chains, a column sum and attention (issue: fused reductions),
+    at sizes in L2 and, the bandwidth-bound ones, beyond it."""
+    F = torch.nn.functional
+    out: list[Config] = []
+    for b, n in [(4096, 1024), (32768, 4096)]:
+        rows = {"B": b, "N": n}
+        out.append(Config(f"softmax {b}x{n}", "softmax", rows, 5 * b * n, lambda x: torch.softmax(x, 1)))
+        out.append(Config(f"layernorm {b}x{n}", "layernorm", rows, 8 * b * n,
+                          lambda x, g, h: F.layer_norm(x, (x.shape[1],), g, h, 1e-5)))
+    out.append(Config("log-softmax 4096x1024", "log_softmax", {"B": 4096, "N": 1024}, 5 * 4096 * 1024,
+                      lambda x: F.log_softmax(x, 1)))
+    out.append(Config("rmsnorm 4096x4096", "rmsnorm", {"B": 4096, "N": 4096}, 4 * 4096 * 4096,
+                      lambda x, w: F.rms_norm(x, (x.shape[1],), w, 1e-6)))
+    for b, n in [(8192, 8192), (32768, 8192)]:
+        out.append(Config(f"colsum {b}x{n}", "colsum", {"B": b, "N": n}, b * n, lambda x: x.sum(0)))
+    out.append(Config("attention 64x512x64", "attention", {"B": 64, "L": 512, "D": 64}, 4 * 64 * 512 * 512 * 64,
+                      lambda q, k, v: F.scaled_dot_product_attention(q, k, v)))
     return out
 
 

@@ -199,6 +199,12 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         widths = [evaluate(definition.tensor(s.lhs).dims[-1], sizes) for s in definition.stmts]
         x = max(1, min(max(widths), GATHER_ROW))
         return MappingOptions(tile=[1, x], threads=[x])
+    rows = _row_chain(definition)
+    if rows is not None and _independent_rows(definition, sizes, rows):
+        return _row_chain_options(definition, sizes, rows)
+    column = _column_sum(definition)
+    if column is not None:
+        return _column_sum_options(definition, sizes, column)
     layer = _one_output_layer(definition)
     if layer is None:
         if _layer_chain(definition):
@@ -223,7 +229,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         slice_ = max(THREADS * POINTS_PER_THREAD, math.prod(out) * reduction // (4 * BLOCKS_TO_FILL_GPU))
         slice_ = -(-slice_ // THREADS) * THREADS
         return MappingOptions(parallel_reductions=True, tile=[*[1] * len(out), slice_], threads=[THREADS])
-    if layer.reduces and 2 <= len(out) <= 3 and reduction >= LARGE_REDUCTION:
+    if layer.reduces and 2 <= len(out) <= 3 and (reduction >= LARGE_REDUCTION or _wide_contraction(layer, out, reduction)):
         outer = [1] * (len(out) - 2)
 
         def fills_gpu(tile: int) -> bool:  # enough blocks of tile x tile outputs
@@ -287,6 +293,153 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     steps = extents[layer.reduction_indices[-1]] if layer.reduction_indices else 0
     vector = VECTOR_WIDTH if steps and steps % VECTOR_WIDTH == 0 else 1
     return MappingOptions(tile=tile, threads=[x, y], vector_width=vector)
+
+
+def _written_reads(stmt: A.Stmt, written: set[str]) -> list[A.Access]:
+    """The reads of `stmt` of tensors that the def writes (not inputs)."""
+    return [n for n in walk(stmt.rhs) if isinstance(n, A.Access) and n.tensor in written]
+
+
+def _input_reads(stmt: A.Stmt, written: set[str]) -> list[A.Access]:
+    """The reads of `stmt` of tensors not in `written`."""
+    return [n for n in walk(stmt.rhs) if isinstance(n, A.Access) and n.tensor not in written]
+
+
+def _is_index(e: A.Expr, name: str) -> bool:
+    return isinstance(e, A.IndexVar) and e.name == name
+
+
+def _index_names(read: A.Access) -> set[str]:
+    return {n.name for sub in read.subscripts for n in walk(sub) if isinstance(n, A.IndexVar)}
+
+
+def _row_reuse(definition: A.CheckedDef, sizes: list[int], rows: int) -> float:
+    """How many times more elements a row reads from tensors that other rows
+    read too (a read missing one of the row's indices: a matmul's operands)
+    than from its own (reads at the row, and its outputs)."""
+    own, shared = 1, 0
+    for stmt in definition.stmts:
+        extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items()}
+        row = set(stmt.lhs_indices[:rows])
+        own = max(own, math.prod(extents[i] for i in stmt.lhs_indices[rows:]))
+        for read in _input_reads(stmt, set()):
+            names = _index_names(read) & set(extents)
+            points = math.prod(extents[i] for i in names - row)
+            if row <= names:
+                own = max(own, points)
+            else:
+                shared += points
+    return shared / own
+
+
+def _row_chain(definition: A.CheckedDef) -> int | None:
+    """The number of row dimensions `k` where the def works on independent
+    rows (softmax, norms): every statement's first `k` left-hand indices are
+    its row, `k` the fewest left-hand indices of any statement; every read
+    of a tensor the def writes is at the reader's row; some statement
+    reduces, none gathers; and each reduction's innermost reduction index
+    is the last subscript of one of its reads, so that threads spread over
+    a row read consecutive elements. None where the def is not such a chain."""
+    stmts = definition.stmts
+    k = min(len(s.lhs_indices) for s in stmts)
+    if k == 0 or not any(s.reduces for s in stmts) or any(gathers(s.rhs) for s in stmts):
+        return None
+    written = {s.lhs for s in stmts}
+    for stmt in stmts:
+        row = stmt.lhs_indices[:k]
+        for read in _written_reads(stmt, written):
+            if len(read.subscripts) < k or not all(_is_index(e, i) for e, i in zip(read.subscripts, row)):
+                return None
+        if stmt.reduces:
+            last = stmt.reduction_indices[-1]
+            if not any(r.subscripts and _is_index(r.subscripts[-1], last) for r in _input_reads(stmt, set())):
+                return None
+    return k
+
+
+ROW_REUSE = 4
+"""Most elements a row of a row-wise chain may read that other rows read too,
+per element of its own (a norm's weights: 1 or 2; a matmul's operands: a
+row per output point reads whole rows of both, and is no such chain)."""
+
+
+def _independent_rows(definition: A.CheckedDef, sizes: list[int], rows: int) -> bool:
+    """Whether a block per row pays: rows enough to give every SM blocks,
+    each reading mostly its own elements."""
+    count = math.prod(evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in definition.stmts[0].ranges.items() if i in definition.stmts[0].lhs_indices[:rows])
+    return count >= BLOCKS_TO_FILL_GPU and _row_reuse(definition, sizes, rows) <= ROW_REUSE
+
+
+ROW_THREADS = 256
+"""Threads of a block that reduces one row (fewer for rows shorter than that)."""
+
+
+def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) -> MappingOptions:
+    """A block per row, its threads spread over the row, the reductions
+    combined across them (`block_reductions`): the whole chain in one kernel."""
+    longest = 1
+    for stmt in definition.stmts:
+        inner = [i for i in stmt.lhs_indices[rows:]] + stmt.reduction_indices
+        extents = [evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items() if i in inner]
+        longest = max(longest, math.prod(extents))
+    threads = min(ROW_THREADS, max(INNER_THREADS, -(-longest // INNER_THREADS) * INNER_THREADS))
+    private = min(MAX_PRIVATE_ELEMENTS_A_ROW, max(DEFAULT.max_private_elements, -(-longest // threads)))
+    return MappingOptions(threads=[threads], block_reductions=True, max_private_elements=private)
+
+
+MAX_PRIVATE_ELEMENTS_A_ROW = 64
+"""Registers a thread may keep of its share of a row (a softmax's exponentials)."""
+
+
+def _column_sum(definition: A.CheckedDef) -> A.Stmt | None:
+    """The sum of a def whose one output sums its inputs along outer
+    dimensions (`S(n) +=! X(b, n)`): every read's last subscript is the
+    output's innermost index, none depends on a reduction index there."""
+    layer = _one_output_layer(definition)
+    if layer is None or not layer.reduces or not atomic_sum(definition, layer):
+        return None
+    inner = layer.lhs_indices[-1]
+    reads = _input_reads(layer, {layer.lhs})
+    if not reads or not all(r.subscripts and _is_index(r.subscripts[-1], inner) for r in reads):
+        return None
+    return layer
+
+
+COLUMN_ROWS = 32
+"""Fewest reduction points each thread of a column sum adds up."""
+
+
+def _column_sum_options(definition: A.CheckedDef, sizes: list[int], stmt: A.Stmt) -> MappingOptions:
+    """Threads along the output's innermost dimension (coalesced reads), the
+    reduction split over blocks (split-K, partial sums added atomically)
+    until about four blocks an SM run."""
+    extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items()}
+    out = [extents[i] for i in stmt.lhs_indices]
+    reduction = math.prod(extents[i] for i in stmt.reduction_indices)
+    threads = min(THREADS, max(INNER_THREADS, -(-out[-1] // INNER_THREADS) * INNER_THREADS))
+    tiles = math.prod(out[:-1]) * -(-out[-1] // threads)
+    slices = max(1, min(-(-4 * BLOCKS_TO_FILL_GPU // tiles), reduction // COLUMN_ROWS))
+    slice_ = -(-reduction // slices)
+    tile = [*[1] * (len(out) - 1), threads, slice_, *[1] * (len(stmt.reduction_indices) - 1)]
+    return MappingOptions(tile=tile, threads=[threads], split_k=-(-reduction // slice_))
+
+
+WIDE_OUTPUT = 64
+"""Rows and columns of a contraction's output from which tiles of it in
+registers pay even for a short reduction (a batched 256x256 matmul)."""
+
+
+def _wide_contraction(layer: A.Stmt, out: list[int], reduction: int) -> bool:
+    """Whether `layer` sums products of two reads over at least a k tile of
+    points into an output whose last two dimensions are both `WIDE_OUTPUT`
+    or more, each read missing one of those two indices (each operand is
+    reused along the other's dimension)."""
+    reads = [n for n in walk(layer.rhs) if isinstance(n, A.Access) and n.tensor != layer.lhs]
+    if reduction < K_TILE or min(out[-2:]) < WIDE_OUTPUT or len(reads) != 2:
+        return False
+    rows, columns = layer.lhs_indices[-2:]
+    used = [{n.name for sub in r.subscripts for n in walk(sub) if isinstance(n, A.IndexVar)} for r in reads]
+    return any(rows in a and columns not in a and columns in b and rows not in b for a, b in (used, used[::-1]))
 
 
 def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:

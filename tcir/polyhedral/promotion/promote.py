@@ -38,7 +38,7 @@ from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Attribute, SSAValue
 
 from tcir.dialects.poly import ScopOp
-from tcir.dialects.tc import ReadOp, TensorType
+from tcir.dialects.tc import AllocOp, ReadOp, TensorType
 from tcir.polyhedral.gpu_mapping import (
     BLOCK_IDS,
     KERNEL_MARK,
@@ -481,6 +481,16 @@ class Promoter:
             return Decision(site, outer, decision.buffer, indices)
         return decision
 
+    def _dead_after(self, decision: Decision) -> bool:
+        """Whether what `decision`'s group writes is never read from its
+        tensor: a temporary of the def that no reference outside the group
+        reads (a softmax's exponentials, kept in registers)."""
+        group = decision.group
+        if not isinstance(group.tensor.owner, AllocOp):
+            return False
+        mine = set(group.refs)
+        return not any(r.tensor == group.tensor and r.reads and r not in mine for r in self.all_references)
+
     def _written_in(self, site: Site, tensor: SSAValue, refs: list[Reference]) -> bool:
         """Whether a statement below `site` writes `tensor`."""
         return any(
@@ -716,7 +726,7 @@ class Promoter:
             c for d in decisions if (c := self._copy(d, True, shared)) is not None
         ]
         after = [
-            c for d in decisions if (c := self._copy(d, False, shared)) is not None
+            c for d in decisions if not self._dead_after(d) and (c := self._copy(d, False, shared)) is not None
         ]
         params = self.scop.param_names
         for decision in decisions:
