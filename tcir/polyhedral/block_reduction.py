@@ -60,7 +60,7 @@ from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.lowering.tc_point import ATOMIC, BLOCK_REDUCTION
 from tcir.polyhedral.canonical import reduction_dims
 from tcir.polyhedral.dependences import compute_dependences, statement_dependences
-from tcir.polyhedral.scop import scop_context
+from tcir.polyhedral.scop import scop_context, scop_schedule, set_scop_schedule
 
 ALL_REDUCE_OPS = {"+=": "add", "*=": "mul", "max=": "max", "min=": "min"}
 """`gpu.all_reduce` operations of the update kinds that a block can combine."""
@@ -304,6 +304,27 @@ def _upa_list(upas: list[isl.UnionPwAff]) -> isl.UnionPwAffList:
 
 
 def _mark_coincident(band: BandOp) -> None:
+    """Make every member of `band` coincident, each statement's function
+    without its constant term: no dependence is carried there any more, so
+    the statements' relative shifts (isl fuses loops by shifting them) do
+    not order anything, and without them threads get the same elements in
+    every statement."""
+    partial = isl.MultiUnionPwAff(band.schedule.data)
+    upas = []
+    for k in range(partial.dim(isl.dim_type.set)):
+        functions = partial.get_union_pw_aff(k).get_pw_aff_list()
+        upa = isl.UnionPwAff.empty(partial.get_space().params())
+        for i in range(functions.n_pw_aff()):
+            function = functions.get_at(i)
+            unshifted = None
+            for domain, aff in function.get_pieces():
+                piece = isl.PwAff.alloc(domain, aff.set_constant_val(isl.Val.zero(aff.get_ctx())))
+                unshifted = piece if unshifted is None else unshifted.union_add(piece)
+            assert unshifted is not None
+            upa = upa.union_add(isl.UnionPwAff.from_pw_aff(unshifted))
+        upas.append(upa)
+    result = isl.MultiUnionPwAff.from_union_pw_aff_list(partial.get_space(), _upa_list(upas))
+    band.properties["schedule"] = StringAttr(result.to_str())
     band.properties["coincident"] = DenseArrayBase.from_list(i1, [1] * len(band.coincident_flags))
 
 
@@ -329,12 +350,74 @@ def _apply(scop: ScopOp, plan: _Plan) -> None:
     Rewriter.insert_op(combine, InsertPoint.after(stmt))
 
 
+def _child_path(node: ScheduleNodeOp) -> tuple[int, ...]:
+    """The positions of `node` and its ancestors among their parents' children, from the root."""
+    path: list[int] = []
+    while not isinstance(node, DomainOp):
+        parent = node.parent_op()
+        assert isinstance(parent, ScheduleNodeOp)
+        path.append(parent.children.index(node))
+        node = parent
+    return tuple(reversed(path))
+
+
+def _dependents(scop: ScopOp, plan: _Plan) -> isl.UnionSet:
+    """The instances below the outermost band of the other statements that
+    depend on `plan`'s statement, directly or through others there."""
+    below = _instances_at(plan.path)
+    validity = compute_dependences(scop).validity.intersect_domain(below).intersect_range(below)
+    own = isl.UnionSet(plan.stmt.domain.data)
+    reached = isl.UnionSet.empty(own.get_space())
+    sources = own
+    while True:
+        targets = validity.intersect_domain(sources).range().subtract(own)
+        statements = _statements_of(targets)
+        more = reached.union(below.intersect(statements))
+        if more.is_equal(reached):
+            return reached
+        reached = sources = more
+
+
+def _statements_of(instances: isl.UnionSet) -> isl.UnionSet:
+    """Every instance (the universe) of the statements that `instances` has some of."""
+    sets = instances.get_set_list()
+    result = isl.UnionSet.empty(instances.get_space())
+    for k in range(sets.n_set()):
+        result = result.union(isl.UnionSet.from_set(isl.Set.universe(sets.get_at(k).get_space())))
+    return result
+
+
+def _distributed(scop: ScopOp, plan: _Plan) -> bool:
+    """Run what depends on `plan`'s statement below its outermost band after
+    the rest, in a copy of the band of its own (loop distribution: isl's
+    `order_after`), where no dependence runs from them back to the rest in
+    one iteration of the loops above. Returns whether it did."""
+    dependents = _dependents(scop, plan)
+    if dependents.is_empty():
+        return False
+    rest = _instances_at(plan.path).subtract(dependents)
+    schedule = scop_schedule(scop)
+    node = schedule.get_root()
+    for position in _child_path(plan.top):
+        node = node.child(position)
+    prefix = node.get_prefix_schedule_union_map()
+    same = prefix.apply_range(prefix.reverse())
+    backward = compute_dependences(scop).validity.intersect_domain(dependents).intersect_range(rest)
+    if not backward.intersect(same).is_empty():
+        return False
+    set_scop_schedule(scop, node.order_after(dependents).get_schedule())
+    return True
+
+
 def block_reductions(scop: ScopOp) -> list[str]:
     """Rewrite every reduction of `scop` that can run block-cooperatively
-    (see the module docstring); returns the names of the statements rewritten."""
+    (see the module docstring), first distributing the loops that fuse it
+    with what reads its result; returns the names of the statements rewritten."""
     done: list[str] = []
     for stmt in list(scop.statements):
         plan = _plan(scop, stmt)
+        if plan is not None and _distributed(scop, plan):
+            plan = _plan(scop, stmt)
         if plan is None:
             continue
         before = len(scop.statements)

@@ -152,6 +152,8 @@ class SearchSpace:
             ]
             if any(sums):
                 genes += [Gene("parallel_reductions", (False, True)), Gene("split_k", SPLIT_K_CHOICES)]
+            if any(s.reduces for s in definition.stmts):
+                genes.append(Gene("block_reductions", (False, True)))
         return SearchSpace(backend, tuple(genes))
 
     @property

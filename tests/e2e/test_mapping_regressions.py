@@ -44,6 +44,13 @@ REGRESSIONS = {
         "tmm",
         '{"fusion": "min", "blocks": [19, 23], "threads": [5, 45], "tile": [12], "unroll": 16, "use_private_memory": false, "max_shared_memory": 12288}',
     ),
+    # Minimized: a temporary's private copy was not written back although a
+    # later tile of the kernel read it from global memory (its copy-out was
+    # taken for dead: no other statement reads it).
+    "attention-outer-tile-1x2x4x2": (
+        "attention",
+        '{"fusion": "outer", "positive_coefficients": false, "tile": [1, 2, 4, 2]}',
+    ),
 }
 
 

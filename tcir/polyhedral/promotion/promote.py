@@ -2,8 +2,9 @@
 
 For each kernel whose outer band is mapped to blocks:
 - private (register) promotion, per thread, at the block's tile (right below
-  the block-mapped band): groups that write, whose elements no other thread
-  touches, with a fixed tile of at most `max_private_elements` elements (the
+  the block-mapped band): groups that write, or that several statements
+  read (a row that a fused chain reads at every step), whose elements no
+  other thread touches, with a fixed tile of at most `max_private_elements` elements (the
   per-thread accumulators: 8x8 of them make a register micro-tile). They
   are loaded before the tile's code and stored after it, by each thread.
   The atomic sums of `poly-parallel-reduction` are promoted although other
@@ -371,7 +372,7 @@ class Promoter:
         for group in groups:
             tile = group.tile
             if (
-                not group.writes
+                not (group.writes or _read_by_statements(group) > 1)
                 or any(r.conditional for r in group.refs)
                 or group.footprint is None
                 or tile is None
@@ -481,15 +482,18 @@ class Promoter:
             return Decision(site, outer, decision.buffer, indices)
         return decision
 
-    def _dead_after(self, decision: Decision) -> bool:
+    def _dead_after(self, decision: Decision, shared: bool) -> bool:
         """Whether what `decision`'s group writes is never read from its
         tensor: a temporary of the def that no reference outside the group
-        reads (a softmax's exponentials, kept in registers)."""
+        reads, and that no tile of the group reads before writing it (a
+        softmax's exponentials, kept in registers)."""
         group = decision.group
         if not isinstance(group.tensor.owner, AllocOp):
             return False
         mine = set(group.refs)
-        return not any(r.tensor == group.tensor and r.reads and r not in mine for r in self.all_references)
+        if any(r.tensor == group.tensor and r.reads and r not in mine for r in self.all_references):
+            return False
+        return self._live_in(decision.site, group, shared).is_empty()
 
     def _written_in(self, site: Site, tensor: SSAValue, refs: list[Reference]) -> bool:
         """Whether a statement below `site` writes `tensor`."""
@@ -726,7 +730,7 @@ class Promoter:
             c for d in decisions if (c := self._copy(d, True, shared)) is not None
         ]
         after = [
-            c for d in decisions if not self._dead_after(d) and (c := self._copy(d, False, shared)) is not None
+            c for d in decisions if not self._dead_after(d, shared) and (c := self._copy(d, False, shared)) is not None
         ]
         params = self.scop.param_names
         for decision in decisions:
@@ -739,6 +743,11 @@ class Promoter:
             node = node.graft_after(self._subtree(site, after, shared))
         self.schedule = node.get_schedule()
         self.copies += before + after
+
+
+def _read_by_statements(group: Group) -> int:
+    """How many statements read the elements of `group`."""
+    return len({r.stmt for r in group.refs if r.reads})
 
 
 def _accesses(group: Group) -> isl.UnionMap | None:
