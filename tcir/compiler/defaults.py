@@ -232,8 +232,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     if layer.reduces and 2 <= len(out) <= 3 and (reduction >= LARGE_REDUCTION or _wide_contraction(layer, out, reduction)):
         outer = [1] * (len(out) - 2)
 
-        def fills_gpu(tile: int) -> bool:  # enough blocks of tile x tile outputs
-            return math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // tile) >= BLOCKS_TO_FILL_GPU
+        def fills_gpu(tile: int, columns: int | None = None) -> bool:  # enough blocks of tile x columns outputs
+            return math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // (columns or tile)) >= BLOCKS_TO_FILL_GPU
 
         # A ragged last k tile is staged in registers where its copies are
         # float4 groups (guarded: C3's 1000 points, 19.2 us on an H200); with
@@ -241,10 +241,12 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         steps = extents[layer.reduction_indices[0]]
         whole = steps % K_TILE == 0
 
-        def register_tiled(size: int, threads: list[int], private: int, asynchronous: bool) -> MappingOptions:
-            shared = _double_buffered_bytes(size)
+        def register_tiled(
+            size: int, threads: list[int], private: int, asynchronous: bool, columns: int | None = None
+        ) -> MappingOptions:
+            shared = _double_buffered_bytes(max(size, columns or size))
             return MappingOptions(
-                tile=[*outer, size, size, K_TILE],
+                tile=[*outer, size, columns or size, K_TILE],
                 threads=threads,
                 max_private_elements=private,
                 max_shared_memory=max(DEFAULT.max_shared_memory, shared),
@@ -261,6 +263,9 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return _wgmma_options(outer, 128, 128)
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
             return _wgmma_options(outer, 64, 32)
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT) and whole:
+            # 128x64 tiles, 8x8 a thread, where 128 columns would leave half of them empty.
+            return register_tiled(128, [8, 16], 64, True, columns=NARROW_OUTPUT)
         if fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64, True)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:
@@ -370,6 +375,35 @@ def _independent_rows(definition: A.CheckedDef, sizes: list[int], rows: int) -> 
     return count >= BLOCKS_TO_FILL_GPU and _row_reuse(definition, sizes, rows) <= ROW_REUSE
 
 
+def default_partition(definition: A.CheckedDef, binding: Binding) -> list[list[int]] | None:
+    """Groups of statements that the default mapping lowers apart (see
+    `tcir.compiler.partition`), or None: in a row-wise chain whose rows read
+    much of what other rows read (attention), each wide contraction (with
+    the statements after it that rescale its output in place) apart from
+    the row-wise statements between them, which keep a block per row."""
+    sizes = [binding.sizes[n] for n in definition.size_params]
+    rows = _row_chain(definition)
+    if rows is None or _row_reuse(definition, sizes, rows) <= ROW_REUSE:
+        return None
+    groups: list[list[int]] = []
+    contraction: A.Stmt | None = None
+    for k, stmt in enumerate(definition.stmts):
+        extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items()}
+        out = [extents[i] for i in stmt.lhs_indices]
+        reduction = math.prod(extents[i] for i in stmt.reduction_indices)
+        if stmt.reduces and len(out) >= 2 and _wide_contraction(stmt, out, reduction):
+            contraction = stmt
+            groups.append([k])
+        elif contraction is not None and (stmt.lhs, stmt.lhs_indices) == (contraction.lhs, contraction.lhs_indices):
+            groups[-1].append(k)  # the contraction's epilogue
+        else:
+            if contraction is not None or not groups:
+                groups.append([])
+            contraction = None
+            groups[-1].append(k)
+    return groups if len(groups) > 1 else None
+
+
 ROW_THREADS = 256
 """Threads of a block that reduces one row (fewer for rows shorter than that)."""
 
@@ -424,6 +458,9 @@ def _column_sum_options(definition: A.CheckedDef, sizes: list[int], stmt: A.Stmt
     return MappingOptions(tile=tile, threads=[threads], split_k=-(-reduction // slice_))
 
 
+NARROW_OUTPUT = 64
+"""Columns of a contraction's output up to which its tiles are 128x64 (an
+attention's weighted values over 64 features)."""
 WIDE_OUTPUT = 64
 """Rows and columns of a contraction's output from which tiles of it in
 registers pay even for a short reduction (a batched 256x256 matmul)."""

@@ -10,7 +10,8 @@ options' polyhedral passes (`MappingOptions.schedule_passes`) and the
 backend's (`backend_passes`); without options, the CPU runs the canonical
 reference lowering (`convert-tc-to-loops`) and the GPU backends the default
 mapping (`default_options`; `MappingOptions(allow_tf32=True)` alone, the
-default mapping with TF32: `resolved_options`). A `StagedLowering` keeps the specialized scop
+default mapping with TF32: `resolved_options`), which may lower a def in
+parts, each with a default of its own (`tcir.compiler.partition`). A `StagedLowering` keeps the specialized scop
 of its problem, and one schedule per setting of the scheduler's options
 (`MappingOptions.scheduler_key`), so a candidate only runs tiling, mapping,
 promotion and code generation.
@@ -23,8 +24,9 @@ from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 
-from tcir.compiler.defaults import resolved_options
-from tcir.compiler.options import MappingOptions, specialize_pass
+from tcir.compiler.defaults import default_partition, resolved_options
+from tcir.compiler.options import GPU_BACKENDS, TF32_DEFAULT, MappingOptions, specialize_pass
+from tcir.compiler.partition import lowered_in_parts, split_def
 from tcir.frontend.ast import CheckedDef
 from tcir.passmanager import PassManager
 from tcir.runtime.signature import Binding
@@ -37,6 +39,18 @@ def pipeline(definition: CheckedDef, binding: Binding, options: MappingOptions |
         return f"{specialize},convert-tc-to-loops"
     options = resolved_options(definition, binding, options)
     return ",".join([specialize, *options.schedule_passes(), *options.backend_passes(backend)])
+
+
+def default_parts(
+    definition: CheckedDef, binding: Binding, options: MappingOptions | None, backend: str
+) -> list[CheckedDef] | None:
+    """The sub-defs that the default GPU mapping (`options` None, or only
+    `allow_tf32`) lowers `definition` in, each with its own default; None
+    where it maps the def whole."""
+    if backend not in GPU_BACKENDS or options not in (None, TF32_DEFAULT):
+        return None
+    groups = default_partition(definition, binding)
+    return None if groups is None else split_def(definition, groups)
 
 
 @dataclass(frozen=True)
@@ -59,7 +73,12 @@ class DefIR:
         return self.definition.name
 
     def lowered(self, binding: Binding, options: MappingOptions | None, backend: str) -> ModuleOp:
-        """This def lowered for `binding`: loops (CPU) or kernels (GPU backends)."""
+        """This def lowered for `binding`: loops (CPU) or kernels (GPU
+        backends; the default mapping may lower it in parts)."""
+        parts = default_parts(self.definition, binding, options, backend)
+        if parts is not None:
+            lower = lambda part: DefIR.of(part).lowered(binding, options, backend)  # noqa: E731
+            return lowered_in_parts(self.definition, binding, parts, lower)
         module = self.module.clone()
         PassManager.parse(pipeline(self.definition, binding, options, backend)).run(module)
         return module
@@ -94,8 +113,8 @@ class StagedLowering:
 
     def lowered(self, options: MappingOptions | None, backend: str) -> ModuleOp:
         """As `DefIR.lowered` for the binding, from the deepest stage kept."""
-        if options is None and backend == "cpu":
-            return self.ir.lowered(self.binding, None, backend)
+        if (options is None and backend == "cpu") or default_parts(self.ir.definition, self.binding, options, backend):
+            return self.ir.lowered(self.binding, options, backend)
         options = resolved_options(self.ir.definition, self.binding, options)
         module = self.scheduled(options).clone()
         rest = [*options.tiling_passes(), *options.backend_passes(backend)]

@@ -1,0 +1,122 @@
+"""A def lowered in parts, each with its own default mapping, as one program.
+
+    parts = split_def(definition, [[0], [1, 2, 3], [4, 5]])  # statement groups
+    module = lowered_in_parts(definition, binding, parts, lower, "cuda")
+
+One set of `MappingOptions` maps every kernel of a def alike. Where its
+statements want different mappings (attention: a batched contraction for
+the scores, a softmax over their rows, a contraction for the weighted
+values), the default mapping (`tcir.compiler.defaults.default_partition`)
+splits the def into sub-defs of consecutive statements, lowers each with
+its own default, and this module joins them again: one `gpu.module` with
+every part's kernels, and the host function of the whole def, which
+allocates its temporaries once and launches the parts' kernels in order.
+A tensor that a part writes and a later one reads is an output of the
+first and an input of the second (a temporary of the whole def, allocated
+by its host function).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.builder import Builder
+from xdsl.dialects import func, gpu, memref
+from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from tcir.compiler.options import specialize_pass
+from tcir.frontend import ast as A
+from tcir.frontend.subscripts import walk
+from tcir.lowering.def_function import DefFunction
+from tcir.passmanager import PassManager
+from tcir.runtime.signature import Binding
+from tcir.transforms.convert_poly_to_gpu import KERNEL_MODULE
+
+
+def _reads(stmts: Sequence[A.Stmt]) -> set[str]:
+    return {n.tensor for s in stmts for n in walk(s.rhs) if isinstance(n, A.Access)}
+
+
+def split_def(definition: A.CheckedDef, groups: Sequence[Sequence[int]]) -> list[A.CheckedDef] | None:
+    """A sub-def per group of consecutive statements (indices in order), or
+    None where a tensor is written by two groups."""
+    written: dict[str, int] = {}
+    for g, group in enumerate(groups):
+        for k in group:
+            if written.setdefault(definition.stmts[k].lhs, g) != g:
+                return None
+    results = {p.name for p in definition.outputs}
+    produced = [*definition.outputs, *definition.temporaries]
+    parts: list[A.CheckedDef] = []
+    for g, group in enumerate(groups):
+        stmts = [definition.stmts[k] for k in group]
+        later = _reads([definition.stmts[k] for h in groups[g + 1 :] for k in h])
+        mine = {s.lhs for s in stmts}
+        reads = _reads(stmts)
+        outputs = [p for p in produced if p.name in mine and (p.name in results or p.name in later)]
+        temporaries = [p for p in produced if p.name in mine and p not in outputs]
+        inputs = [p for p in definition.inputs if p.is_scalar or p.name in reads]
+        inputs += [p for p in produced if p.name in reads and p.name not in mine]
+        parts.append(
+            A.CheckedDef(
+                name=f"{definition.name}_part{g}",
+                loc=definition.loc,
+                size_params=definition.size_params,
+                scalar_size_params=definition.scalar_size_params,
+                inputs=inputs,
+                outputs=outputs,
+                temporaries=temporaries,
+                stmts=stmts,
+                derived_sizes=definition.derived_sizes,
+            )
+        )
+    return parts
+
+
+Lower = Callable[[A.CheckedDef], ModuleOp]
+"""Lowers a sub-def to kernels and its host function (with its own default)."""
+
+
+def lowered_in_parts(definition: A.CheckedDef, binding: Binding, parts: Sequence[A.CheckedDef], lower: Lower) -> ModuleOp:
+    """`definition` as one module whose host function runs `parts` (see
+    `split_def`) in order, each lowered by `lower`."""
+    from tcir.compiler.lowering import DefIR
+    from tcir.dialects.tc import DefOp
+
+    whole = DefIR.of(definition).module.clone()
+    PassManager.parse(specialize_pass(binding.sizes)).run(whole)
+    tc_def = next(op for op in whole.ops if isinstance(op, DefOp))
+    host = DefFunction.start(tc_def)
+    values: dict[str, SSAValue] = {arg.name_hint or "": arg for arg in host.block.args}
+    values |= {buffer.name_hint or "": buffer for buffer in host.temporaries}
+    kernels: list[Operation] = []
+    declarations: dict[str, Operation] = {}  # the C math functions the kernels call
+    for part in parts:
+        module = lower(part)
+        for kernel_module in [op for op in module.ops if isinstance(op, gpu.ModuleOp)]:
+            for inner in list(kernel_module.body.block.ops):
+                inner.detach()
+                if isinstance(inner, func.FuncOp):
+                    declarations.setdefault(inner.sym_name.data, inner)
+                else:
+                    kernels.append(inner)
+        entry = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == part.name)
+        _inline_host(entry, values, host.builder)
+    top = host.finish()
+    body = Block([*declarations.values(), *kernels])
+    kernel_module = gpu.ModuleOp(StringAttr(KERNEL_MODULE), Region(body))  # pyright: ignore
+    result = ModuleOp([kernel_module, top])
+    result.attributes["gpu.container_module"] = UnitAttr()
+    return result
+
+
+def _inline_host(entry: func.FuncOp, values: dict[str, SSAValue], builder: Builder) -> None:
+    """Clone the launches of a part's host function `entry` at `builder`,
+    its arguments and temporaries those of the whole def (by name)."""
+    mapper: dict[SSAValue, SSAValue] = {arg: values[arg.name_hint or ""] for arg in entry.body.block.args}
+    for op in entry.body.block.ops:
+        if isinstance(op, memref.AllocOp):
+            mapper[op.memref] = values[op.memref.name_hint or ""]
+        elif not isinstance(op, memref.DeallocOp | func.ReturnOp):
+            builder.insert(op.clone(value_mapper=mapper))
