@@ -320,11 +320,14 @@ def _preserves_parallelism(scop: ScopOp, root: DomainOp) -> bool:
 
 
 def fuse_outer_members(root: DomainOp, validity: isl.UnionMap) -> DomainOp | None:
-    """`root`'s top-level sequence of bands as one band of their first members
-    above the sequence of what remains of them, or None where the tree has
-    no such sequence or a dependence would relate different values of the
-    fused member (it must be coincident, hence also legal: the sequence
-    below keeps the order of the rest)."""
+    """`root`'s top-level sequence of bands as one band of their first
+    members above the sequence of what remains of them, or None where the
+    tree has no such sequence or a dependence would relate different values
+    of the first member (it must be coincident, hence also legal: the
+    sequence below keeps the order of the rest). As many leading members
+    are fused as every band has coincident and no dependence relates
+    different values of (a softmax over the rows of a 3-d tensor: both row
+    indices)."""
     sequence = root.child
     if not isinstance(sequence, SequenceOp):
         return None
@@ -333,13 +336,16 @@ def fuse_outer_members(root: DomainOp, validity: isl.UnionMap) -> DomainOp | Non
     bands = [f.child for f in filters]
     if not all(isinstance(b, BandOp) and b.coincident_flags[0] for b in bands):
         return None
-    members = [isl.MultiUnionPwAff(b.schedule.data).get_union_pw_aff(0) for b in bands]  # type: ignore[union-attr]
-    outer = members[0]
-    for member in members[1:]:
-        outer = outer.union_add(member)
-    time = isl.UnionMap.from_union_pw_aff(outer)
-    distances = validity.apply_domain(time).apply_range(time)
-    if not distances.deltas().is_subset(isl.UnionSet("{ [0] }", context=validity.get_ctx())):
+    depth = min(_leading_coincident(b) for b in bands)  # type: ignore[arg-type]
+    partials = [isl.MultiUnionPwAff(b.schedule.data) for b in bands]  # type: ignore[union-attr]
+    for count in range(depth, 0, -1):
+        outer = _union_of_members(partials, count)
+        time = isl.UnionMap.from_multi_union_pw_aff(outer)
+        distances = validity.apply_domain(time).apply_range(time)
+        zero = isl.UnionSet(f"{{ [{', '.join(['0'] * count)}] }}", context=validity.get_ctx())
+        if distances.deltas().is_subset(zero):
+            break
+    else:
         return None
     fused: list[FilterOp] = []
     for node, band in zip(filters, bands):
@@ -348,9 +354,24 @@ def fuse_outer_members(root: DomainOp, validity: isl.UnionMap) -> DomainOp | Non
         if child is not None:
             child.detach()
         flags = band.coincident_flags
-        if len(flags) > 1:
+        if len(flags) > count:
             permutable = band.permutable is not None
-            child = BandOp(_members(band, 1, len(flags)), flags[1:], permutable, None, child)
+            child = BandOp(_members(band, count, len(flags)), flags[count:], permutable, None, child)
         fused.append(FilterOp(node.value, child))
-    band = BandOp(isl.MultiUnionPwAff.from_union_pw_aff(outer).to_str(), [True], True, None, SequenceOp(fused))
+    band = BandOp(outer.to_str(), [True] * count, True, None, SequenceOp(fused))
     return DomainOp(root.value, band)
+
+
+def _union_of_members(partials: list[isl.MultiUnionPwAff], count: int) -> isl.MultiUnionPwAff:
+    """The first `count` members of the bands' partial schedules, on the union of their domains."""
+    members = []
+    for k in range(count):
+        member = partials[0].get_union_pw_aff(k)
+        for partial in partials[1:]:
+            member = member.union_add(partial.get_union_pw_aff(k))
+        members.append(member)
+    space = partials[0].get_space().drop_dims(isl.dim_type.set, count, partials[0].dim(isl.dim_type.set) - count)
+    result = isl.UnionPwAffList.alloc(isl.DEFAULT_CONTEXT, count)
+    for member in members:
+        result = result.add(member)
+    return isl.MultiUnionPwAff.from_union_pw_aff_list(space, result)
