@@ -405,7 +405,11 @@ def default_partition(definition: A.CheckedDef, binding: Binding) -> list[list[i
 
 
 ROW_THREADS = 256
-"""Threads of a block that reduces one row (fewer for rows shorter than that)."""
+"""Most threads of a block that reduces one row."""
+ROW_SHARE = 16
+"""Points of a row each of its threads takes, where the row is short enough
+for fewer than `ROW_THREADS` threads (a power of two of them, a warp at
+least): fewer threads a row, more rows at once on an SM."""
 
 
 def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) -> MappingOptions:
@@ -416,7 +420,8 @@ def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) ->
         inner = [i for i in stmt.lhs_indices[rows:]] + stmt.reduction_indices
         extents = [evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items() if i in inner]
         longest = max(longest, math.prod(extents))
-    threads = min(ROW_THREADS, max(INNER_THREADS, -(-longest // INNER_THREADS) * INNER_THREADS))
+    share = -(-longest // ROW_SHARE)
+    threads = min(ROW_THREADS, max(INNER_THREADS, 1 << (share - 1).bit_length()))
     private = min(MAX_PRIVATE_ELEMENTS_A_ROW, max(DEFAULT.max_private_elements, -(-longest // threads)))
     return MappingOptions(threads=[threads], block_reductions=True, max_private_elements=private)
 

@@ -428,7 +428,8 @@ class KernelPrinter(IndentedLines):
         """The CUDA C definition of the kernel."""
         block = self.kernel.body.block
         stored = written_memrefs(self.kernel)
-        params = [self.param(arg, arg in stored) for arg in block.args]
+        shared = exchanged_memrefs(self.kernel, stored)
+        params = [self.param(arg, arg in stored, arg not in shared) for arg in block.args]
         name = self.kernel.sym_name.data
         bounds = f"__launch_bounds__({math.prod(self.block_size)}) " if self.block_size else ""
         self.depth = 1
@@ -445,7 +446,7 @@ class KernelPrinter(IndentedLines):
         head = f'extern "C" __global__ void {bounds}{name}({", ".join(params)}) {{'
         return "\n".join([head, *body, "}"])
 
-    def param(self, arg: SSAValue, stored: bool) -> str:
+    def param(self, arg: SSAValue, stored: bool, restrict: bool) -> str:
         t = arg.type
         name = self.names.declare(arg)
         if isinstance(t, MemRefType):
@@ -453,7 +454,7 @@ class KernelPrinter(IndentedLines):
                 raise TCError(f"cuda backend: kernel argument '{name}' must be in global memory")
             self.flat_buffers[arg] = static_shape(t)
             const = "" if stored else "const "
-            return f"{const}{self.ctype(t.element_type)}* __restrict__ {name}"
+            return f"{const}{self.ctype(t.element_type)}*{' __restrict__' if restrict else ''} {name}"
         return f"const {self.ctype(t)} {name}"
 
     def declare_shared(self) -> None:
@@ -982,6 +983,20 @@ def quiet(op: Operation) -> bool:
     effects = get_effects(op)
     allowed = (MemoryEffectKind.READ, MemoryEffectKind.ALLOC)
     return effects is not None and all(effect.kind in allowed for effect in effects)
+
+
+def exchanged_memrefs(kernel: gpu.FuncOp, stored: set[SSAValue]) -> set[SSAValue]:
+    """The global buffers through which threads of a block may pass values:
+    written and read in a kernel that synchronizes. They are not
+    `__restrict__`: nvcc takes a restricted element that this thread did
+    not write for unchanged across `__syncthreads()`, and reuses a value it
+    loaded before the barrier (seen: a row's sum that thread 0 updated in
+    global memory, read back stale by the others)."""
+    if not any(isinstance(op, gpu.BarrierOp | gpu.AllReduceOp) for op in kernel.walk()):
+        return set()
+    loaded = {op.memref for op in kernel.walk() if isinstance(op, memref.LoadOp)}
+    loaded |= {op.base for op in kernel.walk() if isinstance(op, vector.LoadOp)}
+    return stored & loaded
 
 
 def unused_ops(kernel: gpu.FuncOp) -> set[Operation]:

@@ -161,3 +161,24 @@ def test_tf32_wgmma_compiles_with_tensor_cores_and_without(arch: str, tmp_path: 
         return
     assert wgmmas in (1, 4) and "fence.proxy.async.shared::cta" in text
     assert "ld.shared" not in text and ".local" not in text
+
+
+@needs_nvcc
+def test_buffers_threads_exchange_are_not_restrict(tmp_path: Path):
+    """A row's sum that thread 0 updates in global memory (no promotion) and
+    every thread reads after the barrier: its pointer is not `__restrict__`,
+    so nvcc loads it again after `bar.sync` (restricted, it reused the value
+    each thread loaded before the barrier: wrong norms on an H100)."""
+    import subprocess
+
+    rmsnorm = tcir.define((EXAMPLES / "rmsnorm.tc").read_text()).rmsnorm
+    inputs = np.zeros((8, 1024), np.float32), np.zeros(1024, np.float32)
+    options = tcir.MappingOptions(threads=[256], block_reductions=True, use_shared_memory=False, use_private_memory=False)
+    source = rmsnorm.ir(*inputs, backend="cuda", options=options)
+    assert "float* ms)" in source and "const float* __restrict__ X" in source
+    path = tmp_path / "kernel.cu"
+    path.write_text(source)
+    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", "-o", str(tmp_path / "kernel.ptx"), str(path)], check=True)
+    ptx = (tmp_path / "kernel.ptx").read_text()
+    after_last_barrier = ptx[ptx.rindex("bar.sync") :]
+    assert "ld.global.f32" in after_last_barrier
