@@ -10,6 +10,7 @@ that loads without LLVM, and `load_object` links object code with MCJIT.
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import logging
 import os
 import shlex
@@ -108,6 +109,13 @@ def function_signature(op: func.FuncOp) -> FunctionSignature:
 def _initialize_llvm() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    # The C library's and libm's symbols (malloc, expf...) for the JIT's
+    # calls: the process has them, but MCJIT looks only in libraries loaded
+    # permanently (a program with temporaries and no math found no malloc).
+    for name in ("c", "m"):
+        path = ctypes.util.find_library(name)
+        if path is not None:
+            llvm.load_library_permanently(path)
 
 
 def host_target_machine(*, pic: bool = False) -> llvm.TargetMachine:

@@ -14,7 +14,8 @@ For each kernel whose outer band is mapped to blocks:
   iterate inside the block (bands whose members are all tile indices, e.g.
   tmm's `kk` tile loop): groups with a fixed tile, elements accessed more
   than once, and at least one access whose last index does not follow
-  `thread_x` (not coalesced), greedily within the shared memory budget.
+  `thread_x` (not coalesced) or, read only, elements that several threads
+  read (a matmul's `B(k, n)`), greedily within the shared memory budget.
   Copies into the buffer run between two `sync_` statements (the buffer may
   still be read from the previous tile; the copied data is read by other
   threads); copies back follow a `sync_` and precede another. A read-only
@@ -424,7 +425,7 @@ class Promoter:
             # them all at once, instead of one dependent load per iteration.
             if not indirect and (
                 not self._reused(site, group)
-                or all(self._coalesced(site, r) for r in group.refs)
+                or (all(self._coalesced(site, r) for r in group.refs) and not self._read_by_several_threads(site, group))
             ):
                 continue
             shape = _padded(tile.sizes, self._row_width)
@@ -502,6 +503,23 @@ class Promoter:
             and r.tensor == tensor
             and not isl.UnionSet(r.stmt.domain.data).intersect(site.instances).is_empty()
             for r in refs
+        )
+
+    def _read_by_several_threads(self, site: Site, group: Group) -> bool:
+        """Whether threads of the block read elements of read-only `group`
+        that other threads read too in a tile, those of one `thread_x`: a
+        contraction's operand whose rows are coalesced (a matmul's `B(k,
+        n)`, every row of threads reading the same `n`), which one copy to
+        shared memory serves. (Elements read along `thread_x` by several
+        threads, a convolution's shifted rows, stay where they are: their
+        reads are coalesced and L1 serves them.)"""
+        if group.writes or any(r.access is None for r in group.refs):
+            return False
+        per_thread = self._elements(site, _accesses(group), True)  # type: ignore[arg-type]
+        return (
+            per_thread is not None
+            and not _thread_exclusive(per_thread)
+            and _thread_exclusive(per_thread, THREAD_IDS[:1])
         )
 
     def _reused(self, site: Site, group: Group) -> bool:
@@ -799,14 +817,18 @@ def _leaves(
     ]
 
 
-def _thread_exclusive(footprint: isl.Map) -> bool:
+def _thread_exclusive(footprint: isl.Map, ids: Sequence[str] = THREAD_IDS) -> bool:
     """No element of a per-thread footprint `{ [p] -> T[a] }` (thread ids as
-    parameters) belongs to two threads of one tile."""
+    parameters) belongs to two threads of one tile that differ in `ids`."""
     n_p = footprint.dim(isl.dim_type.in_)
     rank = footprint.dim(isl.dim_type.out)
     owners = footprint.reset_tuple_id(isl.dim_type.out)
+    for ident in set(THREAD_IDS) - set(ids):  # any value of the other ids
+        position = owners.find_dim_by_name(isl.dim_type.param, ident)
+        if position >= 0:
+            owners = owners.project_out(isl.dim_type.param, position, 1)
     n_t = 0
-    for ident in THREAD_IDS:
+    for ident in ids:
         position = owners.find_dim_by_name(isl.dim_type.param, ident)
         if position >= 0:
             owners = owners.move_dims(

@@ -68,7 +68,7 @@ builtin.module attributes {gpu.container_module} {
   }) : () -> ()
 }
 
-// CHECK:       extern "C" __global__ void inlined(float* __restrict__ X, float* __restrict__ Y, float* __restrict__ Z, float* __restrict__ U) {
+// CHECK:       extern "C" __global__ void inlined(float* X, float* Y, float* Z, float* U) {
 // CHECK-NEXT:    __shared__ float S[32];
 // CHECK-NEXT:    const int tx = threadIdx.x;
 // CHECK-NEXT:    const float q = (X[tx] * Y[tx] + 2.0f) / Z[tx];
