@@ -78,7 +78,7 @@ class DefIR:
         parts = default_parts(self.definition, binding, options, backend)
         if parts is not None:
             lower = lambda part: DefIR.of(part).lowered(binding, options, backend)  # noqa: E731
-            return lowered_in_parts(self.definition, binding, parts, lower)
+            return lowered_in_parts(self.module, binding, parts, lower)
         module = self.module.clone()
         PassManager.parse(pipeline(self.definition, binding, options, backend)).run(module)
         return module

@@ -1,7 +1,7 @@
 """A def lowered in parts, each with its own default mapping, as one program.
 
     parts = split_def(definition, [[0], [1, 2, 3], [4, 5]])  # statement groups
-    module = lowered_in_parts(definition, binding, parts, lower, "cuda")
+    module = lowered_in_parts(tc_module, binding, parts, lower)
 
 One set of `MappingOptions` maps every kernel of a def alike. Where its
 statements want different mappings (attention: a batched contraction for
@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from tcir.compiler.options import specialize_pass
+from tcir.dialects.tc import DefOp
 from tcir.frontend import ast as A
 from tcir.frontend.subscripts import walk
 from tcir.lowering.def_function import DefFunction
@@ -78,13 +79,10 @@ Lower = Callable[[A.CheckedDef], ModuleOp]
 """Lowers a sub-def to kernels and its host function (with its own default)."""
 
 
-def lowered_in_parts(definition: A.CheckedDef, binding: Binding, parts: Sequence[A.CheckedDef], lower: Lower) -> ModuleOp:
-    """`definition` as one module whose host function runs `parts` (see
-    `split_def`) in order, each lowered by `lower`."""
-    from tcir.compiler.lowering import DefIR
-    from tcir.dialects.tc import DefOp
-
-    whole = DefIR.of(definition).module.clone()
+def lowered_in_parts(module: ModuleOp, binding: Binding, parts: Sequence[A.CheckedDef], lower: Lower) -> ModuleOp:
+    """The def of `module` (its `tc` module) as one module whose host
+    function runs `parts` (see `split_def`) in order, each lowered by `lower`."""
+    whole = module.clone()
     PassManager.parse(specialize_pass(binding.sizes)).run(whole)
     tc_def = next(op for op in whole.ops if isinstance(op, DefOp))
     host = DefFunction.start(tc_def)

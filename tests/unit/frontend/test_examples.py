@@ -8,6 +8,7 @@ from tcir.frontend import parse
 
 from frontend_helpers import EXAMPLES, ranges, shape
 
+ROW = {"b": ("0", "B"), "n": ("0", "N")}
 # file stem -> (output/temporary shapes, ranges of each statement)
 EXPECTED: dict[str, tuple[dict[str, list[str]], list[dict[str, tuple[str, str]]]]] = {
     "mv": ({"C": ["M"]}, [{"i": ("0", "M")}, {"i": ("0", "M"), "k": ("0", "K")}]),
@@ -47,6 +48,18 @@ EXPECTED: dict[str, tuple[dict[str, list[str]], list[dict[str, tuple[str, str]]]
     "MLP1": ({"O1": ["B", "N"]}, [{"b": ("0", "B"), "n": ("0", "N")},
                                   {"b": ("0", "B"), "n": ("0", "N"), "m": ("0", "M")},
                                   {"b": ("0", "B"), "n": ("0", "N")}]),
+    # Row-wise chains (a row per b), a column sum, attention.
+    "softmax": ({"Y": ["B", "N"], "mx": ["B"], "e": ["B", "N"], "s": ["B"]}, [ROW] * 4),
+    "log_softmax": ({"Y": ["B", "N"], "mx": ["B"], "s": ["B"]}, [ROW] * 3),
+    "layernorm": ({"Y": ["B", "N"], "mean": ["B"], "d": ["B", "N"], "var": ["B"]}, [ROW] * 4),
+    "rmsnorm": ({"Y": ["B", "N"], "ms": ["B"]}, [ROW] * 2),
+    "colsum": ({"S": ["N"]}, [{"n": ("0", "N"), "b": ("0", "B")}]),
+    "attention": (
+        {"O": ["B", "L", "D"], "S": ["B", "L", "L"], "M": ["B", "L"], "P": ["B", "L", "L"], "Z": ["B", "L"]},
+        [{"b": ("0", "B"), "i": ("0", "L"), "j": ("0", "L"), "d": ("0", "D")}]
+        + [{"b": ("0", "B"), "i": ("0", "L"), "j": ("0", "L")}] * 3
+        + [{"b": ("0", "B"), "i": ("0", "L"), "d": ("0", "D"), "j": ("0", "L")}, {"b": ("0", "B"), "i": ("0", "L"), "d": ("0", "D")}],
+    ),
     "MLP3": ({"O2": ["B", "O"], "O3": ["B", "P"], "O4": ["B", "Q"]}, [
         {"b": ("0", "B"), "o": ("0", "O")},
         {"b": ("0", "B"), "o": ("0", "O"), "n": ("0", "N")},
