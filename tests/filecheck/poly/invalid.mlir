@@ -160,7 +160,7 @@ poly.stmt @S0 domain "{ S0[i] : 0 <= i < 8 }" reads "{ }" writes "{ }" {
 
 // expected-error@+1 {{'poly.scop' op params [N, M] differ from the context parameters [M, N]}}
 poly.scop @s params [N, M] context "[M, N] -> { : }" {
-  poly.domain "{ : }"
+  poly.domain "{ }"
 }
 
 // -----
@@ -174,6 +174,81 @@ poly.scop @s params [] context "{ : }" {
 // expected-error@+1 {{'poly.scop' op body may only hold poly.stmt and poly.domain, got 'arith.constant'}}
 poly.scop @s params [] context "{ : }" {
   %0 = arith.constant 0 : index
-  poly.domain "{ : }"
+  poly.domain "{ }"
 }
 
+
+// -----
+
+// The schedule covers exactly the statements' instances: no more (a loop to
+// 99 over a statement of 4 iterations) ...
+poly.scop @s params [] context "{ : }" {
+  poly.stmt @S0 domain "{ S0[i] : 0 <= i <= 3 }" reads "{ }" writes "{ }" {
+  ^bb0(%i: index):
+  }
+  // expected-error@+1 {{'poly.domain' op domain "{ S0[i] : 0 <= i <= 99 }" differs from the union of the statements' domains "{ S0[i] : 0 <= i <= 3 }"}}
+  poly.domain "{ S0[i] : 0 <= i <= 99 }"
+}
+
+// -----
+
+// ... and no less (a statement left out of the schedule).
+poly.scop @s params [] context "{ : }" {
+  poly.stmt @S0 domain "{ S0[i] : 0 <= i <= 3 }" reads "{ }" writes "{ }" {
+  ^bb0(%i: index):
+  }
+  poly.stmt @S1 domain "{ S1[i] : 0 <= i <= 3 }" reads "{ }" writes "{ }" {
+  ^bb0(%i: index):
+  }
+  // expected-error-re@+1 {{'poly.domain' op domain "{ S0[i] : 0 <= i <= 3 }" differs from the union of the statements' domains "{ {{S0.*S1|S1.*S0}}[i] : 0 <= i <= 3 }"}}
+  poly.domain "{ S0[i] : 0 <= i <= 3 }"
+}
+
+// -----
+
+// A filter names statements of the domain.
+poly.scop @s params [] context "{ : }" {
+  poly.stmt @S0 domain "{ S0[i] : 0 <= i <= 3 }" reads "{ }" writes "{ }" {
+  ^bb0(%i: index):
+  }
+  poly.domain "{ S0[i] : 0 <= i <= 3 }" {
+    // expected-error@+1 {{'poly.filter' op filter "{ S9[i] }" names S9, which the schedule's domain (and the extensions above) does not hold}}
+    poly.filter "{ S9[i] }"
+  }
+}
+
+// -----
+
+// The filters of a sequence cover what reaches it: S1 would disappear.
+poly.scop @s params [] context "{ : }" {
+  poly.stmt @S0 domain "{ S0[i] : 0 <= i <= 3 }" reads "{ }" writes "{ }" {
+  ^bb0(%i: index):
+  }
+  poly.stmt @S1 domain "{ S1[i] : 0 <= i <= 3 }" reads "{ }" writes "{ }" {
+  ^bb0(%i: index):
+  }
+  poly.domain "{ S0[i] : 0 <= i <= 3; S1[i] : 0 <= i <= 3 }" {
+    // expected-error@+1 {{'poly.sequence' op children's filters drop statement instances that reach it: { S1[i] : 2 <= i <= 3 }}}
+    poly.sequence {
+      poly.filter "{ S0[i] }"
+      poly.filter "{ S1[i] : i < 2 }"
+    }
+  }
+}
+
+// -----
+
+// Instances that another block or thread runs are not dropped: a mapping
+// filter's parameters are projected out.
+poly.scop @s params [] context "{ : }" {
+  poly.stmt @S0 domain "{ S0[i] : 0 <= i <= 3 }" reads "{ }" writes "{ }" {
+  ^bb0(%i: index):
+  }
+  poly.domain "{ S0[i] : 0 <= i <= 3 }" {
+    poly.context "[thread_x] -> { : 0 <= thread_x <= 1 }" {
+      poly.set {
+        poly.filter "[thread_x] -> { S0[i] : i mod 2 = thread_x }"
+      }
+    }
+  }
+}
