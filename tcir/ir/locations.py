@@ -8,24 +8,39 @@ created without one is reported at its nearest located ancestor.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from tcir.errors import SourceLocation
 
 
+RESULTS = re.compile(r"(?:%[\w$.-]+(?:\s*:\s*\d+)?\s*,\s*)*%[\w$.-]+(?:\s*:\s*\d+)?\s*=\s*")
+"""The result list of an op (`%a, %b:2 = `)."""
+
+
 class LocatedParser(Parser):
     """xDSL's parser, giving each op without an explicit `loc(...)` the
-    `FileLineColLoc` of its first token."""
+    `FileLineColLoc` of its first token (and an error raised while parsing
+    an op, not by the parser itself, that location too)."""
 
     def parse_operation(self) -> Operation:
-        start = self._current_token.span.start
-        op = super().parse_operation()
+        span = self._current_token.span
+        start = span.start
+        try:
+            op = super().parse_operation()
+        except ParseError:
+            raise
+        except DiagnosticException as e:  # a constraint that failed while parsing: at the op
+            raise ParseError(span, str(e).strip().splitlines()[0]) from None
         if not isinstance(op.location, FileLineColLoc):
-            line, col = self._line_col(start)
+            # MLIR locates an op at its name, after the results it defines.
+            results = RESULTS.match(self._parser_state.lexer.input.content, start)
+            line, col = self._line_col(results.end() if results else start)
             op.location = FileLineColLoc(
                 StringAttr(self._parser_state.lexer.input.name), IntAttr(line), IntAttr(col)
             )

@@ -244,7 +244,8 @@ class TcirOptMain(xDSLOptMain):
                 else:
                     problems = diagnostics
                 for problem in problems:
-                    print(problem.render(sources), file=sys.stderr)
+                    prefix = "tcir-opt: " if problem.loc is None else ""
+                    print(prefix + problem.render(sources), file=sys.stderr)
                 failed |= any(p.severity == "error" for p in problems)
                 if index > 0:
                     output.write("// -----\n")
