@@ -126,12 +126,26 @@ def option_type(hint: Any) -> str:
     return words.get(hint, type_repr(hint))
 
 
+def _accepts(hint: Any, value: Any) -> bool:
+    """Whether an option of type `hint` takes `value` (a bool is no integer here)."""
+    origin = get_origin(hint)
+    if origin in (Union, UnionType):
+        return any(_accepts(arg, value) for arg in get_args(hint))
+    if origin is tuple:
+        return isinstance(value, tuple) and all(_accepts(get_args(hint)[0], v) for v in value)
+    if hint in (int, float) and isinstance(value, bool):
+        return False
+    if hint is float:
+        return isinstance(value, int | float)
+    return isa(value, hint)
+
+
 def _option_value(pass_name: str, option: str, value: tuple[Any, ...], hint: Any) -> Any:
     if not value and get_origin(hint) in (Union, UnionType) and NoneType in get_args(hint):
         return None
-    if len(value) == 1 and isa(value[0], hint):
+    if len(value) == 1 and _accepts(hint, value[0]):
         return value[0]
-    if value and isa(value, hint):
+    if value and _accepts(hint, value):
         return value
     given = ",".join(str(v).lower() if isinstance(v, bool) else str(v) for v in value)
     raise TCError(

@@ -36,7 +36,8 @@ from tcir.ir.affine import substitute
 
 
 def parse_sizes(text: str) -> dict[str, int]:
-    """`"M=128,K=32"` -> `{"M": 128, "K": 32}`; malformed text raises TCError."""
+    """`"M=128,K=32"` -> `{"M": 128, "K": 32}`; malformed text or a negative
+    size raises TCError."""
     sizes: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
@@ -47,6 +48,8 @@ def parse_sizes(text: str) -> dict[str, int]:
             sep = ""
         if not sep or not name.isidentifier():
             raise TCError(f"tc-specialize: expected NAME=INTEGER, got '{item}'")
+        if sizes[name] < 0:
+            raise TCError(f"tc-specialize: size {item} is negative")
     return sizes
 
 
@@ -96,10 +99,7 @@ def def_sizes(definition: DefOp) -> set[str]:
 
 
 def specialize_def(definition: DefOp, sizes: dict[str, int]) -> None:
-    """Rewrite `definition` in place for the given sizes."""
-    for name, value in sizes.items():
-        if value < 0:
-            raise TCError(f"tc-specialize: size {name}={value} is negative")
+    """Rewrite `definition` in place for the given sizes (none negative)."""
     for arg in definition.body.block.args:
         Rewriter.replace_value_with_new_type(arg, specialize_type(arg.type, sizes))
     for op in definition.walk():
