@@ -69,6 +69,12 @@ class OpError(IRError):
         super().__init__(message, loc or op_location(op))
 
 
+class InternalError(OpError):
+    """An exception that escaped a pass unexpected (isl's, or a bug of the
+    pass): one line for a user, the exception itself in `__cause__` for a
+    developer (and for the options fuzz, which counts it as a crash)."""
+
+
 def one_line(error: BaseException) -> str:
     """The first line of an error's message: the diagnostic itself.
 
@@ -150,7 +156,7 @@ def run_pass(name: str, apply: Callable[[], None], module: Operation) -> None:
     except TCError as e:
         raise _in_pass(name, _anchor.get() or module, e) from None
     except Exception as e:  # noqa: BLE001  (isl errors and pass bugs alike: one line, no traceback)
-        raise OpError(_anchor.get() or module, f"{name}: {one_line(e)}") from e
+        raise InternalError(_anchor.get() or module, f"{name}: {one_line(e)}") from e
     finally:
         _anchor.reset(token)
 

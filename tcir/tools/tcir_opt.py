@@ -109,13 +109,10 @@ class TcirOptMain(xDSLOptMain):
 
     def register_all_targets(self):
         super().register_all_targets()
-        # tcir's own `llvm` target lowers loops all the way to LLVM IR; xDSL's
-        # only prints modules already in the llvm dialect. Registered here, not
-        # in the universe, where the name would clash with xDSL's.
-        from tcir.backends.cpu.target import CpuLLVMTarget
         from tcir.backends.cuda.target import CudaTarget
+        from tcir.tools.targets import LLVMTarget
 
-        self.available_targets["llvm"] = lambda: CpuLLVMTarget
+        self.available_targets["llvm"] = lambda: LLVMTarget
         self.available_targets["cuda"] = lambda: CudaTarget
 
     def register_all_frontends(self):
