@@ -319,7 +319,7 @@ def describe_pass(name: str) -> PassInfo:
 
 def _options(cls: type[ModulePass]) -> tuple[OptionInfo, ...]:
     hints = get_type_hints(cls)
-    docs = _field_docs(cls)
+    docs = field_docs(cls)
     options = []
     for f in dataclasses.fields(cls):
         if not f.init or f.name == "name":
@@ -345,16 +345,17 @@ def _spec_value(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
-def _field_docs(cls: type) -> dict[str, str]:
+def field_docs(cls: type) -> dict[str, str]:
     """The docstrings under a dataclass's fields (xDSL's style), from the
     source of `cls` and of the classes it derives from."""
     docs: dict[str, str] = {}
     for base in reversed(cls.__mro__):
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(base)))
-        except (OSError, TypeError, SyntaxError):
+        if not base.__dict__.get("__annotations__"):
             continue
-        body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+        body = next(
+            (n.body for n in ast.walk(_module_tree(base.__module__)) if isinstance(n, ast.ClassDef) and n.name == base.__name__),
+            [],
+        )
         for field, doc in zip(body, body[1:]):
             if (
                 isinstance(field, ast.AnnAssign)
@@ -365,3 +366,11 @@ def _field_docs(cls: type) -> dict[str, str]:
             ):
                 docs[field.target.id] = " ".join(inspect.cleandoc(doc.value.value).split())
     return docs
+
+
+@cache
+def _module_tree(module: str) -> ast.Module:
+    try:
+        return ast.parse(inspect.getsource(sys.modules[module]))
+    except (OSError, TypeError, SyntaxError, KeyError):
+        return ast.Module(body=[], type_ignores=[])

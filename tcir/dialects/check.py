@@ -68,8 +68,8 @@ class IndexOp(IRDLOperation):
         for field in ("id", "dim"):
             if self.properties[field].value.data < 0:  # pyright: ignore
                 raise VerifyException(f"'{self.name}' op {field} must not be negative")
-        if self.extent.value.data < 1:
-            raise VerifyException(f"'{self.name}' op extent must be positive, got {self.extent.value.data}")
+        if self.extent.value.data < 0:
+            raise VerifyException(f"'{self.name}' op extent must not be negative, got {self.extent.value.data}")
         for field in ("tensor", "source"):
             if not self.properties[field].data:  # pyright: ignore
                 raise VerifyException(f"'{self.name}' op {field} must name a tensor")

@@ -12,8 +12,8 @@ func.func @valid(%sub: index, %value: i32) -> index {
 // -----
 
 func.func @extent(%sub: index, %value: i32) -> index {
-  // expected-error@+1 {{'check.index' op extent must be positive, got 0}}
-  %0 = check.index %sub, %value {id = 0 : i64, extent = 0 : i64, dim = 0 : i64, tensor = "LUT", source = "I"} : i32
+  // expected-error@+1 {{'check.index' op extent must not be negative, got -1}}
+  %0 = check.index %sub, %value {id = 0 : i64, extent = -1 : i64, dim = 0 : i64, tensor = "LUT", source = "I"} : i32
   func.return %0 : index
 }
 
