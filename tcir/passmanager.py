@@ -17,7 +17,6 @@ import dataclasses
 import difflib
 import inspect
 import sys
-import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass

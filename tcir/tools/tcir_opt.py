@@ -31,7 +31,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from tcir.diagnostics import Diagnostic, diagnostic_of, handling, one_line, report_errors, verify
 from tcir.errors import IRError, SourceLocation, TCError
 from tcir.ir.locations import LocatedParser, op_location
-from tcir.passmanager import PassManager, available_passes, describe_pass
+from tcir.passmanager import PassManager, available_passes, describe_pass, print_ir
 from tcir.tools.expected_diagnostics import check, expectations
 
 
@@ -203,19 +203,11 @@ class TcirOptMain(xDSLOptMain):
         if op is None or self.args.verify_diagnostics:
             return diagnostic
         try:
-            text = self.print_generic(op)
+            text = print_ir(op, generic=True)
         except Exception:  # noqa: BLE001  (an op too broken to print gets no note)
             return diagnostic
         note = Diagnostic("note", f"see current operation: {text}", op_location(op))
         return Diagnostic("error", diagnostic.message, diagnostic.loc, (*diagnostic.notes, note), diagnostic.length)
-
-    @staticmethod
-    def print_generic(op) -> str:
-        from io import StringIO
-
-        out = StringIO()
-        Printer(stream=out, print_generic_format=True).print_op(op)
-        return out.getvalue()
 
     def run(self) -> int:  # type: ignore[override]
         """Process every chunk; 1 if any failed (or, verifying diagnostics,
