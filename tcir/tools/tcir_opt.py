@@ -120,16 +120,24 @@ class TcirOptMain(xDSLOptMain):
         self.available_frontends["tc"] = lambda io: self.parse_text(io.read().decode(), "tc")
 
     def setup_pipeline(self):
+        if self.args.shrink:
+            raise TCError("--shrink (xDSL's, for shrinkray) is not supported by tcir-opt")
         self.pass_manager = PassManager.parse(
             self.args.passes,
-            callback=self.after_pass if self.args.print_ir_after_all else None,
+            callback=self.after_pass if self.args.print_ir_after_all or self.args.print_between_passes else None,
             verify_each=not self.args.disable_verify,
         )
 
     def after_pass(self, name: str, module: ModuleOp) -> None:
-        print(f"// -----// IR Dump After {name} //----- //", file=sys.stderr)
-        Printer(stream=sys.stderr).print_op(module)
-        print(file=sys.stderr)
+        if self.args.print_ir_after_all:
+            print(f"// -----// IR Dump After {name} //----- //", file=sys.stderr)
+            Printer(stream=sys.stderr).print_op(module)
+            print(file=sys.stderr)
+        done = sum(1 for step, _ in self.pass_manager.timings if step != "verifier")
+        if self.args.print_between_passes and done < len(self.pass_manager.passes):
+            print(f"IR after {name}:")  # xDSL's flag: between passes, on stdout
+            Printer(stream=sys.stdout).print_op(module)
+            print("\n\n\n")
 
     def get_input_name(self) -> str:
         return "<stdin>" if self.args.input_file in (None, "-") else self.args.input_file
