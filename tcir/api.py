@@ -24,7 +24,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from tcir.backends.cuda.index_errors import check_pending
-from tcir.compiler.lowering import DefIR, pipeline
+from tcir.compiler.lowering import CPU_LOWERING_PIPELINE, DefIR, final_code, pipeline
 from tcir.compiler.options import MappingOptions
 from tcir.compiler.targets import on_gpu, resolve_backend
 from tcir.errors import ShapeError, TCError
@@ -332,8 +332,6 @@ class Function:
         module = self._ir.module.clone()
         passes = pipeline(self.definition, binding, options, backend)
         if backend == "cpu":
-            from tcir.backends.cpu.pipeline import CPU_LOWERING_PIPELINE
-
             passes = f"{passes},{CPU_LOWERING_PIPELINE}"
         if until is not None:
             pm = PassManager.parse(passes)
@@ -342,16 +340,7 @@ class Function:
                 raise TCError(f"unknown pass '{until}' (passes: {', '.join(names)})")
             pm.passes = pm.passes[: names.index(until) + 1]
             return print_ir(pm.run(module))
-        lowered = self.lowered(binding, options, backend)
-        if backend == "cpu":
-            from tcir.backends.cpu.jit import translate_to_llvm_ir
-
-            return translate_to_llvm_ir(lowered)
-        if backend == "cuda-sim":
-            return print_ir(lowered)
-        from tcir.backends.cuda.printer import print_cuda
-
-        return print_cuda(lowered)
+        return final_code(self.lowered(binding, options, backend), backend)
 
 
 class Module:

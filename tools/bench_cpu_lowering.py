@@ -20,7 +20,8 @@ from xdsl.context import Context
 from xdsl.dialects import get_all_dialects
 from xdsl.parser import Parser
 
-from tcir.backends.cpu.jit import compile_module
+from tcir.backends.cpu.jit import compile_module, function_signatures
+from tcir.compiler.lowering import lower_to_llvm_dialect
 
 IKJ = """
 func.func @mm(%A: memref<{n}x{n}xf32>, %B: memref<{n}x{n}xf32>, %C: memref<{n}x{n}xf32>) {{
@@ -99,7 +100,8 @@ def main() -> None:
     print(f"{n}x{n}x{n} f32 matmul, median of {args.runs} runs")
     for order, template in (("ikj", IKJ), ("ijk", IJK)):
         start = time.perf_counter()
-        mm = compile_module(Parser(ctx, template.format(n=n)).parse_module())["mm"]
+        module = Parser(ctx, template.format(n=n)).parse_module()
+        mm = compile_module(lower_to_llvm_dialect(module), function_signatures(module))["mm"]
         compile_s = time.perf_counter() - start
         ms = _median_ms(lambda: mm(A, B, C), args.runs)
         error = float(np.abs(C - expected).max())

@@ -6,7 +6,7 @@
     python tools/options_fuzz.py --count 400 --minimize            # shrink each failure
     python tools/options_fuzz.py --count 400 --backend cuda --max-time 240   # what fits in 4 min
 
-Every def of `examples/*.tc` at small odd sizes (`tcir.options_fuzz.PROBLEMS`)
+Every def of `examples/*.tc` at small odd sizes (`tcir.tools.options_fuzz.PROBLEMS`)
 gets candidates from `SearchSpace.random`, compiled for the GPU and run on
 each backend against the canonical CPU lowering; the candidates are split
 into chunks of `--per-seed`, each drawn from its own seed (`--seed`, +1, ...).
@@ -24,7 +24,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from tcir.options_fuzz import PROBLEMS, Candidate, Verdict, draw, minimize, run_candidates
+from tcir.tools.options_fuzz import PROBLEMS, Candidate, Verdict, draw, minimize, run_candidates
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

@@ -283,6 +283,7 @@ def artifact_of(module: ModuleOp, name: str, backend: str) -> Artifact:
         from xdsl.dialects import func
 
         from tcir.backends.cpu.jit import function_signature, translate_to_llvm_ir
+        from tcir.compiler.lowering import lower_to_llvm_dialect
 
         entry = next(
             (op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name),
@@ -290,7 +291,7 @@ def artifact_of(module: ModuleOp, name: str, backend: str) -> Artifact:
         )
         if entry is None:
             raise TCError(f"cpu backend: no function @{name} after lowering")
-        return CpuArtifact.of(translate_to_llvm_ir(module), function_signature(entry))
+        return CpuArtifact.of(translate_to_llvm_ir(lower_to_llvm_dialect(module)), function_signature(entry))
     if backend == "cuda":
         from tcir.backends.cuda.launch import extract_host_program
         from tcir.backends.cuda.printer import print_cuda

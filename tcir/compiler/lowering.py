@@ -28,8 +28,53 @@ from tcir.compiler.defaults import default_partition, resolved_options
 from tcir.compiler.options import GPU_BACKENDS, TF32_DEFAULT, MappingOptions, specialize_pass
 from tcir.compiler.partition import lowered_in_parts, split_def
 from tcir.frontend.ast import CheckedDef
-from tcir.passmanager import PassManager
+from tcir.errors import TCError
+from tcir.passmanager import PassManager, print_ir
 from tcir.runtime.signature import Binding
+
+CPU_LOWERING_PIPELINE = ",".join(
+    [
+        "convert-scf-to-cf",
+        "arith-expand",
+        "convert-cf-to-llvm",
+        "convert-math-to-libm",
+        "convert-math-to-llvm",
+        "convert-arith-to-llvm",
+        "finalize-memref-to-llvm",
+        "convert-func-to-llvm",
+        "reconcile-unrealized-casts",
+    ]
+)
+"""`func`/`scf`/`cf`/`arith`/`math`/`memref` -> `llvm` dialect, in MLIR's pass
+names: what the CPU backend takes. `convert-math-to-libm` runs before
+`convert-math-to-llvm` (so ops without an intrinsic become libm calls) and
+before the `arith`/`func` conversions (it emits `func.call` and, for f16,
+`arith` casts)."""
+
+
+def lower_to_llvm_dialect(module: ModuleOp) -> ModuleOp:
+    """A copy of loop-level `module` in the `llvm` dialect (`CPU_LOWERING_PIPELINE`);
+    an op the pipeline cannot lower is a `TCError`."""
+    lowered = module.clone()
+    PassManager.parse(CPU_LOWERING_PIPELINE, verify_each=False).run(lowered)
+    for op in lowered.walk():
+        if op is not lowered and op.dialect_name() != "llvm":
+            raise TCError(f"cpu backend: cannot lower '{op.name}' to LLVM")
+    return lowered
+
+
+def final_code(module: ModuleOp, backend: str) -> str:
+    """What `backend` makes of a lowered module, as text: LLVM IR after O3
+    (cpu), CUDA C (cuda), or the gpu-level IR that the simulated GPU runs."""
+    if backend == "cpu":
+        from tcir.backends.cpu.jit import translate_to_llvm_ir
+
+        return translate_to_llvm_ir(lower_to_llvm_dialect(module))
+    if backend == "cuda-sim":
+        return print_ir(module)
+    from tcir.backends.cuda.printer import print_cuda
+
+    return print_cuda(module)
 
 
 def pipeline(definition: CheckedDef, binding: Binding, options: MappingOptions | None, backend: str) -> str:

@@ -32,14 +32,27 @@ VECTOR_WIDTHS = (1, 2, 4)
 
 @dataclass(frozen=True)
 class MappingOptions:
-    """How to schedule, tile and map a TC def (fields as in DESIGN.md)."""
+    """How to schedule, tile and map a TC def (docs/reference/mapping-options.md
+    lists every field with its default, the tuner's values and the pass it drives)."""
 
     fusion: str = "max"
+    """The isl scheduler's fusion strategy: `min` (no fusion), `max` (one
+    outer band over all statements where legal), `preserve3` (the most
+    fusion that keeps three outer parallel members) or `outer` (`preserve3`'s
+    bands fused along their outermost member: one kernel for a chain of layers)."""
     allow_skewing: bool = False
+    """Let the scheduler keep band members that skew (combine loops with
+    non-unit coefficients); otherwise they are cut away."""
     positive_coefficients: bool = True
+    """Keep only band members whose coefficients are non-negative."""
     tile: list[int] = field(default_factory=list[int])
+    """Tile sizes by schedule depth, outermost first; empty: no tiling (1: a
+    member left untiled)."""
     blocks: list[int] = field(default_factory=list[int])
+    """The CUDA grid, x first (at most 3 sizes); empty or 0: one block per tile."""
     threads: list[int] = field(default_factory=list[int])
+    """The CUDA block, x first (at most 3 sizes, at most 1024 threads); empty:
+    the pass chooses (32x8, or 256 for one parallel member)."""
     warps: list[int] = field(default_factory=list[int])
     """Sub-tiles per block along the thread-mapped members, x first, as
     Triton's `warpsPerCTA`: the block's tile is cut into that grid, a
@@ -50,10 +63,17 @@ class MappingOptions:
     register tile a block of rows and columns near each other. Empty: one
     sub-tile, the block is `threads`."""
     unroll: int = 1
+    """Unroll innermost loops up to this many instances (a sequential loop
+    that does not fit partially, by a divisor of its trip count)."""
     use_shared_memory: bool = True
+    """Promote array tiles that a block's threads share to shared memory."""
     use_private_memory: bool = True
+    """Promote a thread's own accumulators and reused elements to registers."""
     max_shared_memory: int = 49152
+    """Bytes of shared memory a block may use (48 KiB statically; up to
+    227 KiB on an H100, which kernels then request dynamically)."""
     max_private_elements: int = 32
+    """Elements a thread may keep in registers (64: an 8x8 micro-tile)."""
     num_stages: int = 1
     """Stages of the shared-memory copies of a sequential loop, as Triton's
     `num_stages`: 2 loads the next step's tiles into registers while this
@@ -124,6 +144,8 @@ class MappingOptions:
     from shared tiles in the 128-byte swizzle, without loading fragments
     into registers. CUDA runs it on sm_90 (H100), elsewhere by plain loads."""
     specialize: bool = True
+    """Specialize the sizes before the polyhedral passes (`tc-specialize`, as
+    the JIT does); false keeps them symbolic where the passes allow."""
 
     def __post_init__(self) -> None:
         if self.fusion not in FUSION_STRATEGIES:

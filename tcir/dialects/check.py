@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, IntegerType, StringAttr
 from xdsl.ir import Dialect, SSAValue
+from xdsl.utils.exceptions import VerifyException
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -62,6 +63,16 @@ class IndexOp(IRDLOperation):
                 "source": StringAttr(source),
             },
         )
+
+    def verify_(self) -> None:
+        for field in ("id", "dim"):
+            if self.properties[field].value.data < 0:  # pyright: ignore
+                raise VerifyException(f"'{self.name}' op {field} must not be negative")
+        if self.extent.value.data < 0:
+            raise VerifyException(f"'{self.name}' op extent must not be negative, got {self.extent.value.data}")
+        for field in ("tensor", "source"):
+            if not self.properties[field].data:  # pyright: ignore
+                raise VerifyException(f"'{self.name}' op {field} must name a tensor")
 
 
 Check = Dialect("check", [IndexOp])

@@ -86,6 +86,102 @@ def verify_isl(op: Operation, field: str, text: str, kind: IslKind) -> Any:
         ) from None
 
 
+def _path(node: Operation) -> tuple[tuple[str, str], ...] | None:
+    """The `poly.domain`, `poly.filter` and `poly.extension` strings above
+    `node` (root first), or None outside a well-formed tree."""
+    path: list[tuple[str, str]] = []
+    current = node.parent_op()
+    while isinstance(current, ScheduleNodeOp):
+        if isinstance(current, FilterOp | ExtensionOp | ContextOp | DomainOp):
+            path.append((current.name, current.value))
+        current = current.parent_op()
+    if isinstance(current, ScopOp):
+        path.append((ContextOp.name, current.context.data))
+    path.reverse()
+    return tuple(path) if len(path) > 1 and path[1][0] == DomainOp.name else None
+
+
+@lru_cache(maxsize=4096)
+def _reaching(path: tuple[tuple[str, str], ...]) -> Any:
+    """The statement instances that reach the end of `path` (the scop's
+    context, then the domain): the domain, restricted by each filter and
+    context, extended by each extension's range."""
+    kind, text = path[-1]
+    if kind == DomainOp.name:
+        return _parsed(IslKind.UNION_SET, text).intersect_params(_parsed(IslKind.SET, path[0][1]))
+    above = _reaching(path[:-1])
+    if kind == FilterOp.name:
+        return above.intersect(_parsed(IslKind.UNION_SET, text))
+    if kind == ContextOp.name:
+        return above.intersect_params(_parsed(IslKind.SET, text))
+    return above.union(_parsed(IslKind.UNION_MAP, text).range())
+
+
+@lru_cache(maxsize=4096)
+def _same_instances(domain: str, statements: tuple[str, ...], context: str) -> bool:
+    """Whether the union set `domain` holds exactly the instances of the
+    statement domains (within the scop's `context`)."""
+    import islpy as isl
+
+    params = _parsed(IslKind.SET, context)
+    union = isl.UnionSet.empty(params.get_space())
+    for text in statements:
+        union = union.union(isl.UnionSet.from_set(_parsed(IslKind.SET, text)))
+    return _parsed(IslKind.UNION_SET, domain).intersect_params(params).is_equal(union.intersect_params(params))
+
+
+def _union_text(statements: tuple[str, ...]) -> str:
+    import islpy as isl
+
+    union = isl.UnionSet("{ }")
+    for text in statements:
+        union = union.union(isl.UnionSet.from_set(_parsed(IslKind.SET, text)))
+    return str(union)
+
+
+@lru_cache(maxsize=4096)
+def _dropped(path: tuple[tuple[str, str], ...], filters: tuple[str, ...]) -> str | None:
+    """The instances reaching the end of `path` that no filter of `filters`
+    holds (None if there are none). The block and thread parameters that a
+    mapping adds are projected out: an instance that another thread or block
+    runs is not dropped."""
+    import islpy as isl
+
+    keep = set(_parsed(IslKind.SET, path[0][1]).get_var_names(isl.dim_type.param))
+    reaching = _reaching(path)
+    covered = isl.UnionSet.empty(reaching.get_space())
+    for text in filters:
+        covered = covered.union(_parsed(IslKind.UNION_SET, text))
+    lost = _only_params(reaching, keep).subtract(_only_params(covered, keep))
+    return None if lost.is_empty() else str(lost)
+
+
+def _only_params(union: Any, keep: set[str]) -> Any:
+    """`union` with its parameters other than `keep` projected out."""
+    import islpy as isl
+
+    parts: list[Any] = []
+
+    def project(part: Any) -> None:
+        for k in reversed(range(part.dim(isl.dim_type.param))):
+            if part.get_dim_name(isl.dim_type.param, k) not in keep:
+                part = part.project_out(isl.dim_type.param, k, 1)
+        parts.append(part)
+
+    union.foreach_set(project)
+    result = isl.UnionSet.empty(union.get_space().params())
+    for part in parts:
+        result = result.union(isl.UnionSet.from_set(part))
+    return result
+
+
+def _names(union: Any) -> set[str]:
+    """The statement names of an isl union set's spaces."""
+    names: set[str] = set()
+    union.foreach_set(lambda s: names.add(s.get_tuple_name()))
+    return names
+
+
 def _child_region(child: Operation | None) -> Region:
     return Region(Block([] if child is None else [child]))
 
@@ -220,6 +316,18 @@ class DomainOp(SingleChildNodeOp):
                 f"'{self.name}' op must be the root of a schedule tree"
             )
         super().verify_()
+        scop = self.parent_op()
+        if isinstance(scop, ScopOp):
+            extended: set[str] = set()
+            for op in self.walk():
+                if isinstance(op, ExtensionOp):
+                    extended |= _names(verify_isl(op, "extension", op.value, IslKind.UNION_MAP).range())
+            domains = tuple(s.domain.data for s in scop.statements if s.sym_name.data not in extended)
+            if not _same_instances(self.value, domains, scop.context.data):
+                raise VerifyException(
+                    f"'{self.name}' op domain \"{self.value}\" differs from the union of "
+                    f"the statements' domains \"{_union_text(domains)}\""
+                )
 
 
 @irdl_op_definition
@@ -234,6 +342,22 @@ class FilterOp(SingleChildNodeOp):
 
     ISL_FIELD: ClassVar[str] = "filter"
     ISL_KIND: ClassVar[IslKind | None] = IslKind.UNION_SET
+
+    def verify_(self) -> None:
+        super().verify_()
+        path = _path(self)
+        if path is None:
+            return
+        known = _names(_parsed(IslKind.UNION_SET, path[1][1]))
+        for kind, text in path[2:]:
+            if kind == ExtensionOp.name:
+                known |= _names(_parsed(IslKind.UNION_MAP, text).range())
+        unknown = _names(_parsed(IslKind.UNION_SET, self.value)) - known
+        if unknown:
+            raise VerifyException(
+                f"'{self.name}' op filter \"{self.value}\" names {', '.join(sorted(unknown))}, "
+                f"which the schedule's domain (and the extensions above) does not hold"
+            )
 
 
 @irdl_op_definition
@@ -300,6 +424,15 @@ class FilterListNodeOp(ScheduleNodeOp):
                 raise VerifyException(
                     f"'{self.name}' op child '{op.name}' is not a poly.filter"
                 )
+        path = _path(self)
+        if path is None:
+            return
+        filters = tuple(op.value for op in ops if isinstance(op, FilterOp))
+        lost = _dropped(path, filters)
+        if lost is not None:
+            raise VerifyException(
+                f"'{self.name}' op children's filters drop statement instances that reach it: {lost}"
+            )
 
     def print(self, printer: Printer) -> None:
         _print_attributes(printer, self)

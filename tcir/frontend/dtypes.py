@@ -65,6 +65,14 @@ def promote(a: str, b: str) -> str:
     return a if a.startswith("u") else b
 
 
+def int_limits(t: str) -> tuple[int, int]:
+    """The least and greatest value of integer type `t` (canonical, not bool)."""
+    bits = _BITS[t]
+    if t.startswith("u"):
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
 def is_narrowing(src: str, dst: str) -> bool:
     """Whether assigning `src` to `dst` loses the fractional part (float -> int)."""
     return is_float(src) and not is_float(dst)

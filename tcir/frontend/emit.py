@@ -17,12 +17,15 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     AnyFloat,
+    FileLineColLoc,
     FloatAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     ModuleOp,
     Signedness,
+    StringAttr,
     f16,
     f32,
     f64,
@@ -40,6 +43,7 @@ from tcir.dialects.tc import (
     TensorType,
     YieldOp,
 )
+from tcir.errors import SourceLocation
 from tcir.ir.affine import substitute
 
 from . import ast as A
@@ -326,14 +330,20 @@ def emit_def(definition: A.CheckedDef, libm: set[tuple[str, Attribute]]) -> DefO
         return p.name, tensor_type(p, sizes)
 
     op = DefOp(definition.name, [arg(p) for p in definition.inputs], [arg(p) for p in definition.outputs])
+    op.location = source_location(definition.loc)
     names = [p.name for p in (*definition.inputs, *definition.outputs)]
     tensors: dict[str, SSAValue] = dict(zip(names, op.body.block.args))
     builder = Builder(InsertPoint.at_end(op.body.block))
     for temp in definition.temporaries:
         tensors[temp.name] = builder.insert(AllocOp(tensor_type(temp, sizes), temp.name)).result
     for stmt in definition.stmts:
-        builder.insert(emit_stmt(definition, stmt, tensors, libm))
+        builder.insert(emit_stmt(definition, stmt, tensors, libm)).location = source_location(stmt.loc)
     return op
+
+
+def source_location(loc: SourceLocation) -> FileLineColLoc:
+    """Where TC text was written, as an op location (diagnostics point there)."""
+    return FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
 
 
 def emit_stmt(

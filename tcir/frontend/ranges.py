@@ -34,6 +34,7 @@ from xdsl.ir.affine import AffineExpr
 from tcir.errors import RangeError, SourceLocation
 
 from . import ast as A
+from .dtypes import int_limits
 from .linear import Div, Lin, out_of_bounds_sizes, provably_le
 from .subscripts import condition_cases
 from .sema import DefFacts, StmtFacts
@@ -427,14 +428,10 @@ _IDENTITY = {"+": 0.0, "*": 1.0, "min": float("inf"), "max": float("-inf")}
 
 
 def _int_identity(kind: str, dtype: str) -> int | bool:
-    import numpy as np
-
-    from tcir.runtime.signature import NUMPY_DTYPES
-
     if dtype == "bool":
         return kind in ("*", "min")
-    info = np.iinfo(NUMPY_DTYPES[dtype])
-    return {"+": 0, "*": 1, "min": int(info.max), "max": int(info.min)}[kind]
+    least, greatest = int_limits(dtype)
+    return {"+": 0, "*": 1, "min": greatest, "max": least}[kind]
 
 
 def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:

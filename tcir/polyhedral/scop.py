@@ -5,13 +5,41 @@ Access relations are returned restricted to their statements' domains.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import islpy as isl
+from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
-from tcir.dialects.poly import DomainOp, ScopOp, StmtOp
+from tcir.diagnostics import OpError, anchored
+from tcir.dialects.poly import DomainOp, MarkOp, ScopOp, StmtOp
+from tcir.dialects.tc import DefOp
+from tcir.polyhedral.gpu_mapping import KERNEL_MARK
 from tcir.polyhedral.schedule_tree import schedule_from_isl, schedule_to_isl
+
+
+def module_scops(module: Operation) -> Iterator[ScopOp]:
+    """The scops of `module`, each anchoring the errors of the pass while it
+    works on it (`tcir.diagnostics.anchored`). A polyhedral pass needs one:
+    a module without is an error at its first `tc.def`."""
+    scops = [op for op in module.walk() if isinstance(op, ScopOp)]
+    if not scops:
+        where = next((op for op in module.walk() if isinstance(op, DefOp)), module)
+        raise OpError(where, "no poly.scop in the module: run convert-tc-to-poly first")
+    return anchored(scops)
+
+
+def is_mapped(scop: ScopOp) -> bool:
+    """Whether `poly-map-to-gpu` mapped the scop's schedule (it has kernels)."""
+    return any(isinstance(op, MarkOp) and op.value == KERNEL_MARK for op in scop.schedule.walk())
+
+
+def require_mapping(scop: ScopOp, mapped: bool, fix: str) -> None:
+    """A pass's precondition on the mapping: an error at `scop` unless
+    `is_mapped(scop) == mapped`; `fix` says what to do instead."""
+    if is_mapped(scop) != mapped:
+        state = "already mapped to the GPU (it has a poly.mark \"kernel\")" if not mapped else "not mapped to the GPU"
+        raise OpError(scop, f"the schedule of @{scop.sym_name.data} is {state}: {fix}")
 
 
 def scop_context(scop: ScopOp) -> isl.Set:

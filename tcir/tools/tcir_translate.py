@@ -32,8 +32,7 @@ def main(args: Sequence[str] | None = None) -> int:
     if known.frontend is not None:
         forwarded += ["-f", known.frontend]
     with report_errors("tcir-translate"):
-        TcirOptMain(forwarded).run()
-    return 0
+        return TcirOptMain(forwarded).run()
 
 
 if __name__ == "__main__":

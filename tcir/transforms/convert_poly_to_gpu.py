@@ -75,7 +75,7 @@ from tcir.polyhedral.promotion.promote import (
     PRIVATE_SPACE,
     SHARED_SPACE,
 )
-from tcir.polyhedral.scop import scop_context, scop_schedule
+from tcir.polyhedral.scop import module_scops, require_mapping, scop_context, scop_schedule
 from tcir.polyhedral.thread_loops import thread_loops
 
 KERNEL_MODULE = "kernels"
@@ -264,6 +264,8 @@ class ConvertPolyToGpuPass(ModulePass):
     name = "convert-poly-to-gpu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for scop in module_scops(op):
+            require_mapping(scop, True, "run poly-map-to-gpu first")
         kernels: list[gpu.FuncOp] = []
         for definition in [o for o in op.walk() if isinstance(o, DefOp)]:
             scop = next((s for s in definition.body.block.ops if isinstance(s, ScopOp)), None)

@@ -23,6 +23,7 @@ from tcir.dialects.poly import ScopOp
 from tcir.dialects.tc import DefOp
 from tcir.lowering.def_function import DefFunction
 from tcir.polyhedral.ast_to_loops import AstLowering, scop_ast
+from tcir.polyhedral.scop import module_scops, require_mapping
 
 
 def lower_scheduled_def(definition: DefOp, scop: ScopOp) -> func.FuncOp:
@@ -43,9 +44,8 @@ class ConvertPolyToLoopsPass(ModulePass):
     name = "convert-poly-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for definition in [o for o in op.walk() if isinstance(o, DefOp)]:
-            scop = next(
-                (s for s in definition.body.block.ops if isinstance(s, ScopOp)), None
-            )
-            if scop is not None:
+        for scop in module_scops(op):
+            require_mapping(scop, False, "lower it with convert-poly-to-gpu")
+            definition = scop.parent_op()
+            if isinstance(definition, DefOp):
                 Rewriter.replace_op(definition, lower_scheduled_def(definition, scop))

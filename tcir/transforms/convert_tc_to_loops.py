@@ -23,6 +23,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
+from tcir.diagnostics import anchored
 from tcir.dialects.tc import ComprehensionOp, DefOp
 from tcir.lowering.def_function import DefFunction, DefLowering, build_nest
 from tcir.lowering.tc_point import PointLowering, identity, reduction_of
@@ -85,9 +86,8 @@ class ConvertTcToLoopsPass(ModulePass):
     name = "convert-tc-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for definition in list(op.walk()):
-            if isinstance(definition, DefOp):
-                Rewriter.replace_op(definition, lower_def(definition))
+        for definition in anchored([d for d in op.walk() if isinstance(d, DefOp)]):
+            Rewriter.replace_op(definition, lower_def(definition))
 
 
 

@@ -41,6 +41,7 @@ from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tcir.diagnostics import anchored
 from tcir.dialects.poly import DomainOp, ScopOp, StmtOp
 from tcir.dialects.tc import (
     AllocOp,
@@ -334,6 +335,5 @@ class ConvertTcToPolyPass(ModulePass):
     name = "convert-tc-to-poly"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for definition in list(op.walk()):
-            if isinstance(definition, DefOp) and any(definition.comprehensions()):
-                convert_def(definition)
+        for definition in anchored([d for d in op.walk() if isinstance(d, DefOp) and any(d.comprehensions())]):
+            convert_def(definition)

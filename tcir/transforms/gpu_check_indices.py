@@ -35,8 +35,8 @@ from xdsl.ir import BlockArgument, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
+from tcir.diagnostics import OpError
 from tcir.dialects.check import IndexOp
-from tcir.errors import TCError
 
 
 def _loaded_sources(kernel: gpu.FuncOp) -> dict[SSAValue, memref.LoadOp]:
@@ -92,7 +92,8 @@ class GpuCheckIndices(ModulePass):
                     if load is None:
                         continue
                     if isinstance(access, memref.StoreOp):
-                        raise TCError(
+                        raise OpError(
+                            access,
                             f"gpu-check-indices: kernel '{kernel.sym_name.data}' stores to "
                             f"'{_name(buffer)}' at a subscript computed from data"
                         )

@@ -502,7 +502,7 @@ class GpuPrefetchCopiesPass(ModulePass):
     """With `async-copies`, the buffers of each tile (as many as fit in
     `max-shared-bytes`, at least 2): the copies run `buffers - 1` steps ahead."""
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if not 1 <= self.max_values <= 255:
             raise TCError(f"gpu-prefetch-copies: max-values must be in [1, 255], got {self.max_values}")
         if self.max_shared_bytes < 0:
@@ -511,6 +511,8 @@ class GpuPrefetchCopiesPass(ModulePass):
             raise TCError("gpu-prefetch-copies: async-copies needs double-buffer=true")
         if not 2 <= self.buffers <= MAX_BUFFERS:
             raise TCError(f"gpu-prefetch-copies: buffers must be in [2, {MAX_BUFFERS}], got {self.buffers}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         budget = self.max_shared_bytes if self.double_buffer else None
         for kernel in [o for o in op.walk() if isinstance(o, gpu.FuncOp)]:
             entry = kernel.body.block

@@ -39,6 +39,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from tcir.backends.cuda.scalar_types import memory_space
+from tcir.diagnostics import anchored
 from tcir.errors import TCError
 from tcir.ir.integer_forms import IntegerForms, constant_of, trip_count
 from tcir.polyhedral.promotion.promote import SHARED_SPACE
@@ -140,13 +141,15 @@ class GpuVectorizeCopiesPass(ModulePass):
 
     max_width: int = 4
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.max_width not in VECTOR_WIDTHS:
             raise TCError(
                 f"gpu-vectorize-copies: max-width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, "
                 f"got {self.max_width}"
             )
-        for kernel in [o for o in op.walk() if isinstance(o, gpu.FuncOp)]:
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in anchored([o for o in op.walk() if isinstance(o, gpu.FuncOp)]):
             forms = IntegerForms()
             for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
                 _vectorize(loop, forms, self.max_width)

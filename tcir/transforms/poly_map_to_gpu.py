@@ -29,11 +29,10 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tcir.dialects.poly import ScopOp
 from tcir.errors import TCError
 from tcir.polyhedral.block_reduction import combine_statements
 from tcir.polyhedral.gpu_mapping import GpuMapping
-from tcir.polyhedral.scop import scop_reads, scop_schedule, scop_writes, set_scop_schedule
+from tcir.polyhedral.scop import module_scops, require_mapping, scop_reads, scop_schedule, scop_writes, set_scop_schedule
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ class PolyMapToGpuPass(ModulePass):
     threads: tuple[int, ...] = (0,)
     warps: tuple[int, ...] = ()
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         blocks, threads, warps = tuple(self.blocks), tuple(self.threads), tuple(self.warps)
         for sizes, what in ((blocks, "blocks"), (threads, "threads")):
             if not 1 <= len(sizes) <= 3 or any(s < 0 for s in sizes):
@@ -56,11 +55,14 @@ class PolyMapToGpuPass(ModulePass):
                 f"poly-map-to-gpu: warps must be positive counts for 1 or 2 given thread sizes, "
                 f"got warps={list(warps)} threads={list(threads)}"
             )
-        mapping = GpuMapping(blocks, threads, warps)
-        total = math.prod(mapping.block)
+        total = math.prod(GpuMapping(blocks, threads, warps).block)
         if total > 1024:
             raise TCError(f"poly-map-to-gpu: {total} threads per block exceeds 1024")
-        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        mapping = GpuMapping(tuple(self.blocks), tuple(self.threads), tuple(self.warps))
+        for scop in module_scops(op):
+            require_mapping(scop, False, "poly-map-to-gpu maps a schedule once")
             accesses = (scop_reads(scop), scop_writes(scop))
             block_wide = frozenset(s.sym_name.data for s in combine_statements(scop))
             mapped = dataclasses.replace(mapping, block_wide=block_wide).map(scop_schedule(scop), accesses)

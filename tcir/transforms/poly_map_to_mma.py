@@ -64,8 +64,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tcir.dialects.poly import ScopOp
 from tcir.polyhedral import mma, wgmma
+from tcir.polyhedral.scop import module_scops
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ class PolyMapToMmaPass(ModulePass):
     warpgroup: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+        for scop in module_scops(op):
             if self.warpgroup:
                 wgmma.rewrite(scop)
             mma.rewrite(scop)

@@ -46,12 +46,12 @@ from xdsl.dialects.builtin import AnyFloat, IntegerType, ModuleOp, Signedness, U
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tcir.dialects.poly import DomainOp, ScopOp, StmtOp
+from tcir.dialects.poly import DomainOp, StmtOp
 from tcir.dialects.tc import UpdateOp
 from tcir.lowering.tc_point import ATOMIC
 from tcir.polyhedral.canonical import canonical_subtree, reduction_dims
 from tcir.polyhedral.dependences import compute_dependences
-from tcir.polyhedral.scop import scop_context
+from tcir.polyhedral.scop import module_scops, scop_context
 
 def _atomic_sum(stmt: StmtOp) -> UpdateOp | None:
     """The statement's final update, where it is a sum that atomics can combine."""
@@ -86,7 +86,7 @@ class PolyParallelReduction(ModulePass):
     mark the sums atomic, for `poly-split-k`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+        for scop in module_scops(op):
             validity = compute_dependences(scop).validity
             context = scop_context(scop)
             parallel = []

@@ -40,11 +40,10 @@ from xdsl.dialects.builtin import DictionaryAttr, ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tcir.dialects.poly import ScopOp
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import BUFFERS, Promoter
 from tcir.polyhedral.unrolling import VECTOR_WIDTHS
-from tcir.polyhedral.scop import scop_schedule, set_scop_schedule
+from tcir.polyhedral.scop import module_scops, require_mapping, scop_schedule, set_scop_schedule
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ class PolyPromotePass(ModulePass):
     vector_width: int = 1
     copy_vector_width: int = 1
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.max_shared_bytes < 0:
             raise TCError(
                 f"poly-promote: max-shared-bytes must be >= 0, got {self.max_shared_bytes}"
@@ -74,7 +73,10 @@ class PolyPromotePass(ModulePass):
                 raise TCError(
                     f"poly-promote: {name} must be one of {', '.join(map(str, VECTOR_WIDTHS))}, got {width}"
                 )
-        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for scop in module_scops(op):
+            require_mapping(scop, True, "run poly-map-to-gpu first")
             if BUFFERS in scop.attributes:
                 continue  # promoted already
             promoter = Promoter(

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-from tcir.dialects.poly import ScopOp
+from tcir.polyhedral.scop import module_scops
 from tcir.polyhedral.scheduling import SchedulingStrategy
 
 
@@ -43,5 +43,5 @@ class PolySchedulePass(ModulePass):
             self.positive_coefficients,
             self.max_operations,
         )
-        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+        for scop in module_scops(op):
             Rewriter.replace_op(scop.schedule, strategy.schedule(scop))

@@ -18,9 +18,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tcir.dialects.poly import ScopOp
 from tcir.polyhedral.dependences import compute_dependences
-from tcir.polyhedral.scop import scop_schedule, set_scop_schedule
+from tcir.polyhedral.scop import module_scops, scop_schedule, set_scop_schedule
 from tcir.polyhedral.sinking import sink_point_bands
 
 
@@ -31,6 +30,6 @@ class PolySinkPass(ModulePass):
     name = "poly-sink"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+        for scop in module_scops(op):
             dependences = compute_dependences(scop).validity
             set_scop_schedule(scop, sink_point_bands(scop_schedule(scop), dependences))

@@ -44,13 +44,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tcir.dialects.poly import ScopOp, StmtOp
+from tcir.dialects.poly import StmtOp
 from tcir.dialects.tc import UpdateOp
 from tcir.errors import TCError
 from tcir.lowering.tc_point import ATOMIC
 from tcir.polyhedral.canonical import reduction_dims
 from tcir.polyhedral.dependences import compute_dependences
-from tcir.polyhedral.scop import scop_context, scop_schedule, set_scop_schedule
+from tcir.polyhedral.scop import module_scops, require_mapping, scop_context, scop_schedule, set_scop_schedule
 from tcir.polyhedral.split_k import split_k_schedule
 
 
@@ -73,10 +73,13 @@ class PolySplitKPass(ModulePass):
 
     slices: int = 2
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.slices < 1:
             raise TCError(f"poly-split-k: slices must be at least 1, got {self.slices}")
-        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for scop in module_scops(op):
+            require_mapping(scop, False, "split the k loop before poly-map-to-gpu")
             reductions = isl.UnionMap.empty(scop_context(scop).get_space())
             for stmt in scop.statements:
                 update = stmt.body.block.last_op

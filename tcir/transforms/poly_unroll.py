@@ -19,9 +19,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tcir.dialects.poly import ScopOp
 from tcir.errors import TCError
-from tcir.polyhedral.scop import scop_schedule, set_scop_schedule
+from tcir.polyhedral.scop import module_scops, scop_schedule, set_scop_schedule
 from tcir.polyhedral.unrolling import unroll_schedule
 
 
@@ -33,8 +32,10 @@ class PolyUnrollPass(ModulePass):
 
     factor: int = 1
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.factor < 1:
             raise TCError(f"poly-unroll: factor must be positive, got {self.factor}")
-        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for scop in module_scops(op):
             set_scop_schedule(scop, unroll_schedule(scop_schedule(scop), self.factor))

@@ -30,9 +30,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from tcir.dialects.poly import ScopOp
 from tcir.errors import TCError
-from tcir.polyhedral.scop import scop_schedule, set_scop_schedule
+from tcir.polyhedral.scop import module_scops, scop_schedule, set_scop_schedule
 from tcir.polyhedral.unrolling import VECTOR_WIDTHS, unroll_vector_steps
 
 
@@ -44,10 +43,12 @@ class PolyVectorizePass(ModulePass):
 
     width: int = 4
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.width not in VECTOR_WIDTHS:
             raise TCError(
                 f"poly-vectorize: width must be one of {', '.join(map(str, VECTOR_WIDTHS))}, got {self.width}"
             )
-        for scop in [o for o in op.walk() if isinstance(o, ScopOp)]:
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for scop in module_scops(op):
             set_scop_schedule(scop, unroll_vector_steps(scop_schedule(scop), self.width))

@@ -88,8 +88,10 @@ class ScfForLoopSpecializationPass(ModulePass):
 
     max_trip_count: int = 16
 
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
+    def __post_init__(self) -> None:
         if self.max_trip_count < 1:
             raise TCError(f"scf-for-loop-specialization: max-trip-count must be positive, got {self.max_trip_count}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
         for loop in [o for o in op.walk() if isinstance(o, scf.ForOp)]:
             _specialize(loop, self.max_trip_count)

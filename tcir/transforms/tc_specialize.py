@@ -30,12 +30,14 @@ from tcir.dialects.tc import (
     TensorType,
     UpdateOp,
 )
+from tcir.diagnostics import OpError, anchored, emit
 from tcir.errors import TCError
 from tcir.ir.affine import substitute
 
 
 def parse_sizes(text: str) -> dict[str, int]:
-    """`"M=128,K=32"` -> `{"M": 128, "K": 32}`; malformed text raises TCError."""
+    """`"M=128,K=32"` -> `{"M": 128, "K": 32}`; malformed text or a negative
+    size raises TCError."""
     sizes: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, value = item.partition("=")
@@ -46,6 +48,8 @@ def parse_sizes(text: str) -> dict[str, int]:
             sep = ""
         if not sep or not name.isidentifier():
             raise TCError(f"tc-specialize: expected NAME=INTEGER, got '{item}'")
+        if sizes[name] < 0:
+            raise TCError(f"tc-specialize: size {item} is negative")
     return sizes
 
 
@@ -79,11 +83,23 @@ def _names(names: list[str]) -> ArrayAttr[StringAttr]:
     return ArrayAttr(StringAttr(n) for n in names)
 
 
+def def_sizes(definition: DefOp) -> set[str]:
+    """Every size name `definition` uses: in types, ranges and subscripts."""
+    names = set(definition.size_names())
+    types = [arg.type for arg in definition.body.block.args]
+    for op in definition.walk():
+        if isinstance(op, AllocOp):
+            types.append(op.result.type)
+        elif isinstance(op, ComprehensionOp | ReadOp | UpdateOp | SizeOp):
+            names.update(op.symbol_names)
+    for type in types:
+        if isinstance(type, TensorType):
+            names.update(type.symbol_names)
+    return names
+
+
 def specialize_def(definition: DefOp, sizes: dict[str, int]) -> None:
-    """Rewrite `definition` in place for the given sizes."""
-    for name, value in sizes.items():
-        if value < 0:
-            raise TCError(f"tc-specialize: size {name}={value} is negative")
+    """Rewrite `definition` in place for the given sizes (none negative)."""
     for arg in definition.body.block.args:
         Rewriter.replace_value_with_new_type(arg, specialize_type(arg.type, sizes))
     for op in definition.walk():
@@ -113,8 +129,22 @@ class TcSpecializePass(ModulePass):
     sizes: str = ""
     """Comma-separated `NAME=VALUE` pairs, e.g. `"M=128,K=32"`."""
 
+    def __post_init__(self) -> None:
+        parse_sizes(self.sizes)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         sizes = parse_sizes(self.sizes)
-        for definition in op.walk():
-            if isinstance(definition, DefOp):
-                specialize_def(definition, sizes)
+        definitions = [d for d in op.walk() if isinstance(d, DefOp)]
+        known = {name for d in definitions for name in def_sizes(d)}
+        unknown = [name for name in sizes if name not in known]
+        if unknown:
+            where = definitions[0] if definitions else op
+            message = (
+                f"no tc.def has a size named {', '.join(map(repr, unknown))} "
+                f"(sizes: {', '.join(sorted(known)) or 'none'})"
+            )
+            if len(unknown) == len(sizes):  # the pass would change nothing
+                raise OpError(where, message)
+            emit(where, "warning", f"tc-specialize: {message}")
+        for definition in anchored(definitions):
+            specialize_def(definition, sizes)

@@ -1,5 +1,5 @@
 """Mappings that options fuzzing found wrong, racy or crashing, at the sizes
-of `tcir.options_fuzz.PROBLEMS`: each compiles and computes the right numbers
+of `tcir.tools.options_fuzz.PROBLEMS`: each compiles and computes the right numbers
 on the simulated GPU (and, where there is one, on a real GPU)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tcir.backends.cuda.runtime import cuda_available
-from tcir.options_fuzz import Candidate, check
+from tcir.tools.options_fuzz import Candidate, check
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 BACKENDS = ("cuda-sim", "cuda") if cuda_available() else ("cuda-sim",)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tcir.backends.cuda.runtime import cuda_available
 
-from tcir.options_fuzz import PROBLEMS, Verdict, draw, run_candidates
+from tcir.tools.options_fuzz import PROBLEMS, Verdict, draw, run_candidates
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 SEEDS, PER_SEED = 8, 51  # 408 candidates, about 19 per example def

@@ -1,8 +1,9 @@
-"""Loop-level IR -> llvm dialect -> llvmlite -> LLVM O3 -> machine code.
+"""`llvm`-dialect IR -> llvmlite -> LLVM O3 -> machine code.
 
-`compile_module` is the CPU reference backend's entry point (MCJIT);
-`translate_to_llvm_ir` gives the optimized LLVM IR text that
-`tcir-translate --target=llvm` prints. For the compilation cache,
+The compile layer lowers loop-level IR to the `llvm` dialect
+(`tcir.compiler.lowering.lower_to_llvm_dialect`). `compile_module` is the CPU
+reference backend's entry point (MCJIT); `translate_to_llvm_ir` gives the
+optimized LLVM IR text that `tcir-translate --target=llvm` prints. For the compilation cache,
 `emit_object` and `link_shared_library` turn that IR into a shared library
 that loads without LLVM, and `load_object` links object code with MCJIT.
 """
@@ -131,30 +132,26 @@ def host_target_machine(*, pic: bool = False) -> llvm.TargetMachine:
     )
 
 
-def _lowered(module: ModuleOp) -> ModuleOp:
-    """A copy of `module` lowered to the `llvm` dialect; anything the pipeline
-    could not lower is reported as a `TCError`."""
-    from tcir.backends.cpu.pipeline import lower_to_llvm_dialect
-
-    lowered = module.clone()
-    lower_to_llvm_dialect(lowered)
-    for op in lowered.walk():
-        if op is not lowered and op.dialect_name() != "llvm":
-            raise TCError(f"cpu backend: cannot lower '{op.name}' to LLVM")
-    return lowered
+def _checked(module: ModuleOp) -> ModuleOp:
+    """`module`, which must be in the `llvm` dialect (the compile layer's
+    `lower_to_llvm_dialect` lowers loop-level IR)."""
+    for op in module.walk():
+        if op is not module and op.dialect_name() != "llvm":
+            raise TCError(f"cpu backend: '{op.name}' is not in the llvm dialect (run the CPU lowering pipeline first)")
+    return module
 
 
 def _llvm_module(
     module: ModuleOp, target_machine: llvm.TargetMachine
 ) -> llvm.ModuleRef:
-    """`module` (loop level) lowered and converted by xDSL's llvmlite converter."""
+    """`module` (in the `llvm` dialect) converted by xDSL's llvmlite converter."""
     # Imported here: loading cached object code must not pay for the converter.
     from xdsl.backend.llvm.convert import convert_module
 
     from tcir.backends.cpu import llvm_ext  # noqa: F401  (registers extra llvm casts)
 
     ir_module = convert_module(
-        _lowered(module),
+        _checked(module),
         fallback_target_triple=target_machine.triple,
         data_layout=str(target_machine.target_data),
     )
@@ -180,8 +177,8 @@ def _optimized_llvm_module(
 
 
 def translate_to_llvm_ir(module: ModuleOp, *, optimize: bool = True) -> str:
-    """The LLVM IR text of loop-level `module` for the host, after O3 unless
-    `optimize` is false (then as xDSL's converter emits it)."""
+    """The LLVM IR text of `module` (in the `llvm` dialect) for the host,
+    after O3 unless `optimize` is false (then as xDSL's converter emits it)."""
     translate = _optimized_llvm_module if optimize else _llvm_module
     return str(translate(module, host_target_machine()))
 
@@ -228,16 +225,21 @@ def check_external_symbols(llvm_module: llvm.ModuleRef) -> None:
             raise TCError(f"cpu backend: external function {name} not found")
 
 
-def compile_module(module: ModuleOp) -> CompiledModule:
-    """JIT-compile loop-level `module` (left unchanged) at O3; its public
-    functions become callable."""
-    signatures = {
+def function_signatures(module: ModuleOp) -> dict[str, FunctionSignature]:
+    """The signatures of the public functions of loop-level `module`."""
+    return {
         op.sym_name.data: function_signature(op)
         for op in module.ops
         if isinstance(op, func.FuncOp)
         and not op.is_declaration
         and op.sym_visibility in (None, StringAttr("public"))
     }
+
+
+def compile_module(module: ModuleOp, signatures: dict[str, FunctionSignature]) -> CompiledModule:
+    """JIT-compile `module` (in the `llvm` dialect) at O3; the functions of
+    `signatures` (`function_signatures` of the loop-level module) become
+    callable."""
     target_machine = host_target_machine()
     llvm_module = _optimized_llvm_module(module, target_machine)
     check_external_symbols(llvm_module)

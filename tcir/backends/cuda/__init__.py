@@ -5,8 +5,7 @@
   host function launches (`HostProgram`, `KernelLaunch`), as data.
 - `runtime`: `compile_module(module) -> CudaProgram`, callable on GPU arrays;
   `cuda_available()`. cupy is imported lazily.
-- `target`: `CudaTarget`, the `cuda` target of `tcir-opt -t` / `tcir-translate`;
-  `python -m tcir.backends.cuda.target FILE` prints CUDA C of an IR file.
+- `target`: `CudaTarget`, the `cuda` target of `tcir-opt -t` / `tcir-translate`.
 - `scalar_types`, `naming`, `helpers`: C types, identifiers, device helpers.
 
 Nothing is imported here, so that importing a submodule stays cheap.

@@ -75,6 +75,16 @@ _ARITH_HOST_OPS: dict[type[Operation], str] = {
 }
 
 
+def kernels(module: ModuleOp) -> list[gpu.FuncOp]:
+    """The `gpu.func ... kernel` ops of all `gpu.module`s of `module`."""
+    found = [op for op in module.walk() if isinstance(op, gpu.FuncOp) and op.kernel is not None]
+    names = [k.sym_name.data for k in found]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise TCError(f"cuda backend: kernel names must be unique, '{duplicates[0]}' is not")
+    return found
+
+
 def kernel_symbol(launch: gpu.LaunchFuncOp) -> str:
     """The C name of the launched kernel: its `gpu.func` symbol name."""
     ref = launch.kernel

@@ -77,7 +77,7 @@ from tcir.dialects.nvgpu import (
     WarpgroupMmaOp,
     swizzled,
 )
-from tcir.backends.cuda.launch import constant_block_size, kernel_symbol
+from tcir.backends.cuda.launch import constant_block_size, kernel_symbol, kernels
 from tcir.backends.cuda.naming import NameTable
 from tcir.backends.cuda.shared_memory import alignment, dynamic_offsets, dynamic_shared_bytes, shared_buffers
 from tcir.backends.cuda.scalar_types import (
@@ -1015,16 +1015,6 @@ def unused_ops(kernel: gpu.FuncOp) -> set[Operation]:
 def _dims(t: MemRefType[Attribute]) -> str:
     """The C array dimensions of a statically shaped memref (`[1]` for a scalar)."""
     return "".join(f"[{size}]" for size in static_shape(t) or (1,))
-
-
-def kernels(module: ModuleOp) -> list[gpu.FuncOp]:
-    """The `gpu.func ... kernel` ops of all `gpu.module`s of `module`."""
-    found = [op for op in module.walk() if isinstance(op, gpu.FuncOp) and op.kernel is not None]
-    names = [k.sym_name.data for k in found]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise TCError(f"cuda backend: kernel names must be unique, '{duplicates[0]}' is not")
-    return found
 
 
 def launch_block_sizes(module: ModuleOp) -> dict[str, tuple[int, int, int]]:

@@ -22,7 +22,7 @@ import numpy as np
 from xdsl.dialects import gpu
 from xdsl.dialects.builtin import ModuleOp
 
-from tcir.backends.cuda.printer import kernels
+from tcir.backends.cuda.launch import kernels
 from tcir.backends.cuda_sim.launch import Launch
 from tcir.backends.cuda_sim.memory import GLOBAL, Buffer
 from tcir.backends.cuda_sim.translate import KernelCode, translate_kernel

@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // scf.if with results (declared before, assigned in both branches), loop-carried
 // values that swap (staged through temporaries), scalar kernel arguments,

@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // f16 is __half from cuda_fp16.h: operators for arithmetic and comparisons,
 // math functions computed in float, conversions through the intrinsics.

@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // The width of index values: int when every memref is static with fewer than
 // 2^31 elements, every index constant fits in 32 bits and no argument is an

@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // Values used once print inside their user's expression, floats too; a load
 // only moves past ops that neither write memory nor synchronize nor call, and

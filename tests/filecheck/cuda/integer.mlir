@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // Integer ops: signed floor/ceil division through helpers, remainders,
 // min/max, unsigned ops through casts, index casts, extensions, select.

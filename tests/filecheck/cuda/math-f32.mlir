@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // f32 math: `f`-suffixed CUDA functions, libm calls, NaN-propagating maximumf,
 // literals (inf, nan, f suffix) and every cmpf predicate family.

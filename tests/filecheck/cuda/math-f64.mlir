@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // f64 math: unsuffixed CUDA functions, libm calls by their double names,
 // double literals, casts between float widths and integers.

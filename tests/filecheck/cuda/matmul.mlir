@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // A naive transposed matmul: one thread per output row, a guard on the row,
 // a sum carried by scf.for. The block size comes from the launch. The printer

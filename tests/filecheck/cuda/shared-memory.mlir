@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // A tiled matmul: a shared tile of A (padded to 33 columns) loaded by the
 // block, barriers around its use, and a private accumulator per thread.

@@ -1,4 +1,4 @@
-// RUN: not %python -m tcir.backends.cuda.target %s 2>&1 | filecheck %s
+// RUN: not tcir-opt %s -t cuda 2>&1 | filecheck %s
 
 // An op with no CUDA translation is a user error naming the op, not a traceback.
 builtin.module attributes {gpu.container_module} {

@@ -6,20 +6,10 @@
 // CHECK: "nvgpu.device_async_copy"(%A, %i, %S, %i, %i) <{dstElements = 4 : index, operandSegmentSizes = array<i32: 1, 1, 1, 2>}> : (memref<64xf32>, index, memref<2x36xf32, 3 : i64>, index, index) -> ()
 // CHECK-NEXT: "nvgpu.device_async_create_group"() : () -> ()
 // CHECK-NEXT: "nvgpu.device_async_wait"() <{numGroups = 1 : i32}> : () -> ()
-// CHECK: 'nvgpu.device_async_copy' op copies from global memory (space 0 or 1) to shared memory (space 3)
-// CHECK: 'nvgpu.device_async_copy' op destination of rank 2 takes 1 indices
-// CHECK: 'nvgpu.device_async_copy' op source and destination element types differ
 // CHECK: %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %b, %c, %c, %c, %c) <{mmaShape = [16 : i64, 8 : i64, 8 : i64], tf32Enabled, operandSegmentSizes = array<i32: 4, 2, 4>}> : (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
-// CHECK: 'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled only
-// CHECK: 'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled only
-// CHECK: 'nvgpu.mma.sync' op takes 4, 2 and 4 registers of A, B and C and gives 4, got 4, 1, 4 and 4
 // CHECK: %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i, %i) : (memref<2x64x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index, index) -> !nvgpu.warpgroup.descriptor
 // CHECK-NEXT: %b = "nvgpu.warpgroup.generate.descriptor"(%T, %i, %i) : (memref<16x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
 // CHECK-NEXT: = "nvgpu.warpgroup.mma"(%a, %b, %c, %c, %c, %c, %c, %c, %c, %c) <{mmaShape = [64 : i64, 16 : i64, 8 : i64], tf32Enabled}>
-// CHECK: 'nvgpu.warpgroup.generate.descriptor' op describes an f32 shared memref in the 128-byte swizzle, got memref<64x32xf32, 3 : i64>
-// CHECK: 'nvgpu.warpgroup.generate.descriptor' op needs rows of 128 bytes, got memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>
-// CHECK: 'nvgpu.warpgroup.mma' op takes and gives N / 2 = 8 accumulators, got 4 and 4
-// CHECK: 'nvgpu.warpgroup.mma' op supports mmaShape = [64, N, 8] (N a multiple of 8 up to 256) with tf32Enabled only
 func.func @copy(%A: memref<64xf32>, %i: index) {
   %S = memref.alloca() : memref<2x36xf32, 3 : i64>
   "nvgpu.device_async_copy"(%A, %i, %S, %i, %i) <{dstElements = 4 : index, operandSegmentSizes = array<i32: 1, 1, 1, 2>}> : (memref<64xf32>, index, memref<2x36xf32, 3 : i64>, index, index) -> ()
@@ -32,6 +22,7 @@ func.func @copy(%A: memref<64xf32>, %i: index) {
 
 // A copy to global memory.
 func.func @to_global(%A: memref<64xf32>, %B: memref<64xf32>, %i: index) {
+  // expected-error@+1 {{'nvgpu.device_async_copy' op copies from global memory (space 0 or 1) to shared memory (space 3)}}
   "nvgpu.device_async_copy"(%A, %i, %B, %i) <{dstElements = 1 : index, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (memref<64xf32>, index, memref<64xf32>, index) -> ()
   func.return
 }
@@ -41,6 +32,7 @@ func.func @to_global(%A: memref<64xf32>, %B: memref<64xf32>, %i: index) {
 // Too few indices of the destination.
 func.func @rank(%A: memref<64xf32>, %i: index) {
   %S = memref.alloca() : memref<2x36xf32, 3 : i64>
+  // expected-error@+1 {{'nvgpu.device_async_copy' op destination of rank 2 takes 1 indices}}
   "nvgpu.device_async_copy"(%A, %i, %S, %i) <{dstElements = 1 : index, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (memref<64xf32>, index, memref<2x36xf32, 3 : i64>, index) -> ()
   func.return
 }
@@ -50,6 +42,7 @@ func.func @rank(%A: memref<64xf32>, %i: index) {
 // An i32 source into a float buffer.
 func.func @types(%A: memref<64xi32>, %i: index) {
   %S = memref.alloca() : memref<64xf32, 3 : i64>
+  // expected-error@+1 {{'nvgpu.device_async_copy' op source and destination element types differ}}
   "nvgpu.device_async_copy"(%A, %i, %S, %i) <{dstElements = 1 : index, operandSegmentSizes = array<i32: 1, 1, 1, 1>}> : (memref<64xi32>, index, memref<64xf32, 3 : i64>, index) -> ()
   func.return
 }
@@ -67,6 +60,7 @@ func.func @mma(%a: f32, %b: f32, %c: f32) -> f32 {
 
 // Another shape.
 func.func @mma_shape(%a: f32, %b: f32, %c: f32) {
+  // expected-error@+1 {{'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled only}}
   %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 4], tf32Enabled, operandSegmentSizes = array<i32: 4, 2, 4>}> : (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
@@ -75,6 +69,7 @@ func.func @mma_shape(%a: f32, %b: f32, %c: f32) {
 
 // Without tf32Enabled (f32 operands are TF32 only).
 func.func @mma_f32(%a: f32, %b: f32, %c: f32) {
+  // expected-error@+1 {{'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled only}}
   %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 8], operandSegmentSizes = array<i32: 4, 2, 4>}> : (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
@@ -83,6 +78,7 @@ func.func @mma_f32(%a: f32, %b: f32, %c: f32) {
 
 // One register of B.
 func.func @mma_registers(%a: f32, %b: f32, %c: f32) {
+  // expected-error@+1 {{'nvgpu.mma.sync' op takes 4, 2 and 4 registers of A, B and C and gives 4, got 4, 1, 4 and 4}}
   %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 8], tf32Enabled, operandSegmentSizes = array<i32: 4, 1, 4>}> : (f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
@@ -102,6 +98,7 @@ func.func @wgmma(%S: memref<2x64x32xf32, #nvgpu.swizzle<128>, 3 : i64>, %T: memr
 
 // A tile without the swizzle.
 func.func @plain_tile(%S: memref<64x32xf32, 3 : i64>, %i: index) {
+  // expected-error@+1 {{'nvgpu.warpgroup.generate.descriptor' op describes an f32 shared memref in the 128-byte swizzle, got memref<64x32xf32, 3 : i64>}}
   %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x32xf32, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
   func.return
 }
@@ -110,6 +107,7 @@ func.func @plain_tile(%S: memref<64x32xf32, 3 : i64>, %i: index) {
 
 // Rows of 36 elements (144 bytes).
 func.func @padded_rows(%S: memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>, %i: index) {
+  // expected-error@+1 {{'nvgpu.warpgroup.generate.descriptor' op needs rows of 128 bytes, got memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>}}
   %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
   func.return
 }
@@ -118,6 +116,7 @@ func.func @padded_rows(%S: memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>, %i: 
 
 // N = 16 with 4 accumulators (it takes 8).
 func.func @wgmma_registers(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
+  // expected-error@+1 {{'nvgpu.warpgroup.mma' op takes and gives N / 2 = 8 accumulators, got 4 and 4}}
   %r:4 = "nvgpu.warpgroup.mma"(%d, %d, %c, %c, %c, %c) <{mmaShape = [64, 16, 8], tf32Enabled}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
@@ -126,6 +125,7 @@ func.func @wgmma_registers(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
 
 // k = 16.
 func.func @wgmma_shape(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
+  // expected-error@+1 {{'nvgpu.warpgroup.mma' op supports mmaShape = [64, N, 8] (N a multiple of 8 up to 256) with tf32Enabled only}}
   %r:8 = "nvgpu.warpgroup.mma"(%d, %d, %c, %c, %c, %c, %c, %c, %c, %c) <{mmaShape = [64, 16, 16], tf32Enabled}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32, f32, f32, f32, f32)
   func.return
 }

@@ -1,4 +1,4 @@
-// The whole CPU lowering (tcir.backends.cpu.pipeline.CPU_LOWERING_PIPELINE).
+// The whole CPU lowering (tcir.compiler.lowering.CPU_LOWERING_PIPELINE).
 // RUN: tcir-opt %s -p convert-scf-to-cf,arith-expand,convert-cf-to-llvm,convert-math-to-libm,convert-math-to-llvm,convert-arith-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts | filecheck %s
 
 func.func @scale_tanh(%X: memref<4x8xf32>, %alpha: f32, %Y: memref<4x8xf32>) {

@@ -4,6 +4,9 @@
 // RUN: tcir-opt %S/../../../examples/sgemm.tc -p 'tc-specialize{sizes="N=6,M=5,K=8"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,4,4},poly-sink,poly-unroll{factor=4},convert-poly-to-loops' | filecheck %s --check-prefix=LOOPS
 // RUN: tcir-opt %S/../../../examples/mv.tc -p 'tc-specialize{sizes="M=8,K=16"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,8},poly-sink,poly-unroll{factor=8}' | filecheck %s --check-prefix=PARTIAL
 // RUN: tcir-opt %S/../../../examples/mv.tc -p 'tc-specialize{sizes="M=8,K=16"},convert-tc-to-poly,poly-schedule{fusion=min},poly-tile{sizes=4,8},poly-sink,poly-unroll{factor=4}' | filecheck %s --check-prefix=NOPARTIAL
+// RUN: tcir-opt %s -p 'poly-unroll{factor=8}' | filecheck %s --check-prefix=IR8
+// RUN: tcir-opt %s -p 'poly-unroll{factor=2}' | filecheck %s --check-prefix=IR2
+// RUN: tcir-opt %s -p 'poly-unroll{factor=64}' | filecheck %s --check-prefix=IR64
 
 // Tiled and sunk sgemm (min fusion): the innermost point bands are
 // (i mod 4, j mod 4) for S0 and (k mod 4, i mod 4, j mod 4) for S1; with 4
@@ -60,3 +63,28 @@
 // With 4 instances, i takes them all: k is not split (a split by 1 unrolls nothing).
 // NOPARTIAL-LABEL: tc.def @mv
 // NOPARTIAL:         poly.band "[{ S1[i, k] -> [((k) mod 8)] }, { S1[i, k] -> [((i) mod 4)] }]" permutable coincident = [0, 1] options "{ unroll[1] }"
+
+// Hand-written: a tiled scop whose point band has a parallel member (i mod 4)
+// and a sequential one (k mod 8).
+// 8 instances: the sequential innermost member is unrolled, the parallel one
+// (left to the threads) is not.
+// IR8-LABEL: poly.scop @points
+// IR8: poly.band "[{ S0[i, k] -> [((i) mod 4)] }, { S0[i, k] -> [((k) mod 8)] }]" permutable coincident = [1, 0] options "{ unroll[1] }"
+// 2 instances: k mod 8 is strip-mined by 2 and the 2 steps unrolled.
+// IR2-LABEL: poly.scop @points
+// IR2: poly.band "[{ S0[i, k] -> [((i) mod 4)] }]" permutable coincident = [1] {
+// IR2-NEXT: poly.band "[{ S0[i, k] -> [(floor((k)/2) - 4*floor((k)/8))] }]" permutable coincident = [0] {
+// IR2-NEXT: poly.band "[{ S0[i, k] -> [((k) mod 2)] }]" permutable coincident = [0] options "{ unroll[0] }"
+// 64 instances: both members.
+// IR64-LABEL: poly.scop @points
+// IR64: options "{ unroll[i0] : 0 <= i0 <= 1 }"
+poly.scop @points params [] context "{ : }" {
+  poly.stmt @S0 domain "{ S0[i, k] : 0 <= i <= 7 and 0 <= k <= 7 }" reads "{ }" writes "{ }" {
+  ^bb0(%i: index, %k: index):
+  }
+  poly.domain "{ S0[i, k] : 0 <= i <= 7 and 0 <= k <= 7 }" {
+    poly.band "[{ S0[i, k] -> [(floor((i)/4))] }, { S0[i, k] -> [(floor((k)/8))] }]" permutable coincident = [1, 0] {
+      poly.band "[{ S0[i, k] -> [((i) mod 4)] }, { S0[i, k] -> [((k) mod 8)] }]" permutable coincident = [1, 0]
+    }
+  }
+}

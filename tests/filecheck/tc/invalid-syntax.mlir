@@ -1,42 +1,42 @@
-// RUN: tcir-opt %s --split-input-file --parsing-diagnostics | filecheck %s
+// RUN: tcir-opt %s --split-input-file --verify-diagnostics
 
 tc.def @f(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M]>) {
   tc.comprehension %O[%i] "=" (%i in [0, M)) {
+    // expected-error@+1 {{use of undefined value %Z}}
     %0 = tc.read %Z[%i]
     tc.yield %0 : f32
   }
 }
-// CHECK: use of undefined value %Z
 
 // -----
 
 tc.def @f(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M]>) {
+  // expected-error@+1 {{left-hand side indices must be the first indices of the range list}}
   tc.comprehension %O[%i] "=" (%k in [0, M), %i in [0, M)) {
     %0 = tc.read %I[%i]
     tc.yield %0 : f32
   }
 }
-// CHECK: left-hand side indices must be the first indices of the range list
 
 // -----
 
 tc.def @f(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M]>) {
+  // expected-error@+1 {{unknown assignment kind '+-'}}
   tc.comprehension %O[%i] "+-" (%i in [0, M)) {
     %0 = tc.read %I[%i]
     tc.yield %0 : f32
   }
 }
-// CHECK: unknown assignment kind '+-'
 
 // -----
 
+// expected-error@+1 {{floordiv by zero}}
 tc.def @f(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M floordiv 0]>) {
 }
-// CHECK: floordiv by zero
 
 // -----
 
+// expected-error@+1 {{expected an affine expression}}
 tc.def @f(%I: !tc.tensor<f32, [M +]>) -> (%O: !tc.tensor<f32, [M]>) {
 }
-// CHECK: expected an affine expression
 

@@ -10,9 +10,8 @@
 // AFTER: // -----// IR Dump After cse //----- //
 // AFTER: tc.def @id
 
-// PASS: tcir-opt: error: Unrecognized passes: ['no-such-pass']
-// SPEC: tcir-opt: error: Error parsing pass pipeline specification:
-// SPEC-NEXT: pass-pipeline:1:8
+// PASS: tcir-opt: error: unknown pass 'no-such-pass'
+// SPEC: tcir-opt: error: cse: malformed pass arguments, expected either a space or `}` here at column 8 of pipeline 'cse{x=1=2}'
 // FILE: tcir-opt: error: [Errno 2] No such file or directory
 
 // TRANSLATE: tc.def @id(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M]>)

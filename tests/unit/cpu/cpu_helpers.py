@@ -7,7 +7,8 @@ from xdsl.dialects import get_all_dialects
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
-from tcir.backends.cpu.jit import CompiledModule, compile_module
+from tcir.backends.cpu.jit import CompiledModule, compile_module, function_signatures
+from tcir.compiler.lowering import lower_to_llvm_dialect
 
 
 def parse(text: str) -> ModuleOp:
@@ -21,8 +22,9 @@ def parse(text: str) -> ModuleOp:
 
 
 def jit(text: str) -> CompiledModule:
-    """Parse and JIT-compile loop-level IR."""
-    return compile_module(parse(text))
+    """Parse, lower and JIT-compile loop-level IR."""
+    module = parse(text)
+    return compile_module(lower_to_llvm_dialect(module), function_signatures(module))
 
 
 def elementwise(

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tcir.backends.cpu.jit import translate_to_llvm_ir
+from tcir.compiler.lowering import lower_to_llvm_dialect
 from tcir.errors import ShapeError, TCError
 
 from cpu_helpers import jit, parse
@@ -86,7 +87,7 @@ def test_matmul_vectorizable_order(rng):
 
 
 def test_llvm_ir_has_inbounds_gep_and_noalias():
-    module = parse(MATMUL_IKJ.format(M=64, N=64, K=64))
+    module = lower_to_llvm_dialect(parse(MATMUL_IKJ.format(M=64, N=64, K=64)))
     raw = translate_to_llvm_ir(module, optimize=False)
     assert "getelementptr inbounds" in raw
     assert raw.count("noalias") == 3
@@ -310,7 +311,7 @@ func.func @f(%X: memref<4xf32>) {
 def test_pipeline_filecheck_runs_the_cpu_lowering_pipeline():
     from pathlib import Path
 
-    from tcir.backends.cpu.pipeline import CPU_LOWERING_PIPELINE
+    from tcir.compiler.lowering import CPU_LOWERING_PIPELINE
 
     test = Path(__file__).parents[2] / "filecheck/llvm/cpu_lowering_pipeline.mlir"
     assert f"-p {CPU_LOWERING_PIPELINE} |" in test.read_text()
@@ -319,8 +320,8 @@ def test_pipeline_filecheck_runs_the_cpu_lowering_pipeline():
 def test_llvm_target_prints_optimized_ir():
     import io
 
-    from tcir.backends.cpu.target import CpuLLVMTarget
+    from tcir.tools.targets import LLVMTarget
 
     output = io.StringIO()
-    CpuLLVMTarget().emit(None, parse(MATMUL_IKJ.format(M=8, N=8, K=8)), output)  # pyright: ignore[reportArgumentType]
+    LLVMTarget().emit(None, parse(MATMUL_IKJ.format(M=8, N=8, K=8)), output)  # pyright: ignore[reportArgumentType]
     assert "define void @mm(ptr noalias" in output.getvalue()

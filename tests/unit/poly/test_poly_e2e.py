@@ -13,7 +13,8 @@ import pytest
 from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness
 
 import tcir
-from tcir.backends.cpu.jit import compile_module
+from tcir.backends.cpu.jit import compile_module, function_signatures
+from tcir.compiler.lowering import lower_to_llvm_dialect
 from tcir.dialects.tc import DefOp, TensorType
 
 MM = """
@@ -249,7 +250,7 @@ def _run(text: str, name: str, pipeline: str, arguments: list[object]) -> list[o
     module = tcir.parse_ir(text)
     tcir.PassManager.parse(pipeline).run(module)
     copies = [a.copy() if isinstance(a, np.ndarray) else a for a in arguments]
-    compile_module(module).function(name)(*copies)
+    compile_module(lower_to_llvm_dialect(module), function_signatures(module)).function(name)(*copies)
     return copies
 
 

@@ -13,8 +13,8 @@ output with the canonical CPU lowering (`backend="cpu"` without options).
 A verdict's status is `ok`; `rejected` (compiling refused the options with a
 `TCError`, saying why); `wrong` (numbers off); `fault` (a `KernelFault`:
 race, conflict, divergent barrier, out-of-bounds or uninitialized read);
-`error` (another `TCError` while running); `crash` (any other exception:
-always a tcir bug); `timeout`. `minimize` shrinks a failing candidate toward
+`error` (another `TCError` while running); `crash` (any other exception,
+or one that escaped a pass: `tcir.diagnostics.InternalError`; always a tcir bug); `timeout`. `minimize` shrinks a failing candidate toward
 the default options while it fails the same way.
 """
 
@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from tcir.diagnostics import InternalError
 from tcir.errors import KernelFault, TCError
 from tcir.compiler.options import DEFAULT, MappingOptions
 from tcir.tuner.executors import usable_cores
@@ -248,6 +249,9 @@ def check(candidate: Candidate, backends: Sequence[str] = ("cuda-sim",)) -> list
         binding = bind(function.definition, reference.inputs)
         try:
             module = function.lowered(binding, options, "cuda")
+        except InternalError as e:  # a pass failed unexpectedly: a bug
+            trace = "".join(traceback.format_exception(e.__cause__ or e))
+            return [Verdict(candidate, "crash", f"{e.message}\n{trace}", b) for b in backends]
         except TCError as e:
             return [Verdict(candidate, "rejected", str(e), b, time.perf_counter() - start) for b in backends]
         verdicts = []

@@ -1,4 +1,9 @@
-"""The `llvm` target of `tcir-translate`/`tcir-opt -t`: optimized LLVM IR."""
+"""The targets that `tcir-opt -t` and `tcir-translate --target` add to
+xDSL's: `llvm` (tcir's CPU lowering to LLVM IR) and `cuda` (CUDA C).
+
+Registered by the tools, not in the universe: xDSL has an `llvm` target of
+its own (which prints modules already in the `llvm` dialect).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from xdsl.utils.target import Target
 
 
 @dataclass(frozen=True)
-class CpuLLVMTarget(Target):
+class LLVMTarget(Target):
     """Lower a loop-level module with the CPU pipeline and print the LLVM IR
     after O3 for the host (`optimize=false` prints it before O3)."""
 
@@ -21,5 +26,6 @@ class CpuLLVMTarget(Target):
 
     def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
         from tcir.backends.cpu.jit import translate_to_llvm_ir
+        from tcir.compiler.lowering import lower_to_llvm_dialect
 
-        output.write(translate_to_llvm_ir(module, optimize=self.optimize))
+        output.write(translate_to_llvm_ir(lower_to_llvm_dialect(module), optimize=self.optimize))
