@@ -1,4 +1,4 @@
-// RUN: %python -m tcir.backends.cuda.target %s | filecheck %s
+// RUN: tcir-opt %s -t cuda | filecheck %s
 
 // gpu.all_reduce: every thread of the block gets the combination of all
 // their values (`tc_all_reduce<threads>`, its combine a lambda per site):
