@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir.affine import AffineSymExpr
 
-from tcir.errors import RangeError, SourceLocation, TypeError_
+from tcir.errors import RangeError, SourceLocation, TypeError_, did_you_mean
 
 from . import ast as A
 from . import syntax as S
@@ -226,14 +226,17 @@ class DefChecker:
                     raise self.loc_error(f"index '{e.name}' is only used in 'exists'", e.loc, len(e.name))
         for name, w in range_pos.items():
             if name not in first_use:
-                raise self.error(f"index '{name}' of the where clause is not used in the statement",
+                raise self.error(f"index '{name}' of the where clause is not used in the statement"
+                                 f"{did_you_mean(name, [n for n in first_use if n not in range_pos])}",
                                  w.pos, w.length)
             self.check_dependent_range(name, where_ranges[name], w, first_use, lhs_indices)
+        self.check_declared(reduction, range_pos, first_use, [rhs, *exists])
         if st.op == "=" and reduction:
             loc, length = first_use[reduction[0]]
             raise self.loc_error(
                 f"index '{reduction[0]}' is only on the right-hand side, so it is a reduction "
-                f"index, but '=' does not reduce; use a reduction such as '+=!'", loc, length)
+                f"index, but '=' does not reduce; use a reduction such as '+=!'"
+                f"{did_you_mean(reduction[0], lhs_indices)}", loc, length)
         self.check_causality(st, lhs_indices, reduction, [rhs, *exists])
         rhs = self.assign(st, rhs, bool(reduction))
         for e in (rhs, *exists):
@@ -243,6 +246,26 @@ class DefChecker:
                     for e, guards in guarded_walk(x) if isinstance(e, A.Access)]
         return StmtFacts(st, self.src.loc(st.pos), st.lhs, lhs_indices, reduction, rhs, accesses,
                          where_ranges, first_use)
+
+    def check_declared(self, reduction: list[str], ranged: dict[str, S.WhereRange],
+                       first_use: dict[str, tuple[SourceLocation, int]], exprs: list[A.Expr]) -> None:
+        """A name that is only used as a value (no subscript, no left-hand
+        side, no `where` range) is no index but a size or scalar that was not
+        declared (`X(b, n) / D`)."""
+        subscripted = {
+            e.name for x in exprs for access in walk(x) if isinstance(access, A.Access)
+            for sub in access.subscripts for e in walk(sub) if isinstance(e, A.IndexVar)
+        }
+        for name in reduction:
+            if name in subscripted or name in ranged:
+                continue
+            declared = [n for n, sym in self.symbols.items() if sym.kind in ("size", "scalar")]
+            loc, length = first_use[name]
+            raise self.loc_error(
+                f"'{name}' is used as a value but is not declared: a size must appear in an "
+                f"input's type (as in 'float(..., {name}) X') or be an int scalar input "
+                f"('int32 {name}'), and an index used only as a value needs a range "
+                f"('where {name} in 0:N'){did_you_mean(name, declared)}", loc, length)
 
     def check_literals(self, e: A.Expr) -> None:
         """Every floating-point constant fits its final type (`1e40` is no float32)."""
@@ -460,7 +483,9 @@ class DefChecker:
             raise self.error(f"size '{n.name}' is not a tensor or builtin", n.pos, n.length)
         builtin = builtin_name(n.name)
         if builtin is None:
-            raise self.error(f"undefined tensor or builtin '{n.name}'", n.pos, n.length)
+            known = [name for name, sym in self.symbols.items() if sym.kind != "size"]
+            hint = did_you_mean(n.name, [*known, *BUILTINS, *SCALAR_TYPES])
+            raise self.error(f"undefined tensor or builtin '{n.name}'{hint}", n.pos, n.length)
         name, f_suffix = builtin
         self.arity(n, BUILTINS[name])
         args = [self.expr(a, ctx, sub) for a in n.args]
