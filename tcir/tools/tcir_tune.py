@@ -79,7 +79,7 @@ def run(options: argparse.Namespace) -> int:
     from tcir.runtime.inputs import random_inputs
     from tcir.runtime.signature import with_derived_sizes
     from tcir.transforms.tc_specialize import parse_sizes
-    from tcir.tuner.report import Display, ProgressReport, summary
+    from tcir.tuner.report import Display, ProgressReport, summary, varied_fields
     from tcir.tuner.space import SearchSpace
     from tcir.tuner.tune import Tuner
 
@@ -125,7 +125,7 @@ def run(options: argparse.Namespace) -> int:
         result = tuner.run()
     finally:
         display.close()
-    for line in summary(tuner, result):
+    for line in summary(result, definition.name, options.backend, tuner.cache.path, varied_fields(tuner.space)):
         display.line(line)
     if options.plot:
         from tcir.plotting import tuning_curve

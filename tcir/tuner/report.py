@@ -1,9 +1,10 @@
-"""What the tuner says while it runs and when it ends, for `tune()` and `tcir-tune` alike.
+"""What the tuner reports (`Progress`, `TuningResult`) and how it says it, for
+`tune()` and `tcir-tune` alike.
 
     display = Display.make(printing=False)       # rich on a terminal, else logging
     tuner = Tuner(f, inputs, on_progress=ProgressReport(display))
     result = tuner.run()
-    for line in summary(tuner, result):
+    for line in summary(result, "f", "cpu", tuner.cache.path, varied_fields(tuner.space)):
         display.line(line)
 
 While the search runs: a live status line through `rich` on a terminal or in
@@ -22,15 +23,87 @@ from __future__ import annotations
 import logging
 import sys
 import textwrap
-from dataclasses import fields
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Literal
 
 from tcir.compiler.options import DEFAULT, MappingOptions
-
-if TYPE_CHECKING:
-    from tcir.tuner.tune import Progress, Tuner, TuningResult
+from tcir.tuner.evaluate import Outcome, Usage
+from tcir.tuner.space import SearchSpace
 
 log = logging.getLogger("tcir.tuner")
+
+@dataclass(frozen=True)
+class Progress:
+    """The tuner's state after each measured candidate."""
+
+    done: int
+    """Candidates measured in this run so far (failed ones included)."""
+    total: int | None
+    """Candidates this run measures at most; None: as many as `max_time` allows."""
+    measured: int
+    """All candidates measured, those of resumed runs included."""
+    failed: int
+    pruned: int
+    """Candidates not compiled because they cannot run (see `SearchSpace.prune`)."""
+    best: Outcome | None
+    last: Outcome
+    improved: bool
+    """`last` is the new best."""
+    elapsed: float
+    default_seconds: float | None
+    """The default options' time, once measured."""
+
+    @property
+    def speedup(self) -> float | None:
+        """Default time over best time so far."""
+        if self.default_seconds is None or self.best is None or self.best.seconds is None:
+            return None
+        return self.default_seconds / self.best.seconds
+
+    @property
+    def rate(self) -> float:
+        """Candidates measured per second since the tuner started."""
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+
+Stop = Literal["candidates", "max_time", "converged"]
+"""Why a run ended: it measured its `candidates`, reached `max_time`, or the
+search converged (`CONVERGED_AFTER` proposals in a row brought nothing new)."""
+
+
+@dataclass(frozen=True)
+class TuningResult:
+    """The best options found, their time and the time of a call without
+    options (the default: the default mapping on a GPU, the canonical
+    loops on the CPU). `best` is None where no candidate beat the default
+    on the CPU: calls keep the canonical loops."""
+
+    best: MappingOptions | None
+    best_seconds: float
+    default_seconds: float | None
+    stopped: Stop
+    outcomes: list[Outcome] = field(repr=False)
+    """Every candidate measured, in order (those of resumed runs first)."""
+    pruned: int = 0
+    """Candidates not compiled because they cannot run."""
+    usage: Usage | None = field(default=None, repr=False)
+    """How busy the compile and profile workers were."""
+
+    def ranking(self, count: int = 5) -> list[Outcome]:
+        """The `count` fastest candidates that ran correctly, fastest first."""
+        return sorted((o for o in self.outcomes if o.seconds is not None), key=lambda o: o.time)[
+            :count
+        ]
+
+    @property
+    def speedup(self) -> float | None:
+        """Default time over best time (None if the default failed)."""
+        if self.default_seconds is None:
+            return None
+        return self.default_seconds / self.best_seconds
+
+
 
 WIDTH = 100
 """Columns every line of the tuner's output fits in."""
@@ -167,19 +240,18 @@ def _pack(items: list[str], width: int) -> list[str]:
     return lines
 
 
-def _varied(tuner: Tuner) -> set[str]:
-    """The option fields the tuner's search varies (a list field per gene `tile_0`...)."""
+def varied_fields(space: SearchSpace) -> set[str]:
+    """The option fields a search space varies (a list field per gene `tile_0`...)."""
     names = set()
-    for name in tuner.space.names:
+    for name in space.names:
         base, _, position = name.rpartition("_")
         names.add(base if position.isdigit() else name)
     return names
 
 
-def ranking_table(tuner: Tuner, result: TuningResult, count: int = 5) -> list[str]:
+def ranking_table(result: TuningResult, varied: set[str], count: int = 5) -> list[str]:
     """The `count` fastest candidates: time, speedup over the default, and
-    the options the search varies that differ from `MappingOptions()`."""
-    varied = _varied(tuner)
+    the options among `varied` that differ from `MappingOptions()`."""
     rows: list[tuple[str, str, str, list[str]]] = []
     for k, outcome in enumerate(result.ranking(count), 1):
         speedup = "" if result.default_seconds is None else f"{result.default_seconds / outcome.time:.2f}x"
@@ -195,12 +267,13 @@ def ranking_table(tuner: Tuner, result: TuningResult, count: int = 5) -> list[st
     return lines
 
 
-def summary(tuner: Tuner, result: TuningResult) -> list[str]:
-    """The lines that end a run: the table, why it ended, the best options,
-    their time against the default's, and what later calls use."""
+def summary(result: TuningResult, name: str, backend: str, cache: Path, varied: set[str]) -> list[str]:
+    """The lines that end a run of def `name` on `backend`: the table, why
+    it ended, the best options, their time against the default's, and
+    what later calls use (from the cache at `cache`)."""
     default = milliseconds(result.default_seconds)
-    call = f"{tuner.definition.name} with these shapes on {tuner.backend}"
-    lines = [*ranking_table(tuner, result), f"ended: {ENDINGS[result.stopped]}"]
+    call = f"{name} with these shapes on {backend}"
+    lines = [*ranking_table(result, varied), f"ended: {ENDINGS[result.stopped]}"]
     if result.best is None:
         lines += [
             f"no candidate beat a call without options ({default}, the canonical loops): "
@@ -213,5 +286,5 @@ def summary(tuner: Tuner, result: TuningResult) -> list[str]:
     ]
     if result.speedup is not None:
         lines.append(f"  speedup over a call without options: {result.speedup:.2f}x")
-    lines.append(f"  stored in {tuner.cache.path}: later calls of {call} use these options")
+    lines.append(f"  stored in {cache}: later calls of {call} use these options")
     return lines

@@ -23,8 +23,7 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from tcir.compiler.artifacts import Artifact, build_artifact, target_architecture
 from tcir.compiler.cache import CompilationCache
@@ -43,6 +42,7 @@ from tcir.tuner.evaluate import Evaluator, Outcome, Usage
 from tcir.tuner.executors import DaskExecutors, Executors, LocalExecutors, dask_client
 from tcir.tuner.jobs import Benchmark, Problem, Profiler, output_specs
 from tcir.tuner.genetic import GeneticSearch, RandomSearch, Search, distinct
+from tcir.tuner.report import Progress, Stop, TuningResult
 from tcir.tuner.space import SearchSpace
 
 log = logging.getLogger(__name__)
@@ -60,77 +60,6 @@ VERIFY_ROUNDS = 3
 times more each, alternately, in the tuner's process: the fastest of many
 measurements is biased low (a candidate as fast as the default wins by
 noise), so the result is the faster of the two by the median of these times."""
-
-
-@dataclass(frozen=True)
-class Progress:
-    """The tuner's state after each measured candidate."""
-
-    done: int
-    """Candidates measured in this run so far (failed ones included)."""
-    total: int | None
-    """Candidates this run measures at most; None: as many as `max_time` allows."""
-    measured: int
-    """All candidates measured, those of resumed runs included."""
-    failed: int
-    pruned: int
-    """Candidates not compiled because they cannot run (see `SearchSpace.prune`)."""
-    best: Outcome | None
-    last: Outcome
-    improved: bool
-    """`last` is the new best."""
-    elapsed: float
-    default_seconds: float | None
-    """The default options' time, once measured."""
-
-    @property
-    def speedup(self) -> float | None:
-        """Default time over best time so far."""
-        if self.default_seconds is None or self.best is None or self.best.seconds is None:
-            return None
-        return self.default_seconds / self.best.seconds
-
-    @property
-    def rate(self) -> float:
-        """Candidates measured per second since the tuner started."""
-        return self.done / self.elapsed if self.elapsed > 0 else 0.0
-
-
-Stop = Literal["candidates", "max_time", "converged"]
-"""Why a run ended: it measured its `candidates`, reached `max_time`, or the
-search converged (`CONVERGED_AFTER` proposals in a row brought nothing new)."""
-
-
-@dataclass(frozen=True)
-class TuningResult:
-    """The best options found, their time and the time of a call without
-    options (the default: the default mapping on a GPU, the canonical
-    loops on the CPU). `best` is None where no candidate beat the default
-    on the CPU: calls keep the canonical loops."""
-
-    best: MappingOptions | None
-    best_seconds: float
-    default_seconds: float | None
-    stopped: Stop
-    outcomes: list[Outcome] = field(repr=False)
-    """Every candidate measured, in order (those of resumed runs first)."""
-    pruned: int = 0
-    """Candidates not compiled because they cannot run."""
-    usage: Usage | None = field(default=None, repr=False)
-    """How busy the compile and profile workers were."""
-
-    def ranking(self, count: int = 5) -> list[Outcome]:
-        """The `count` fastest candidates that ran correctly, fastest first."""
-        return sorted((o for o in self.outcomes if o.seconds is not None), key=lambda o: o.time)[
-            :count
-        ]
-
-    @property
-    def speedup(self) -> float | None:
-        """Default time over best time (None if the default failed)."""
-        if self.default_seconds is None:
-            return None
-        return self.default_seconds / self.best_seconds
 
 
 class Tuner:
@@ -524,7 +453,7 @@ def tune(
     `cluster` (a Dask address, "local" or a `distributed.Client`).
     """
     check_keywords("tune()", knobs, TUNE_KEYWORDS)
-    from tcir.tuner.report import Display, ProgressReport, summary
+    from tcir.tuner.report import Display, ProgressReport, summary, varied_fields
 
     display = Display.make(printing=False) if verbose else None
     callbacks = [knobs.pop("on_progress", None), ProgressReport(display) if display else None]
@@ -552,7 +481,7 @@ def tune(
         result = tuner.run()
     finally:
         display.close()
-    for line in summary(tuner, result):
+    for line in summary(result, tuner.definition.name, tuner.backend, tuner.cache.path, varied_fields(tuner.space)):
         display.line(line)
     return result.best
 

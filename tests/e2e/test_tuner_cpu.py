@@ -6,7 +6,6 @@ import math
 import os
 import signal
 import sqlite3
-import statistics
 import subprocess
 import sys
 import time

@@ -117,7 +117,7 @@ def test_cuda_without_cupy_says_so_once(monkeypatch, caplog):
     with pytest.raises(tcir.TCError) as info:
         mod.mm(A, B, backend="cuda")
     assert str(info.value) == (
-        "error: backend 'cuda' needs cupy, which is not installed: pip install 'tcir[cuda]' "
-        "(backend='cuda-sim' runs the same kernels on a simulated GPU without it)"
+        "error: backend 'cuda': cupy is not installed (pip install 'tcir[cuda]'; "
+        "backend='cuda-sim' runs the same kernels on a simulated GPU without it)"
     )
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []

@@ -55,8 +55,8 @@ def cupy_module() -> Any:
         import cupy
     except ImportError:
         raise TCError(
-            "backend 'cuda' needs cupy, which is not installed: pip install 'tcir[cuda]' "
-            "(backend='cuda-sim' runs the same kernels on a simulated GPU without it)"
+            "backend 'cuda': cupy is not installed (pip install 'tcir[cuda]'; "
+            "backend='cuda-sim' runs the same kernels on a simulated GPU without it)"
         ) from None
     return cupy
 
