@@ -108,6 +108,8 @@ def _check_doubled(src: Source, tok: Token, text: str) -> None:
         message = f"'{tok.kind * 2}' is not an operator"
         if tok.kind in "-!":
             message += f" (write '{tok.kind} {tok.kind}x' to apply '{tok.kind}' twice)"
+        elif tok.kind == "/":
+            message += " (comments start with '#')"
     else:
         return
     raise src.error(ParseError, message, end)

@@ -77,6 +77,9 @@ class RangeInference:
         self.derived: dict[str, tuple[str, list[Lin]]] = {}
         """Sizes that a call computes (`min`/`max` bounds of output indices), by
         name: their kind and candidates, each over the sizes before it."""
+        self.unshaped: dict[int, set[tuple[int, int]]] = {}
+        """Per statement (by id), the (access, dimension) pairs not shaped
+        when it was inferred (`constraints`)."""
         self.origins: dict[str, list[Lin]] = {}
         """Where each tensor's dimensions start (0 but for outputs and temporaries
         whose defining index does not start at 0)."""
@@ -112,6 +115,11 @@ class RangeInference:
             if unresolved:
                 raise self.unconstrained(stmts[k], unresolved)
             results[k] = ranges
+        for sf, ranges in zip(stmts, results):
+            assert ranges is not None
+            if sf.loop is not None:  # its reads of earlier steps, now that they are shaped
+                advice = f"guard the read of an earlier step (as in '{sf.loop.index} > 0 ? ... : ...')"
+                self.check_in_bounds(sf, self.constraints(sf, late=True), ranges, set(sf.first_use), advice)
         return [r for r in results if r is not None]
 
     def unconstrained(self, sf: StmtFacts, unresolved: list[str]) -> RangeError:
@@ -134,18 +142,27 @@ class RangeInference:
             self.origins[sf.lhs][d] = lo
 
     # -- one statement -----------------------------------------------------------
-    def constraints(self, sf: StmtFacts) -> list[Constraint]:
-        """(subscript, extent, loc, length, tensor) for each affine subscript of a shaped dim."""
+    def constraints(self, sf: StmtFacts, late: bool = False) -> list[Constraint]:
+        """(subscript, extent, loc, length, tensor, guards) for each affine
+        subscript of a shaped dim; with `late`, only those of the reads that
+        were not shaped yet at the first call (a stepped loop reads what its
+        statements write at earlier steps, also before they define it)."""
         out = []
-        for d, idx in enumerate(sf.lhs_indices):
-            ext = self.shapes[sf.lhs][d]
-            if ext is not None:
-                loc, length = sf.first_use[idx]
-                out.append((Lin.atom(idx) - self.origins[sf.lhs][d], ext, loc, length, sf.lhs, ()))
-        for acc in sf.accesses:
+        if not late:
+            for d, idx in enumerate(sf.lhs_indices):
+                ext = self.shapes[sf.lhs][d]
+                if ext is not None:
+                    loc, length = sf.first_use[idx]
+                    out.append((Lin.atom(idx) - self.origins[sf.lhs][d], ext, loc, length, sf.lhs, ()))
+        unshaped = self.unshaped.setdefault(id(sf), set())
+        for k, acc in enumerate(sf.accesses):
             origins = self.origins[acc.tensor]
-            for sub, ext, origin in zip(acc.subscripts, self.shapes[acc.tensor], origins):
-                if sub is not None and ext is not None:
+            for d, (sub, ext, origin) in enumerate(zip(acc.subscripts, self.shapes[acc.tensor], origins)):
+                if sub is None or late and (k, d) not in unshaped:
+                    continue
+                if ext is None:
+                    unshaped.add((k, d))
+                else:
                     out.append((sub - origin, ext, acc.loc, acc.length, acc.tensor, acc.guards))
         return out
 
@@ -307,7 +324,8 @@ class RangeInference:
                 del dependent[name]
                 progress = True
 
-    def check_in_bounds(self, sf: StmtFacts, constraints: list[Constraint], resolved: dict[str, Range], indices: set[str]) -> None:
+    def check_in_bounds(self, sf: StmtFacts, constraints: list[Constraint], resolved: dict[str, Range],
+                        indices: set[str], advice: str = "add a where clause") -> None:
         """Accesses that inferred nothing must still stay within bounds: an
         error now if they leave them for every size, a `SizeCheck` for the
         call to make if for some sizes only (`output(l) = input(index(l))
@@ -330,8 +348,8 @@ class RangeInference:
                 try:
                     found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions, self.derived)
                 except ValueError:
-                    raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where "
-                                     f"clause", loc, length) from None
+                    raise self.error(f"{message.replace('is out of', 'may be out of')}; {advice}",
+                                     loc, length) from None
                 if found is not None:
                     failures.append(found)
             if not failures:
@@ -340,7 +358,7 @@ class RangeInference:
                     self.guarded.update(id(ternary) for ternary, _ in guards)
                 continue
             if any(found.always for found in failures):
-                raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where clause", loc, length)
+                raise self.error(f"{message.replace('is out of', 'may be out of')}; {advice}", loc, length)
             self.size_checks += [A.SizeCheck(bad=found.bad, names=found.names, derived=found.derived,
                                              message=message, loc=loc) for found in failures]
 
@@ -572,7 +590,7 @@ def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
             loc=sf.loc, lhs=sf.lhs, lhs_indices=sf.lhs_indices, op=st.op,
             reduction_indices=sf.reduction_indices,
             ranges={n: (affine(ranges[n][0]), affine(ranges[n][1])) for n in sf.first_use},
-            rhs=rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent))
+            rhs=rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent, loop=sf.loop))
     inputs = [param(p.name, p.pos, facts.symbols[p.name].kind == "scalar") for p in facts.inputs]
     outputs = [param(p.name, p.pos) for p in facts.outputs]
     temps = [param(t, facts.symbols[t].pos) for t in facts.temporaries]

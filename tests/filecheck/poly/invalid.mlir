@@ -198,3 +198,14 @@ poly.scop @s params [] context "{ : }" {
 }
 
 // CHECK: 'poly.scop' op body may only hold poly.stmt and poly.domain, got 'arith.constant'
+
+// -----
+
+poly.scop @f params [] context "{ : }" {
+  poly.stmt @S0 domain "{ S0[t] : 0 <= t < 4 }" reads "{ }" writes "{ S0[t] -> C[t] }" loop "t" dim 1 {
+  ^bb0(%t: index):
+  }
+  poly.domain "{ S0[t] : 0 <= t < 4 }"
+}
+
+// CHECK: 'poly.stmt' op loop dimension 1 is not one of the 1 of 'S0'

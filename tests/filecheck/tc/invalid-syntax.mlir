@@ -40,3 +40,13 @@ tc.def @f(%I: !tc.tensor<f32, [M +]>) -> (%O: !tc.tensor<f32, [M]>) {
 }
 // CHECK: expected an affine expression
 
+
+// -----
+
+tc.def @f(%X: !tc.tensor<f32, [T, N]>) -> (%S: !tc.tensor<f32, [T]>) {
+  tc.comprehension %S[%t] "+=!" (%t in [0, T), %i in [0, N)) loop "t" along %i {
+    %0 = tc.read %X[%t, %i]
+    tc.yield %0 : f32
+  }
+}
+// CHECK: the step index must be a left-hand side index

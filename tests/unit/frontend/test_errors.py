@@ -164,14 +164,24 @@ LOOP = "def f(float(T, N) X) -> (A, B) {{\n  for t in 0:T {{\n{}\n  }}\n}}"
 
 
 @pytest.mark.parametrize("body, line, col, name, fragment", [
-    ("    B(t, i) = A(t - 1, i)\n    A(t, i) = X(t, i)", 3, 15, "'A'", "a later statement"),
+    ("    B(t, i) = A(t, i)\n    A(t, i) = X(t, i)", 3, 15, "'A'", "before a later statement"),
     ("    A(t, i) = X(t, i)\n    B(t, i) = A(t + 1, i)", 4, 15, "'A'", "or an earlier step"),
     ("    A(t, i) = X(t, i)\n    B(i) +=! A(t, i)", 4, 5, "'t'", "must index its left-hand side"),
-    ("    A(t, i) = X(t, i)\n    A(t, i) += t > 0 ? A(t - 1, i) : 0.0\n    B(t, i) = A(t, i)",
-     4, 24, "'A'", "reads itself at another step"),
+    ("    A(t, i) = X(t, i)\n    A(t, i) += t < T - 1 ? A(t + 1, i) : 0.0\n    B(t, i) = A(t, i)",
+     4, 28, "'A'", "or an earlier step"),
+    ("    A(t, i) = t > 0 ? A(t - 1, i) + A(t, i + 1) : X(t, i)\n    B(t, i) = A(t, i)", 3, 37, "'A'",
+     "reads it at other points"),
 ])
-def test_loops_tcir_cannot_run_statement_by_statement(body, line, col, name, fragment) -> None:
+def test_loops_no_order_of_the_steps_computes(body, line, col, name, fragment) -> None:
+    """A read of what the loop writes at a later step, or of this step before
+    its statement writes it: no order of the steps gives it a value."""
     expect_error(TypeError_, LOOP.format(body), line, col, name, fragment)
+
+
+def test_a_recurrence_outside_a_loop_says_how_to_write_one() -> None:
+    err = expect_error(TypeError_, "def cumsum(float(N) X) -> (C) { C(i) = X(i)  C(i) = C(i - 1) + X(i) }",
+                       1, 53, "'C'", "only pointwise in-place updates are allowed")
+    assert "a recurrence along 'i' runs step by step in a loop: 'for i in lo:hi { ... }'" in str(err)
 
 
 @pytest.mark.parametrize("src, col, fragment", [

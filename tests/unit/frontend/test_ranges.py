@@ -7,6 +7,8 @@ import pytest
 from tcir.errors import RangeError
 from tcir.frontend import parse
 
+from tcir.frontend.subscripts import walk
+
 from frontend_helpers import expect_error, one, ranges, shape
 
 
@@ -227,3 +229,17 @@ def test_a_guard_that_narrows_a_reduction_is_ambiguous() -> None:
     assert "'where k in 0:2'" in first and "'where k in 0:K'" in first, first
     settled = one(src.replace("where t in 0:T", "where t in 0:T, k in 0:2"))
     assert ranges(settled)["k"] == ("0", "2")
+
+
+def test_a_recurrence_reads_the_first_step_under_a_guard() -> None:
+    """The read of `t - 1` is checked once its tensor is shaped (after the
+    statement that defines it): out of bounds at the first step unless a
+    guard keeps it in."""
+    from tcir.frontend import Ternary
+
+    src = "def cumsum(float(T) X) -> (C) {\n  for t in 0:T { C(t) = X(t) + C(t - 1) }\n}"
+    expect_error(RangeError, src, 2, 32, "'C'", "out of bounds [0, T) for the inferred ranges t in [0, T); "
+                 "guard the read of an earlier step (as in 't > 0 ? ... : ...')")
+    d = one(src.replace("C(t - 1)", "(t > 0 ? C(t - 1) : 0.0)"))
+    assert ranges(d) == {"t": ("0", "T")} and shape(d, "C") == ["T"]
+    assert any(isinstance(e, Ternary) and e.guarded for e in walk(d.stmts[0].rhs))
