@@ -23,6 +23,16 @@ become `i + o`), and every access subtracts the origin from its subscript.
 Bounds are closed-form: the minimum (maximum) of several candidate bounds must be
 one of them for all sizes >= 1 (decided with isl); otherwise the range is ambiguous
 and a `where` clause is required.
+
+A read in a branch of `?:` whose condition keeps its subscript within bounds
+on one side, whatever the unresolved indices are (`t + k >= 1 ? X(t + k - 1)
+: 0`: padding, causal masks, boundary conditions), does not bound an index
+on that side, unless nothing else bounds it (TC's intersection would narrow
+a "same" convolution's filter index to one value). Where a guarded read
+would still narrow a reduction index below what the other reads allow, the
+wider range is taken if the guard keeps the read in bounds over it, and is
+ambiguous otherwise (a `RangeError` with both ranges). Guarded reads are
+checked once the ranges are known, and their ternaries evaluated lazily.
 """
 
 from __future__ import annotations
@@ -212,7 +222,7 @@ class RangeInference:
             if not found:
                 break
             for v, candidates in found.items():
-                lo, hi = self.resolve(sf, v, candidates, constraints, resolved, used)
+                lo, hi = self.resolve(sf, v, candidates, constraints, resolved)
                 self.check_nonempty(sf, v, lo, hi)
                 resolved[v] = (lo, hi)
         order = [n for n in sf.first_use if n not in resolved]
@@ -227,7 +237,7 @@ class RangeInference:
         return resolved, order
 
     def resolve(self, sf: StmtFacts, v: str, candidates: _Candidates, constraints: list[Constraint],
-                resolved: dict[str, Range], used: set[int]) -> Range:
+                resolved: dict[str, Range]) -> Range:
         """The range of `v` from its candidate bounds. A read under a guard
         narrows a reduction index only where no unguarded access allows more:
         where one does, the wider range is taken if the guard keeps the read
@@ -259,7 +269,6 @@ class RangeInference:
                     f"wider range; add 'where {v} in {narrow[0]}:{narrow[1]}' to reduce over the "
                     f"narrower range, or guard the read for 'where {v} in {wide[0]}:{wide[1]}'",
                     loc, length)
-            used.discard(k)  # checked (and its guard marked) with the ranges
         return wide
 
     def guard_cases(self, sf: StmtFacts, guards: Guards) -> list[list[Lin]]:

@@ -52,7 +52,7 @@ class Progress:
     """`last` is the new best."""
     elapsed: float
     default_seconds: float | None
-    """The default options' time, once measured."""
+    """The time of a call without options (the default), once measured."""
 
     @property
     def speedup(self) -> float | None:
