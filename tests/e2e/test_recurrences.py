@@ -107,3 +107,13 @@ def test_the_gpu_keeps_the_steps_in_one_kernel_with_a_barrier_each() -> None:
     steps = re.search(rf"\n  for \(int (c[\d_]+) = 0; \1 < {T}; \+\+\1\) {{\n(.*)\n  }}\n}}", cuda, re.DOTALL)
     assert steps is not None, cuda
     assert "tanhf" in steps.group(2) and steps.group(2).endswith("__syncthreads();"), cuda
+
+
+def test_a_stepped_loop_is_never_lowered_in_parts() -> None:
+    """The default GPU mapping may lower a def's statements in parts (sub-defs,
+    one after the other): never a stepped loop's, which run step by step together."""
+    from tcir.compiler.partition import split_def
+
+    definition = mod.rnn.definition
+    assert split_def(definition, [[0], [1, 2]]) is None
+    assert split_def(definition, [[0, 1, 2]]) is not None
