@@ -26,6 +26,7 @@ inside a def must be one of them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import groupby
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -267,17 +268,8 @@ class DefOp(IRDLOperation):
 
     def statements(self) -> Iterator[ComprehensionOp | list[ComprehensionOp]]:
         """The comprehensions in order, those of one stepped loop as a list."""
-        group: list[ComprehensionOp] = []
-        for op in self.comprehensions():
-            if group and op.loop != group[0].loop:
-                yield group
-                group = []
-            if op.loop is None:
-                yield op
-            else:
-                group.append(op)
-        if group:
-            yield group
+        for loop, group in groupby(self.comprehensions(), key=lambda op: op.loop or op):
+            yield list(group) if isinstance(loop, StringAttr) else next(group)
 
     def verify_(self) -> None:
         args = self.body.block.args

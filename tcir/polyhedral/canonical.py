@@ -14,6 +14,7 @@ order, so it may replace any subtree of a valid schedule.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
+from itertools import groupby
 
 import islpy as isl
 
@@ -66,14 +67,8 @@ Loop = tuple[str, int] | None
 def steps(loops: Sequence[Loop]) -> Iterator[list[int]]:
     """The positions of the statements of `loops` in order, grouped: one
     statement, or the consecutive statements of one stepped loop."""
-    group: list[int] = []
-    for k, loop in enumerate(loops):
-        if group and (loop is None or loops[group[0]] is None or loop[0] != loops[group[0]][0]):  # type: ignore[index]
-            yield group
-            group = []
-        group.append(k)
-    if group:
-        yield group
+    for _, group in groupby(range(len(loops)), key=lambda k: loops[k][0] if loops[k] else -1 - k):  # type: ignore[index]
+        yield list(group)
 
 
 def step_of(domain: isl.Set, dim: int) -> isl.PwAff:

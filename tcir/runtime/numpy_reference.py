@@ -11,6 +11,7 @@ tensors' own dtypes.
 from __future__ import annotations
 
 import math
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -142,14 +143,10 @@ class NumpyReference:
         return evaluate(expr, [self.binding.sizes[n] for n in self.definition.size_params])
 
     def run(self) -> tuple[np.ndarray, ...]:
-        stmts = self.definition.stmts
-        k = 0
-        while k < len(stmts):
-            loop = stmts[k].loop
-            group = [stmts[k]]
-            while loop is not None and k + len(group) < len(stmts) and stmts[k + len(group)].loop == loop:
-                group.append(stmts[k + len(group)])
-            k += len(group)
+        # Consecutive statements of one stepped loop together, the others alone.
+        for _, grouped in groupby(self.definition.stmts, key=lambda stmt: stmt.loop or id(stmt)):
+            group = list(grouped)
+            loop = group[0].loop
             if loop is None:
                 self._statement(group[0], self._ranges(group[0]))
                 continue
