@@ -27,7 +27,7 @@ from tcir.backends.cuda.index_errors import check_pending
 from tcir.compiler.lowering import CPU_LOWERING_PIPELINE, DefIR, final_code, pipeline
 from tcir.compiler.options import MappingOptions
 from tcir.compiler.targets import on_gpu, resolve_backend
-from tcir.errors import ShapeError, TCError
+from tcir.errors import ShapeError, TCError, check_keywords
 from tcir.frontend import parse as parse_tc
 from tcir.frontend.subscripts import gathers
 from tcir.passmanager import PassManager, print_ir
@@ -184,11 +184,14 @@ class Function:
         options: Any = None,
         outputs: Any = None,
         out: Any = None,
+        **unknown: Any,
     ) -> Any:
         """Run the def on `args`. `outputs=` (or `out=`, as in PyTorch) gives
         the arrays to write the outputs into, in place: one array, or one per
         output in order, of the outputs' shapes and dtypes, C-contiguous, on
         the backend's device; they are returned."""
+        if unknown:
+            check_keywords(f"{self.name}()", unknown, ("backend", "options", "outputs", "out"))
         if self._launchers and backend is None and options is None and (outputs is None or out is None):
             given = _as_tuple(out if outputs is None else outputs)
             try:
@@ -210,6 +213,10 @@ class Function:
         key = (backend, None if options is None else options.key, self._signature(args))
         entry = self._compiled.get(key)
         if entry is None:  # first call with these shapes: check everything, compile
+            if backend == "cuda":  # no cupy or no GPU: say so first, once
+                from tcir.backends.cuda.runtime import current_device
+
+                current_device()
             binding = bind(self.definition, args)
             if options is None:  # tuned options for these shapes, if any
                 from tcir.compiler.compiled import best_options
@@ -322,10 +329,12 @@ class Function:
         backend: str = "cpu",
         until: str | None = None,
         options: Any = None,
+        **unknown: Any,
     ) -> str:
         """The IR for a call on `args` (numpy arrays are enough for shapes):
         after pass `until`, or the final code (LLVM IR for the CPU, CUDA C;
         for `cuda-sim`, the gpu-level IR that the simulated GPU runs)."""
+        check_keywords(f"{self.name}.ir()", unknown, ("backend", "until", "options"))
         backend = self.resolve_backend(backend, args)
         options = self._check_options(options)
         binding = bind(self.definition, args)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -97,3 +99,21 @@ class KernelFault(TCError):
     def __init__(self, message: str, kind: str):
         self.fault = kind
         super().__init__(message)
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """"; did you mean 'x'?" for the candidate closest to a mistyped `name`
+    (difflib's similarity, at least 0.6: `exps` -> `exp`, `abs` -> `fabs`,
+    `max_tme` -> `max_time`), or "" when none is close."""
+    close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def check_keywords(what: str, given: Iterable[str], valid: Iterable[str]) -> None:
+    """A `TCError` naming the first of the `given` keyword arguments that is
+    not `valid`, the closest valid one, and all of them."""
+    valid = list(valid)
+    for name in given:
+        if name not in valid:
+            raise TCError(f"{what}: unknown keyword argument '{name}'{did_you_mean(name, valid)} "
+                          f"(valid: {', '.join(valid)})")

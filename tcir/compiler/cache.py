@@ -343,11 +343,13 @@ class CompilationCache:
     def record(
         self,
         problem: ProblemKey,
-        options: MappingOptions,
+        options: MappingOptions | None,
         seconds: float | None,
         error: str | None = None,
     ) -> None:
-        """Store one measurement: `seconds`, or None and why the candidate failed."""
+        """Store one measurement: `seconds`, or None and why the candidate
+        failed; options None is the backend's default lowering (what a call
+        without options runs: on the CPU, the canonical loops)."""
         if seconds is not None and not (math.isfinite(seconds) and seconds >= 0):
             seconds, error = None, error or f"invalid time {seconds}"
         values = (
@@ -356,7 +358,7 @@ class CompilationCache:
             problem.tc,
             problem.shapes,
             problem.target,
-            options.to_json(),
+            _options_json(options),
             seconds,
             error,
             VERSION,
@@ -400,9 +402,23 @@ class CompilationCache:
     def measurements(
         self, problem: ProblemKey
     ) -> list[tuple[MappingOptions, float | None, str | None]]:
-        """Every sound measurement of `problem`: (options, seconds or None, error)."""
+        """Every sound measurement of `problem` with options: (options,
+        seconds or None, error); those of the default lowering are left out."""
+        return [
+            (options, seconds, error)
+            for options, seconds, error in self._measured(problem)
+            if options is not None
+        ]
+
+    def _measured(
+        self, problem: ProblemKey
+    ) -> list[tuple[MappingOptions | None, float | None, str | None]]:
+        """Every sound measurement of `problem`, the default lowering's (options None) too."""
         result = []
         for row in self._sound_measurements("problem = ?", (problem.digest,)):
+            if row["options"] == "null":
+                result.append((None, row["seconds"], row["error"]))
+                continue
             options = _parse_options(row["options"])
             if options is not None:
                 result.append((options, row["seconds"], row["error"]))
@@ -411,13 +427,18 @@ class CompilationCache:
     def best(self, problem: ProblemKey) -> tuple[MappingOptions, float] | None:
         """The fastest measured options of `problem` by the median of their
         measurements, and that time, if any (the tuner times its best and the
-        default again: one lucky measurement does not make a best)."""
-        timed: dict[str, tuple[MappingOptions, list[float]]] = {}
-        for options, seconds, _ in self.measurements(problem):
+        default again: one lucky measurement does not make a best); None also
+        where the default lowering (measured as options None) is faster than
+        all of them, so that calls keep it."""
+        timed: dict[str, tuple[MappingOptions | None, list[float]]] = {}
+        for options, seconds, _ in self._measured(problem):
             if seconds is not None:
-                timed.setdefault(options.to_json(), (options, []))[1].append(seconds)
+                timed.setdefault(_options_json(options), (options, []))[1].append(seconds)
         ranked = [(options, statistics.median(times)) for options, times in timed.values()]
-        return min(ranked, key=lambda m: m[1]) if ranked else None
+        if not ranked:
+            return None
+        options, seconds = min(ranked, key=lambda m: m[1])
+        return None if options is None else (options, seconds)
 
     def similar(self, problem: ProblemKey, limit: int = 4) -> list[MappingOptions]:
         """The best options of the same TC on the same target for other
@@ -425,7 +446,7 @@ class CompilationCache:
         best: dict[str, tuple[MappingOptions, float, str]] = {}
         where = "family = ? AND problem != ? AND seconds IS NOT NULL"
         for row in self._sound_measurements(where, (problem.tc_digest, problem.digest)):
-            options = _parse_options(row["options"])
+            options = None if row["options"] == "null" else _parse_options(row["options"])
             digest, seconds = row["problem"], row["seconds"]
             if options is not None and (digest not in best or seconds < best[digest][1]):
                 best[digest] = (options, seconds, row["shapes"])
@@ -505,7 +526,7 @@ class CompilationCache:
                 values = _measurement_row(entry)
             except TCError as e:
                 raise TCError(f"compilation cache: measurement {number} of the export: {e.message}") from None
-            if values is not None and _parse_options(entry["options"]) is not None:
+            if values is not None and (entry["options"] == "null" or _parse_options(entry["options"]) is not None):
                 rows.append(values)
         if rows:
             self._insert_measurements(rows)

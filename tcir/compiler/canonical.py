@@ -4,7 +4,8 @@ The paper keys its compilation cache on a "summarily templatized" TC so that
 renaming tensors, indices or sizes does not miss the cache. `canonical_tc`
 prints a checked def with positional names: inputs `I0, I1, ...`, outputs
 `O0, ...`, temporaries `T0, ...`, sizes `s0, ...` (as xDSL prints affine
-symbols) and, per statement, indices `i0, i1, ...` in reference loop order.
+symbols), stepped loops `L0, ...`, and, per statement, indices `i0, i1, ...`
+in reference loop order.
 The text keeps every type, range and operator, so two defs share it only if
 they compute the same thing.
 """
@@ -34,6 +35,7 @@ class _Printer:
             for k, param in enumerate(params):
                 self.tensors[param.name] = f"{prefix}{k}"
         self.indices: dict[str, str] = {}
+        self.loops: dict[str, str] = {}
 
     def param(self, param: A.Param) -> str:
         dims = ", ".join(str(d) for d in param.dims)
@@ -48,9 +50,13 @@ class _Printer:
         ranges = ", ".join(
             f"{self.indices[i]} in [{lo}, {hi})" for i, (lo, hi) in stmt.ranges.items()
         )
+        steps = ""
+        if stmt.loop is not None:
+            label = self.loops.setdefault(stmt.loop.label, f"L{len(self.loops)}")
+            steps = f" loop {label} along {self.indices[stmt.loop.index]}"
         return (
             f"{self.tensors[stmt.lhs]}({lhs}) {stmt.op} {self.expr(stmt.rhs)} "
-            f"reduce({reduction}) where {ranges}"
+            f"reduce({reduction}) where {ranges}{steps}"
         )
 
     def expr(self, e: A.Expr) -> str:

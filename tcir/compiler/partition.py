@@ -41,11 +41,14 @@ def _reads(stmts: Sequence[A.Stmt]) -> set[str]:
 
 def split_def(definition: A.CheckedDef, groups: Sequence[Sequence[int]]) -> list[A.CheckedDef] | None:
     """A sub-def per group of consecutive statements (indices in order), or
-    None where a tensor is written by two groups."""
+    None where a tensor is written by two groups, or a stepped loop (whose
+    statements run step by step together) falls in two."""
     written: dict[str, int] = {}
+    loops: dict[str, int] = {}
     for g, group in enumerate(groups):
         for k in group:
-            if written.setdefault(definition.stmts[k].lhs, g) != g:
+            stmt = definition.stmts[k]
+            if written.setdefault(stmt.lhs, g) != g or stmt.loop and loops.setdefault(stmt.loop.label, g) != g:
                 return None
     results = {p.name for p in definition.outputs}
     produced = [*definition.outputs, *definition.temporaries]

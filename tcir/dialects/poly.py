@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FlatSymbolRefAttrConstr,
     IndexType,
+    IntAttr,
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
@@ -570,6 +571,12 @@ class StmtOp(IRDLOperation):
     The body is opaque; its block arguments are the iteration variables (`index`,
     one per domain dimension).  With `may_writes` instead of `writes`, the written
     elements are an over-approximation (the writes do not kill earlier values).
+
+    A statement of a stepped loop (a recurrence, `tc.comprehension`'s `loop`)
+    names the loop and the domain dimension that numbers its steps:
+    `... writes "..." loop "t" dim 0 { ... }`. In program order, the
+    consecutive statements of one loop run step by step: each step (the
+    dimension less its lower bound) runs them in order.
     """
 
     name = "poly.stmt"
@@ -579,6 +586,8 @@ class StmtOp(IRDLOperation):
     reads = prop_def(StringAttr)
     writes = prop_def(StringAttr)
     may_write = opt_prop_def(UnitAttr)
+    loop = opt_prop_def(StringAttr)
+    loop_dim = opt_prop_def(IntAttr)
     body = region_def("single_block")
 
     traits = lazy_traits_def(
@@ -593,6 +602,7 @@ class StmtOp(IRDLOperation):
         writes: str,
         body: Region,
         may_write: bool = False,
+        loop: tuple[str, int] | None = None,
     ):
         properties: dict[str, Attribute] = {
             "sym_name": StringAttr(sym_name),
@@ -602,7 +612,17 @@ class StmtOp(IRDLOperation):
         }
         if may_write:
             properties["may_write"] = UnitAttr()
+        if loop is not None:
+            properties["loop"] = StringAttr(loop[0])
+            properties["loop_dim"] = IntAttr(loop[1])
         super().__init__(properties=properties, regions=[body])
+
+    @property
+    def step_loop(self) -> tuple[str, int] | None:
+        """The stepped loop of the statement and the dimension of its steps, if any."""
+        if self.loop is None or self.loop_dim is None:
+            return None
+        return self.loop.data, self.loop_dim.data
 
     def verify_(self) -> None:
         import islpy as isl
@@ -637,6 +657,13 @@ class StmtOp(IRDLOperation):
                     f"'{self.name}' op body block argument #{arg.index} must be "
                     f"of type index, got {arg.type}"
                 )
+        if (self.loop is None) != (self.loop_dim is None):
+            raise VerifyException(f"'{self.name}' op 'loop' and 'loop_dim' go together")
+        if self.loop_dim is not None and not 0 <= self.loop_dim.data < n_dim:
+            raise VerifyException(
+                f"'{self.name}' op loop dimension {self.loop_dim.data} is not one of the "
+                f"{n_dim} of '{name}'"
+            )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -647,6 +674,10 @@ class StmtOp(IRDLOperation):
         printer.print_string_literal(self.reads.data)
         printer.print_string(" may_writes " if self.may_write else " writes ")
         printer.print_string_literal(self.writes.data)
+        if self.step_loop is not None:
+            printer.print_string(" loop ")
+            printer.print_string_literal(self.step_loop[0])
+            printer.print_string(f" dim {self.step_loop[1]}")
         _print_attributes(printer, self)
         printer.print_string(" ")
         printer.print_region(self.body, print_empty_block=False)
@@ -660,9 +691,14 @@ class StmtOp(IRDLOperation):
         reads = parser.parse_str_literal("read access relation")
         may_write = parser.parse_keyword_in(("writes", "may_writes")) == "may_writes"
         writes = parser.parse_str_literal("write access relation")
+        loop = None
+        if parser.parse_optional_keyword("loop"):
+            label = parser.parse_str_literal("loop label")
+            parser.parse_keyword("dim")
+            loop = (label, parser.parse_integer(allow_negative=False, allow_boolean=False))
         attributes = _parse_attributes(parser)
         body = _with_block(parser.parse_region())
-        op = cls(sym_name, domain, reads, writes, body, may_write)
+        op = cls(sym_name, domain, reads, writes, body, may_write, loop)
         op.attributes |= attributes
         return op
 

@@ -26,6 +26,7 @@ inside a def must be one of them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import groupby
 
 from xdsl.dialects.builtin import (
     AffineMapAttr,
@@ -47,7 +48,7 @@ from xdsl.ir import (
     SSAValue,
     TypeAttribute,
 )
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir.affine import AffineExpr, AffineMap, AffineSymExpr
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -265,6 +266,11 @@ class DefOp(IRDLOperation):
             if isinstance(op, ComprehensionOp):
                 yield op
 
+    def statements(self) -> Iterator[ComprehensionOp | list[ComprehensionOp]]:
+        """The comprehensions in order, those of one stepped loop as a list."""
+        for loop, group in groupby(self.comprehensions(), key=lambda op: op.loop or op):
+            yield list(group) if isinstance(loop, StringAttr) else next(group)
+
     def verify_(self) -> None:
         args = self.body.block.args
         if len(self.arg_names) != len(args):
@@ -279,6 +285,14 @@ class DefOp(IRDLOperation):
         for arg, name in zip(args, self.names):
             if isinstance(arg.type, TensorType):
                 _verify_sizes_in(self, arg.type, f"type of '{name}'")
+        groups = [g for g in self.statements() if isinstance(g, list)]
+        loops = [g[0].loop.data for g in groups if g[0].loop is not None]
+        repeated = next((loop for k, loop in enumerate(loops) if loop in loops[:k]), None)
+        if repeated is not None:
+            raise VerifyException(f"the comprehensions of loop '{repeated}' must be consecutive")
+        for label, group in zip(loops, groups):
+            if len({_steps(comp) for comp in group}) > 1:
+                raise VerifyException(f"the comprehensions of loop '{label}' take different numbers of steps")
         for op in self.body.block.ops:
             # After convert-tc-to-poly the statements live in one poly.scop.
             if not isinstance(op, ComprehensionOp | AllocOp) and op.name != "poly.scop":
@@ -365,6 +379,17 @@ class ComprehensionOp(IRDLOperation):
     size names `bound_symbols`. The region yields the right-hand side's value
     for one point. `where` keeps the user's where-clauses as written and
     `equivalent` the `<=>` annotation.
+
+    A comprehension of a stepped `for` loop (a recurrence) names the `loop`
+    and the left-hand side index that numbers its steps (`loop_index`):
+
+        tc.comprehension %C[%t] "=" (%t in [0, T)) loop "t" along %t { ... }
+
+    The consecutive comprehensions of one loop run step by step: for each
+    step `s` (from 0 to the trip count of their step indices), each
+    comprehension in order over its other indices, its step index at its
+    lower bound plus `s`. A body may then read the tensor it writes at an
+    earlier step (`%t - 1`): its value from that step.
     """
 
     name = "tc.comprehension"
@@ -375,6 +400,8 @@ class ComprehensionOp(IRDLOperation):
     bound_symbols = prop_def(ArrayAttr[StringAttr])
     where = opt_prop_def(ArrayAttr[StringAttr])
     equivalent = opt_prop_def(StringAttr)
+    loop = opt_prop_def(StringAttr)
+    loop_index = opt_prop_def(IntAttr)
     body = region_def("single_block")
 
     traits = traits_def(HasParent(DefOp))
@@ -388,6 +415,7 @@ class ComprehensionOp(IRDLOperation):
         body: Region,
         where: Sequence[str] = (),
         equivalent: str | None = None,
+        loop: tuple[str, int] | None = None,
     ):
         results = tuple(e for lo_hi in ranges for e in lo_hi)
         properties: dict[str, Attribute] = {
@@ -399,6 +427,9 @@ class ComprehensionOp(IRDLOperation):
             properties["where"] = _symbol_names(where)
         if equivalent is not None:
             properties["equivalent"] = StringAttr(equivalent)
+        if loop is not None:
+            properties["loop"] = StringAttr(loop[0])
+            properties["loop_index"] = IntAttr(loop[1])
         super().__init__(operands=[lhs], properties=properties, regions=[body])
 
     @property
@@ -428,12 +459,30 @@ class ComprehensionOp(IRDLOperation):
     def symbol_names(self) -> list[str]:
         return [s.data for s in self.bound_symbols]
 
+    @property
+    def step_index(self) -> BlockArgument | None:
+        """The index that numbers the steps of the comprehension's loop, if any."""
+        return None if self.loop_index is None else self.indices[self.loop_index.data]
+
+    def steps_back(self, read: ReadOp) -> int | None:
+        """`c` where `read` reads the written tensor at `t - c` along the step
+        index `t` (the step `c` before), else None."""
+        step = self.step_index
+        if step is None or read.tensor is not self.lhs:
+            return None
+        offset = _offset_of(read.subscripts[step.index], read.subscript_operands, step)
+        return None if offset is None else -offset
+
     def reads_lhs_non_pointwise(self) -> bool:
         """Whether the body reads the tensor it writes other than at the very
-        point written (then the whole right-hand side must see old values)."""
+        point written (then the whole right-hand side must see old values);
+        a read at an earlier step of the comprehension's loop does not count:
+        that step is over."""
         pointwise = [AffineExpr.dimension(i) for i in range(self.lhs_type.rank)]
         for op in self.body.walk():
             if isinstance(op, ReadOp) and op.tensor is self.lhs:
+                if (self.steps_back(op) or 0) >= 1:
+                    continue
                 if self.reduction_indices:
                     return True
                 operands = list(op.subscript_operands)
@@ -487,6 +536,19 @@ class ComprehensionOp(IRDLOperation):
                 f"{self.lhs_type.scalar_type}"
             )
         _verify_sizes(self, self.symbol_names, "range")
+        if (self.loop is None) != (self.loop_index is None):
+            raise VerifyException("'loop' and 'loop_index' go together")
+        if self.loop_index is not None:
+            if not 0 <= self.loop_index.data < rank:
+                raise VerifyException(
+                    f"the step index (#{self.loop_index.data}) must index the left-hand side "
+                    f"(rank {rank})"
+                )
+            if self.reads_lhs_non_pointwise():
+                raise VerifyException(
+                    "a comprehension of a loop reads the tensor it writes at the point it "
+                    "writes or at an earlier step only"
+                )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -508,6 +570,11 @@ class ComprehensionOp(IRDLOperation):
 
         printer.print_list(zip(self.indices, self.ranges), print_range)
         printer.print_string(")")
+        if self.loop is not None and self.step_index is not None:
+            printer.print_string(" loop ")
+            printer.print_string_literal(self.loop.data)
+            printer.print_string(" along ")
+            printer.print_ssa_value(self.step_index)
         if self.where is not None:
             printer.print_string(" where ")
             printer.print_attribute(self.where)
@@ -549,6 +616,16 @@ class ComprehensionOp(IRDLOperation):
                 pos,
                 parser.pos,
             )
+        loop = None
+        if parser.parse_optional_keyword("loop"):
+            label = parser.parse_str_literal("loop label")
+            parser.parse_keyword("along")
+            pos = parser.pos
+            step = parser.parse_argument(expect_type=False).name.text
+            names = [a.name.text for a, _ in items]
+            if step not in names[: len(given)]:
+                parser.raise_error("the step index must be a left-hand side index", pos, parser.pos)
+            loop = (label, names.index(step))
         where = None
         if parser.parse_optional_keyword("where"):
             where = parser.parse_attribute()
@@ -566,12 +643,36 @@ class ComprehensionOp(IRDLOperation):
             exprs.symbols,
             body,
             equivalent=equivalent,
+            loop=loop,
         )
         if where is not None:
             op.properties["where"] = where
         if attributes is not None:
             op.attributes |= attributes.data
         return op
+
+
+def _steps(comp: ComprehensionOp) -> tuple[int, ...]:
+    """The number of steps of a loop's comprehension (its step index's
+    extent) for a few values of the sizes: equal where the extents are."""
+    assert comp.step_index is not None
+    lo, hi = comp.ranges[comp.step_index.index]
+    values = [[sum(map(ord, name)) % 89 + 11 + k * 7 for name in comp.symbol_names] for k in range(3)]
+    return tuple(hi.eval([], v) - lo.eval([], v) for v in values)
+
+
+def _offset_of(subscript: AffineExpr, operands: Sequence[SSAValue], index: SSAValue) -> int | None:
+    """`c` where `subscript` (over `operands` as dims, no symbols) is `index + c`, else None."""
+    operands = list(operands)
+    if index not in operands or any(isinstance(e, AffineSymExpr) for e in subscript.dfs()):
+        return None
+    position = operands.index(index)
+    if subscript.used_dims() != {position}:
+        return None
+    values = [0] * len(operands)
+    at_zero = subscript.eval(values, [])
+    values[position] = 1
+    return at_zero if subscript.eval(values, []) - at_zero == 1 else None
 
 
 class SubscriptedOp(IRDLOperation):

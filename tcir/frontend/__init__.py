@@ -18,6 +18,7 @@ from .ast import (
     Const,
     Expr,
     IndexVar,
+    Loop,
     Param,
     ScalarParam,
     SizeRef,
@@ -33,7 +34,7 @@ from .source import Source
 from .subscripts import subscript_to_affine
 
 __all__ = [
-    "Access", "Binary", "Call", "Cast", "CheckedDef", "Const", "Expr", "IndexVar", "Param",
+    "Access", "Binary", "Call", "Cast", "CheckedDef", "Const", "Expr", "IndexVar", "Loop", "Param",
     "ScalarParam", "SizeRef", "Stmt", "Ternary", "Unary", "format_affine", "parse",
     "subscript_to_affine",
 ]

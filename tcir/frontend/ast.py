@@ -131,6 +131,16 @@ REDUCTION_OPS = ("+=", "*=", "min=", "max=", "+=!", "*=!", "min=!", "max=!")
 
 
 @dataclass(frozen=True, kw_only=True)
+class Loop:
+    """A `for` loop whose steps run in order (a recurrence: `tcir.frontend.loops`):
+    its statements share the `label`, and `index`, one of their left-hand
+    side indices, numbers the steps."""
+
+    label: str
+    index: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Stmt:
     """One comprehension `lhs(lhs_indices) op rhs`, with ranges of all its indices.
 
@@ -151,6 +161,9 @@ class Stmt:
     rhs: Expr
     where: list[str] = field(default_factory=list)
     equivalent: str | None = None
+    loop: Loop | None = None
+    """The stepped loop the statement belongs to: each step of `loop.index`
+    runs the loop's statements in order (the other indices in parallel)."""
 
     @property
     def reduces(self) -> bool:

@@ -373,6 +373,7 @@ def emit_stmt(
         Region(body),
         where=stmt.where,
         equivalent=stmt.equivalent,
+        loop=None if stmt.loop is None else (stmt.loop.label, order.index(stmt.loop.index)),
     )
 
 

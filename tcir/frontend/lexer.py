@@ -68,6 +68,7 @@ def tokenize(src: Source) -> list[Token]:
             else:
                 out.append(_word(word.group(), pos, text))
                 pos += len(out[-1].text)
+                _check_doubled(src, out[-1], text)
             continue
         if c == "." and pos + 1 < n and text[pos + 1].isdigit():
             prev = out[-1] if out else None
@@ -84,6 +85,34 @@ def tokenize(src: Source) -> list[Token]:
                 break
         else:
             raise src.error(ParseError, f"unexpected character {c!r}", pos)
+        _check_doubled(src, out[-1], text)
+
+
+_INITIALIZING = ("+=!", "*=!", "min=!", "max=!")
+_SINGLE = frozenset("+-*/%!?:<>")
+"""Operators that are no operator doubled (`**`, `--`, `!!`...)."""
+
+
+def _check_doubled(src: Source, tok: Token, text: str) -> None:
+    """A ParseError at the second half of a doubled operator written without
+    a space (`+=!!`, `=!`, `--`, `**`), which would otherwise read as an
+    operator and a prefix `!` or `-` (`+=! !A`: a bool result) or fail
+    later with a vaguer message."""
+    end = tok.pos + len(tok.text)
+    after = text[end : end + 1]
+    if tok.kind in _INITIALIZING and after == "!":
+        message = f"'{tok.text}!' is not an operator; did you mean '{tok.text}'? (write '{tok.text} !x' to negate)"
+    elif tok.kind == "=" and after == "!" and text[end + 1 : end + 2] != "=":
+        message = "'=!' is not an operator; did you mean '+=!' (a reduction) or '= !x' (a negation)?"
+    elif tok.kind in _SINGLE and after == tok.kind:
+        message = f"'{tok.kind * 2}' is not an operator"
+        if tok.kind in "-!":
+            message += f" (write '{tok.kind} {tok.kind}x' to apply '{tok.kind}' twice)"
+        elif tok.kind == "/":
+            message += " (comments start with '#')"
+    else:
+        return
+    raise src.error(ParseError, message, end)
 
 
 def _word(word: str, pos: int, text: str) -> Token:

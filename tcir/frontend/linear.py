@@ -338,6 +338,32 @@ def _nonnegative(e: Lin, facts: Facts = ()) -> bool:
     return bool(isl.Set(f"[{', '.join(params)}] -> {{ : {cond} }}").is_empty())
 
 
+def implied_nonnegative(
+    e: Lin,
+    conditions: Sequence[Lin],
+    ranges: Mapping[str, tuple[Lin, Lin]],
+    free: Iterable[str] = (),
+    derived: Derived | None = None,
+) -> bool:
+    """Whether `e >= 0` wherever every one of `conditions` is >= 0, for all
+    values of the indices of `ranges` (`lo <= i < hi`), any values of the
+    `free` names and all sizes >= 1 (the derived ones as defined)."""
+    import islpy as isl
+
+    names: dict[str, str] = {}
+    opaque: dict[Mono, str] = {}
+    constraints = [f"{_isl_text(c, names, opaque)} >= 0" for c in conditions]
+    for index, (lo, hi) in ranges.items():
+        i = _isl_text(Lin.atom(index), names, opaque)
+        constraints.append(f"{_isl_text(lo, names, opaque)} <= {i} < {_isl_text(hi, names, opaque)}")
+    constraints.append(f"{_isl_text(e, names, opaque)} < 0")
+    used = Lin.make([*e.terms, *(t for c in conditions for t in c.terms),
+                     *(t for lo, hi in ranges.values() for t in (*lo.terms, *hi.terms))])
+    valid = _conditions(_facts(used, derived or {}), names, opaque, free=[*ranges, *free])
+    params = [*names.values(), *opaque.values()]
+    return bool(isl.Set(f"[{', '.join(params)}] -> {{ : {' and '.join([*constraints, *valid])} }}").is_empty())
+
+
 @dataclass(frozen=True)
 class OutOfBounds:
     """The sizes for which a subscript leaves its bounds (`out_of_bounds_sizes`)."""

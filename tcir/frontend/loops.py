@@ -1,15 +1,21 @@
-"""`for t in lo:hi { ... }` loops: which ones tcir runs, statement by statement.
+"""`for t in lo:hi { ... }` loops: which run statement by statement, which step by step.
 
-TC runs the statements of a loop in order for each `t`. tcir gives each
-statement the loop's range (`where t in lo:hi`) and runs them one after
-the other, each over all of its `t`, which computes the same values when,
-within a loop, every statement indexes its left-hand side with `t`, reads
-a tensor an earlier statement of the loop writes only at `t` or an earlier
-step (`t - c`, `c >= 0`), and reads its own tensor only at the step it
-writes: each read then finds what the loop's order would have written
-there by then. Loops beyond this (a recurrence within one statement, a read
-of a later statement or of a later step) are an error here, not a
-different result.
+TC runs the statements of a loop in order for each `t`. Every statement of
+a loop indexes its left-hand side with `t` and gets the loop's range
+(`where t in lo:hi`). A statement may read what the loop writes only where
+that is written by the time the step reads it: a tensor written by itself
+(pointwise) or an earlier statement of the loop at `t` or an earlier step
+(`t - c`, `c >= 0`), and a tensor written by itself or a later statement
+only at an earlier step (`t - c`, `c >= 1`). Anything else (a later step,
+a later statement's write of this step) is an error.
+
+Where no statement reads its own tensor or a later statement's at an
+earlier step, running each statement over all steps, one statement after
+the other, computes the same values: tcir does so, and the steps stay
+parallel. A loop with such a read (a recurrence: a cumulative sum, a moving
+average, an RNN cell) is stepped: its `t` runs sequentially, each step
+running the loop's statements in order (`Stmt.loop`), and only the other
+indices run in parallel.
 """
 
 from __future__ import annotations
@@ -23,10 +29,11 @@ from . import syntax as S
 from .source import Source
 
 
-def check_loops(src: Source, definition: S.Def) -> None:
-    """A `TypeError_` at the first statement of `definition`'s loops that
-    the statement-by-statement order would compute differently."""
+def check_loops(src: Source, definition: S.Def) -> set[S.Loop]:
+    """The loops of `definition` that must run step by step; a `TypeError_`
+    at the first read of a loop that no order of its steps computes."""
     stmts = definition.stmts
+    stepped: set[S.Loop] = set()
     for stmt in stmts:
         loop = stmt.loop
         if loop is None:
@@ -42,29 +49,21 @@ def check_loops(src: Source, definition: S.Def) -> None:
         for access in _accesses(stmt):
             if access.name not in writers:
                 continue
-            if access.name == stmt.lhs and not (
-                position < len(access.args)
-                and isinstance(access.args[position], S.Name)
-                and access.args[position].name == loop.name
-            ):
-                raise src.error(
-                    TypeError_, f"'{access.name}' reads itself at another step of the 'for "
-                    f"{loop.name}' loop; tcir runs a loop's statements one after the other, "
-                    f"each over all steps: a recurrence needs a statement per step",
-                    access.pos, access.length)
-            if access.name in later:
-                raise src.error(
-                    TypeError_, f"'{access.name}' is read before a later statement of the "
-                    f"'for {loop.name}' loop writes it; tcir runs a loop's statements one "
-                    f"after the other", access.pos, access.length)
             where = _loop_position(writers[access.name], loop.name)
-            if where is None or where >= len(access.args) or not _now_or_before(
-                access.args[where], loop.name
-            ):
+            step = None if where is None or where >= len(access.args) else _steps_back(access.args[where], loop.name)
+            if step is None or step < 0:
                 raise src.error(
                     TypeError_, f"'{access.name}' is written in the 'for {loop.name}' loop; "
                     f"read it at '{loop.name}' or an earlier step ('{loop.name} - 1')",
                     access.pos, access.length)
+            if step == 0 and access.name in later:
+                raise src.error(
+                    TypeError_, f"'{access.name}' is read at step '{loop.name}' before a later "
+                    f"statement of the 'for {loop.name}' loop writes it there; read an earlier "
+                    f"step ('{loop.name} - 1') or write it first", access.pos, access.length)
+            if step > 0 and (access.name == stmt.lhs or access.name in later):
+                stepped.add(loop)
+    return stepped
 
 
 def _loop_position(stmt: S.Statement, index: str) -> int | None:
@@ -75,19 +74,22 @@ def _loop_position(stmt: S.Statement, index: str) -> int | None:
     return None
 
 
-def _now_or_before(subscript: S.Node, index: str) -> bool:
-    """`t`, or `t - c` with a non-negative integer `c`."""
+def _steps_back(subscript: S.Node, index: str) -> int | None:
+    """`c` for `t - c` (`t`: 0, `t + c`: `-c`), `c` an integer; None for
+    any other subscript."""
     if isinstance(subscript, S.Name):
-        return subscript.name == index
-    return (
+        return 0 if subscript.name == index else None
+    if (
         isinstance(subscript, S.Binary)
-        and subscript.op == "-"
+        and subscript.op in ("-", "+")
         and isinstance(subscript.a, S.Name)
         and subscript.a.name == index
         and isinstance(subscript.b, S.Num)
         and not subscript.b.is_float
-        and subscript.b.value >= 0
-    )
+    ):
+        c = int(subscript.b.value)
+        return c if subscript.op == "-" else -c
+    return None
 
 
 def _accesses(stmt: S.Statement) -> Iterator[S.Apply]:

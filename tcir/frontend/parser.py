@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
 
-from tcir.errors import ParseError
+from tcir.errors import ParseError, did_you_mean
 
 from . import syntax as S
 from .dtypes import SCALAR_TYPES
@@ -39,10 +39,10 @@ class Parser:
     def tok(self) -> Token:
         return self.toks[self.i]
 
-    def error(self, message: str, tok: Token | None = None) -> ParseError:
+    def error(self, message: str, tok: Token | None = None, hint: str = "") -> ParseError:
         tok = tok or self.tok
         what = "end of input" if tok.kind == "eof" else f"'{tok.text}'"
-        err = self.src.error(ParseError, f"{message}, found {what}", tok.pos, len(tok.text))
+        err = self.src.error(ParseError, f"{message}, found {what}{hint}", tok.pos, len(tok.text))
         assert isinstance(err, ParseError)
         return err
 
@@ -174,7 +174,8 @@ class Parser:
     def tensor_type(self) -> S.TensorType:
         tok = self.tok
         if tok.kind != "id" or tok.text not in SCALAR_TYPES:
-            raise self.error("expected a scalar type")
+            hint = did_you_mean(tok.text, SCALAR_TYPES) if tok.kind == "id" else ""
+            raise self.error(f"expected a scalar type ({', '.join(SCALAR_TYPES)})", hint=hint)
         self.next()
         dims = None
         if self.accept("("):
@@ -213,6 +214,7 @@ class Parser:
         if op.kind not in _ASSIGN_OPS:
             raise self.error("expected an assignment operator (=, +=, +=!, ...)")
         self.next()
+        self.check_one_for_bang(op)
         rhs = self.expr()
         equivalent = None
         if self.tok.kind == "<=>":
@@ -228,6 +230,21 @@ class Parser:
                 wheres.append(self.where())
         return S.Statement(lhs.pos, len(lhs.text), lhs.text, args, op.kind, op.pos, rhs,
                            equivalent, tuple(wheres))
+
+    def check_one_for_bang(self, op: Token) -> None:
+        """`B(i) +=1 A(i, j)`: a `1` right after a reduction operator and
+        followed by more of the line is `+=!` mistyped (else the `1` is the
+        right-hand side and `A(i, j)` starts a statement without operator)."""
+        one, after = self.tok, self.toks[min(self.i + 1, len(self.toks) - 1)]
+        if (
+            op.kind in ("+=", "*=", "min=", "max=")
+            and one.kind == "int" and one.text == "1" and one.pos == op.pos + len(op.text)
+            and after.kind in ("id", "(", "int", "float") and after.text not in KEYWORDS
+            and self.src.loc(after.pos).line == self.src.loc(one.pos).line
+        ):
+            err = self.src.error(ParseError, f"'{op.text}1' is not an operator; did you mean '{op.text}!'?", one.pos)
+            assert isinstance(err, ParseError)
+            raise err
 
     def text_from(self, start: int) -> str:
         end = self.toks[self.i - 1]

@@ -23,11 +23,21 @@ become `i + o`), and every access subtracts the origin from its subscript.
 Bounds are closed-form: the minimum (maximum) of several candidate bounds must be
 one of them for all sizes >= 1 (decided with isl); otherwise the range is ambiguous
 and a `where` clause is required.
+
+A read in a branch of `?:` whose condition keeps its subscript within bounds
+on one side, whatever the unresolved indices are (`t + k >= 1 ? X(t + k - 1)
+: 0`: padding, causal masks, boundary conditions), does not bound an index
+on that side, unless nothing else bounds it (TC's intersection would narrow
+a "same" convolution's filter index to one value). Where a guarded read
+would still narrow a reduction index below what the other reads allow, the
+wider range is taken if the guard keeps the read in bounds over it, and is
+ambiguous otherwise (a `RangeError` with both ranges). Guarded reads are
+checked once the ranges are known, and their ternaries evaluated lazily.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from xdsl.ir.affine import AffineExpr
 
@@ -35,7 +45,7 @@ from tcir.errors import RangeError, SourceLocation
 
 from . import ast as A
 from .dtypes import int_limits
-from .linear import Div, Lin, out_of_bounds_sizes, provably_le
+from .linear import Div, Lin, implied_nonnegative, out_of_bounds_sizes, provably_le
 from .subscripts import condition_cases
 from .sema import DefFacts, StmtFacts
 from .source import Source
@@ -45,6 +55,20 @@ Guards = tuple[tuple[A.Ternary, bool], ...]
 Constraint = tuple[Lin, Lin, SourceLocation, int, str, Guards]
 """0 <= subscript < extent for an access at loc (length) of a tensor, under
 the ternary branches `Guards` it sits in."""
+
+
+@dataclass
+class _Candidates:
+    """Bounds of one index found in a round: from accesses, and from reads
+    whose guards keep them in bounds on one side at least (constraint
+    number, lower, upper; None on the sides kept)."""
+
+    los: list[Lin] = field(default_factory=list[Lin])
+    his: list[Lin] = field(default_factory=list[Lin])
+    guarded: list[tuple[int, Lin | None, Lin | None]] = field(default_factory=list[tuple[int, Lin | None, Lin | None]])
+    kept_his: list[Lin] = field(default_factory=list[Lin])
+    """Upper bounds of the reads their guards keep in bounds: used only
+    where nothing else bounds the index (`(r < k) ? S(r) : 0`)."""
 
 
 class RangeInference:
@@ -64,6 +88,9 @@ class RangeInference:
         self.derived: dict[str, tuple[str, list[Lin]]] = {}
         """Sizes that a call computes (`min`/`max` bounds of output indices), by
         name: their kind and candidates, each over the sizes before it."""
+        self.unshaped: dict[int, set[tuple[int, int]]] = {}
+        """Per statement (by id), the (access, dimension) pairs not shaped
+        when it was inferred (`constraints`)."""
         self.origins: dict[str, list[Lin]] = {}
         """Where each tensor's dimensions start (0 but for outputs and temporaries
         whose defining index does not start at 0)."""
@@ -99,6 +126,11 @@ class RangeInference:
             if unresolved:
                 raise self.unconstrained(stmts[k], unresolved)
             results[k] = ranges
+        for sf, ranges in zip(stmts, results):
+            assert ranges is not None
+            if sf.loop is not None:  # its reads of earlier steps, now that they are shaped
+                advice = f"guard the read of an earlier step (as in '{sf.loop.index} > 0 ? ... : ...')"
+                self.check_in_bounds(sf, self.constraints(sf, late=True), ranges, set(sf.first_use), advice)
         return [r for r in results if r is not None]
 
     def unconstrained(self, sf: StmtFacts, unresolved: list[str]) -> RangeError:
@@ -121,18 +153,27 @@ class RangeInference:
             self.origins[sf.lhs][d] = lo
 
     # -- one statement -----------------------------------------------------------
-    def constraints(self, sf: StmtFacts) -> list[Constraint]:
-        """(subscript, extent, loc, length, tensor) for each affine subscript of a shaped dim."""
+    def constraints(self, sf: StmtFacts, late: bool = False) -> list[Constraint]:
+        """(subscript, extent, loc, length, tensor, guards) for each affine
+        subscript of a shaped dim; with `late`, only those of the reads that
+        were not shaped yet at the first call (a stepped loop reads what its
+        statements write at earlier steps, also before they define it)."""
         out = []
-        for d, idx in enumerate(sf.lhs_indices):
-            ext = self.shapes[sf.lhs][d]
-            if ext is not None:
-                loc, length = sf.first_use[idx]
-                out.append((Lin.atom(idx) - self.origins[sf.lhs][d], ext, loc, length, sf.lhs, ()))
-        for acc in sf.accesses:
+        if not late:
+            for d, idx in enumerate(sf.lhs_indices):
+                ext = self.shapes[sf.lhs][d]
+                if ext is not None:
+                    loc, length = sf.first_use[idx]
+                    out.append((Lin.atom(idx) - self.origins[sf.lhs][d], ext, loc, length, sf.lhs, ()))
+        unshaped = self.unshaped.setdefault(id(sf), set())
+        for k, acc in enumerate(sf.accesses):
             origins = self.origins[acc.tensor]
-            for sub, ext, origin in zip(acc.subscripts, self.shapes[acc.tensor], origins):
-                if sub is not None and ext is not None:
+            for d, (sub, ext, origin) in enumerate(zip(acc.subscripts, self.shapes[acc.tensor], origins)):
+                if sub is None or late and (k, d) not in unshaped:
+                    continue
+                if ext is None:
+                    unshaped.add((k, d))
+                else:
                     out.append((sub - origin, ext, acc.loc, acc.length, acc.tensor, acc.guards))
         return out
 
@@ -152,24 +193,37 @@ class RangeInference:
         while True:
             self.resolve_dependent(sf, dependent, resolved, indices)
             unresolved = indices - resolved.keys()
-            found: dict[str, tuple[list[Lin], list[Lin]]] = {}
-            for k, (sub, ext, *_) in enumerate(constraints):
+            found: dict[str, _Candidates] = {}
+            for k, (sub, ext, _, _, _, guards) in enumerate(constraints):
                 free = {n for n in sub.names() if n in unresolved}
                 if len(free) != 1 or free <= dependent.keys():
                     continue
                 (v,) = free
                 bounds = self.solve(sub, v, ext, resolved, indices)
-                if bounds is not None:
-                    used.add(k)
-                    los, his = found.setdefault(v, ([], []))
-                    if bounds[0] is not None:
-                        los.append(bounds[0])
-                    his.append(bounds[1])
+                if bounds is None:
+                    continue
+                lo, hi, positive = bounds
+                kept = self.kept_by_guards(sf, sub, ext, guards, resolved, unresolved) if guards else (False, False)
+                kept = kept if positive else kept[::-1]  # (v's lower bound, v's upper bound)
+                candidates = found.setdefault(v, _Candidates())
+                if kept[0]:
+                    lo = None
+                if kept[1]:
+                    candidates.kept_his.append(hi)
+                    hi = None
+                if any(kept):  # checked with its guards once the ranges are known
+                    candidates.guarded.append((k, lo, hi))
+                    continue
+                used.add(k)
+                if lo is not None:
+                    candidates.los.append(lo)
+                if hi is not None:
+                    candidates.his.append(hi)
+            found = {v: c for v, c in found.items() if c.his or c.kept_his or any(hi is not None for _, _, hi in c.guarded)}
             if not found:
                 break
-            for v, (los, his) in found.items():
-                lo = self.extreme(sf, v, [Lin.const(0), *los], upper=False)
-                hi = self.extreme(sf, v, his, upper=True)
+            for v, candidates in found.items():
+                lo, hi = self.resolve(sf, v, candidates, constraints, resolved)
                 self.check_nonempty(sf, v, lo, hi)
                 resolved[v] = (lo, hi)
         order = [n for n in sf.first_use if n not in resolved]
@@ -182,6 +236,79 @@ class RangeInference:
             self.check_in_bounds(sf, [c for k, c in enumerate(constraints) if k not in used],
                                  resolved, indices)
         return resolved, order
+
+    def resolve(self, sf: StmtFacts, v: str, candidates: _Candidates, constraints: list[Constraint],
+                resolved: dict[str, Range]) -> Range:
+        """The range of `v` from its candidate bounds. A read under a guard
+        narrows a reduction index only where no unguarded access allows more:
+        where one does, the wider range is taken if the guard keeps the read
+        in bounds over it, and where the guard does not, the range is
+        ambiguous (a `RangeError` naming both ranges)."""
+        los, his = candidates.los, candidates.his
+        if not his and all(hi is None for _, _, hi in candidates.guarded):
+            his = candidates.kept_his
+        glos = [lo for _, lo, _ in candidates.guarded if lo is not None]
+        ghis = [hi for _, _, hi in candidates.guarded if hi is not None]
+        narrowing = [
+            (k, lo, hi) for k, lo, hi in candidates.guarded
+            if (hi is not None and not any(self.le(u, hi) for u in his))
+            or (lo is not None and not any(self.le(lo, u) for u in [Lin.const(0), *los]))
+        ]
+        if v not in sf.reduction_indices or not his or not narrowing:
+            lo = self.extreme(sf, v, [Lin.const(0), *los, *glos], upper=False)
+            return lo, self.extreme(sf, v, [*his, *ghis], upper=True)
+        wide = (self.extreme(sf, v, [Lin.const(0), *los], upper=False), self.extreme(sf, v, his, upper=True))
+        ranges = {**resolved, v: wide}
+        for k, lo, hi in narrowing:
+            sub, ext, loc, length, tensor, guards = constraints[k]
+            if not self.in_bounds_under_guards(sf, sub, ext, guards, ranges):
+                narrow = (lo if lo is not None else wide[0], hi if hi is not None else wide[1])
+                raise self.error(
+                    f"the range of reduction index '{v}' is ambiguous: the other accesses allow "
+                    f"[{wide[0]}, {wide[1]}), the guarded read of '{tensor}' (subscript '{sub}') only "
+                    f"[{narrow[0]}, {narrow[1]}), and its guard does not keep it in bounds over the "
+                    f"wider range; add 'where {v} in {narrow[0]}:{narrow[1]}' to reduce over the "
+                    f"narrower range, or guard the read for 'where {v} in {wide[0]}:{wide[1]}'",
+                    loc, length)
+        return wide
+
+    def guard_cases(self, sf: StmtFacts, guards: Guards) -> list[list[Lin]]:
+        """The conditions a read under `guards` is made under, as cases (one
+        of which holds), each with the statement's `bounded` conditions."""
+        cases: list[list[Lin]] = [[]]
+        for ternary, taken in guards:
+            alternatives = condition_cases(ternary.c, taken, self.facts.size_params) or [[]]
+            cases = [case + more for case in cases for more in alternatives]
+        return [case + self.bounded[id(sf)] for case in cases]
+
+    def kept_by_guards(self, sf: StmtFacts, sub: Lin, ext: Lin, guards: Guards,
+                       resolved: dict[str, Range], unresolved: set[str]) -> tuple[bool, bool]:
+        """Whether the guards of a read keep `sub` at least 0 and below `ext`,
+        whatever the values of the unresolved indices: the read then bounds
+        no index on that side (`Y(t) +=! t + k >= 1 ? X(t + k - 1) : 0`)."""
+        cases = self.guard_cases(sf, guards)
+        if not any(cases):
+            return False, False
+        sides = []
+        for side in (sub, ext - 1 - sub):
+            sides.append(all(
+                implied_nonnegative(side, case, {n: resolved[n] for n in resolved
+                                                 if n in set(side.names()).union(*(c.names() for c in case))},
+                                    unresolved, self.derived)
+                for case in cases))
+        return sides[0], sides[1]
+
+    def in_bounds_under_guards(self, sf: StmtFacts, sub: Lin, ext: Lin, guards: Guards,
+                               ranges: dict[str, Range]) -> bool:
+        """Whether `sub` stays within `[0, ext)` over `ranges` where the guards hold."""
+        for case in self.guard_cases(sf, guards):
+            names = set(sub.names()).union(*(c.names() for c in case)) & ranges.keys()
+            try:
+                if out_of_bounds_sizes(sub, ext, {n: ranges[n] for n in names}, case, self.derived) is not None:
+                    return False
+            except ValueError:
+                return False
+        return True
 
     def resolve_dependent(self, sf: StmtFacts, dependent: dict[str, Range],
                           resolved: dict[str, Range], indices: set[str]) -> None:
@@ -207,7 +334,8 @@ class RangeInference:
                 del dependent[name]
                 progress = True
 
-    def check_in_bounds(self, sf: StmtFacts, constraints: list[Constraint], resolved: dict[str, Range], indices: set[str]) -> None:
+    def check_in_bounds(self, sf: StmtFacts, constraints: list[Constraint], resolved: dict[str, Range],
+                        indices: set[str], advice: str = "add a where clause") -> None:
         """Accesses that inferred nothing must still stay within bounds: an
         error now if they leave them for every size, a `SizeCheck` for the
         call to make if for some sizes only (`output(l) = input(index(l))
@@ -223,28 +351,24 @@ class RangeInference:
                              for n in sorted(set(sub.names()) & indices))
             message = f"subscript '{sub}' of '{tensor}' is out of bounds [0, {ext}) for the inferred ranges {used}"
             # The read is made where its guards hold: in bounds in each of their cases.
-            cases: list[list[Lin]] = [[]]
-            for ternary, taken in guards:
-                alternatives = condition_cases(ternary.c, taken, self.facts.size_params) or [[]]
-                cases = [case + more for case in cases for more in alternatives]
+            cases = self.guard_cases(sf, guards)
             failures = []
-            for case in cases:
-                conditions = case + self.bounded[id(sf)]
+            for conditions in cases:
                 names = set(sub.names()).union(*(c.names() for c in conditions)) & indices
                 try:
                     found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions, self.derived)
                 except ValueError:
-                    raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where "
-                                     f"clause", loc, length) from None
+                    raise self.error(f"{message.replace('is out of', 'may be out of')}; {advice}",
+                                     loc, length) from None
                 if found is not None:
                     failures.append(found)
             if not failures:
-                if any(cases) or self.bounded[id(sf)]:
+                if any(cases):
                     # In bounds thanks to the conditions: they must be evaluated first.
                     self.guarded.update(id(ternary) for ternary, _ in guards)
                 continue
             if any(found.always for found in failures):
-                raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where clause", loc, length)
+                raise self.error(f"{message.replace('is out of', 'may be out of')}; {advice}", loc, length)
             self.size_checks += [A.SizeCheck(bad=found.bad, names=found.names, derived=found.derived,
                                              message=message, loc=loc) for found in failures]
 
@@ -294,9 +418,11 @@ class RangeInference:
         return name
 
     def solve(self, sub: Lin, v: str, ext: Lin, resolved: dict[str, Range],
-              indices: set[str]) -> tuple[Lin | None, Lin] | None:
-        """Maximal [lo, hi) of `v` with 0 <= sub < ext for all resolved indices; None when
-        `sub` is not of the form `a * v + rest` (a an integer or an int times a size)."""
+              indices: set[str]) -> tuple[Lin | None, Lin, bool] | None:
+        """Maximal [lo, hi) of `v` with 0 <= sub < ext for all resolved indices,
+        and whether `a` is positive (then `sub >= 0` bounds `lo`, else `hi`);
+        None when `sub` is not of the form `a * v + rest` (a an integer or an
+        int times a size)."""
         coef_terms, rest_terms = [], []
         for mono, c in sub.terms:
             if any(isinstance(a, Div) and v in set(a.num.names()) for a in mono):
@@ -327,7 +453,7 @@ class RangeInference:
         else:       # 0 <= -|a|*v + rest <= ext - 1
             low_num, high_num = rmax - ext + 1, rmin
         lo = None if self.le(low_num, Lin.const(0)) else low_num.ceildiv(factor).ceildiv(den)
-        return lo, high_num.floordiv(factor).floordiv(den) + 1
+        return lo, high_num.floordiv(factor).floordiv(den) + 1, a > 0
 
 
 def _rest_bounds(rest: Lin, resolved: dict[str, Range],
@@ -470,7 +596,7 @@ def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
             loc=sf.loc, lhs=sf.lhs, lhs_indices=sf.lhs_indices, op=st.op,
             reduction_indices=sf.reduction_indices,
             ranges={n: (affine(ranges[n][0]), affine(ranges[n][1])) for n in sf.first_use},
-            rhs=rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent))
+            rhs=rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent, loop=sf.loop))
     inputs = [param(p.name, p.pos, facts.symbols[p.name].kind == "scalar") for p in facts.inputs]
     outputs = [param(p.name, p.pos) for p in facts.outputs]
     temps = [param(t, facts.symbols[t].pos) for t in facts.temporaries]

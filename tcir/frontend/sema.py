@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.ir.affine import AffineSymExpr
 
-from tcir.errors import RangeError, SourceLocation, TypeError_
+from tcir.errors import RangeError, SourceLocation, TypeError_, did_you_mean
 
 from . import ast as A
 from . import syntax as S
@@ -64,6 +64,7 @@ class StmtFacts:
     accesses: list[AccessFact]
     where_ranges: dict[str, tuple[Lin, Lin]]
     first_use: dict[str, tuple[SourceLocation, int]]
+    loop: A.Loop | None = None
 
 
 @dataclass
@@ -103,6 +104,8 @@ class DefChecker:
         self.scalar_sizes: set[str] = set()
         self.dtypes: dict[str, str] = {}
         self.written: set[str] = set()
+        self.loops: dict[S.Loop, A.Loop] = {}
+        """The stepped loops (`tcir.frontend.loops`), labeled."""
         self.bound_names: dict[str, tuple[int, int]] = {}
         """Where each name that may be an index occurs in `where` range bounds."""
 
@@ -176,7 +179,7 @@ class DefChecker:
 
     # -- the def -----------------------------------------------------------------
     def check(self) -> DefFacts:
-        check_loops(self.src, self.d)
+        self.loops = self.stepped_loops(check_loops(self.src, self.d))
         self.declare_params()
         temps = self.declare_temporaries()
         while True:
@@ -189,6 +192,24 @@ class DefChecker:
         return DefFacts(self.d.name, self.src.loc(self.d.pos), self.symbols,
                         self.sizes + scalar_sizes, set(scalar_sizes), list(self.d.inputs),
                         list(self.d.outputs), temps, self.dtypes, facts)
+
+    def stepped_loops(self, stepped: set[S.Loop]) -> dict[S.Loop, A.Loop]:
+        """A label for each stepped loop: its index, numbered where another
+        stepped loop has the same index."""
+        labels: dict[S.Loop, A.Loop] = {}
+        for st in self.d.stmts:
+            if st.loop in stepped and st.loop not in labels:
+                label, k = st.loop.name, 1
+                while any(loop.label == label for loop in labels.values()):
+                    k += 1
+                    label = f"{st.loop.name}{k}"
+                labels[st.loop] = A.Loop(label=label, index=st.loop.name)
+        return labels
+
+    def written_by_loop(self, st: S.Statement, tensor: str) -> bool:
+        """Whether a stepped loop around `st` writes `tensor` (which it may
+        then read at an earlier step before the statement writing it)."""
+        return st.loop in self.loops and any(s.loop is st.loop and s.lhs == tensor for s in self.d.stmts)
 
     # -- statements --------------------------------------------------------------
     def statement(self, st: S.Statement) -> StmtFacts:
@@ -226,14 +247,17 @@ class DefChecker:
                     raise self.loc_error(f"index '{e.name}' is only used in 'exists'", e.loc, len(e.name))
         for name, w in range_pos.items():
             if name not in first_use:
-                raise self.error(f"index '{name}' of the where clause is not used in the statement",
+                raise self.error(f"index '{name}' of the where clause is not used in the statement"
+                                 f"{did_you_mean(name, [n for n in first_use if n not in range_pos])}",
                                  w.pos, w.length)
             self.check_dependent_range(name, where_ranges[name], w, first_use, lhs_indices)
+        self.check_declared(reduction, range_pos, first_use, [rhs, *exists])
         if st.op == "=" and reduction:
             loc, length = first_use[reduction[0]]
             raise self.loc_error(
                 f"index '{reduction[0]}' is only on the right-hand side, so it is a reduction "
-                f"index, but '=' does not reduce; use a reduction such as '+=!'", loc, length)
+                f"index, but '=' does not reduce; use a reduction such as '+=!'"
+                f"{did_you_mean(reduction[0], lhs_indices)}", loc, length)
         self.check_causality(st, lhs_indices, reduction, [rhs, *exists])
         rhs = self.assign(st, rhs, bool(reduction))
         for e in (rhs, *exists):
@@ -242,7 +266,27 @@ class DefChecker:
         accesses = [self.access_fact(e, guards) for x in (rhs, *exists)
                     for e, guards in guarded_walk(x) if isinstance(e, A.Access)]
         return StmtFacts(st, self.src.loc(st.pos), st.lhs, lhs_indices, reduction, rhs, accesses,
-                         where_ranges, first_use)
+                         where_ranges, first_use, self.loops.get(st.loop) if st.loop else None)
+
+    def check_declared(self, reduction: list[str], ranged: dict[str, S.WhereRange],
+                       first_use: dict[str, tuple[SourceLocation, int]], exprs: list[A.Expr]) -> None:
+        """A name that is only used as a value (no subscript, no left-hand
+        side, no `where` range) is no index but a size or scalar that was not
+        declared (`X(b, n) / D`)."""
+        subscripted = {
+            e.name for x in exprs for access in walk(x) if isinstance(access, A.Access)
+            for sub in access.subscripts for e in walk(sub) if isinstance(e, A.IndexVar)
+        }
+        for name in reduction:
+            if name in subscripted or name in ranged:
+                continue
+            declared = [n for n, sym in self.symbols.items() if sym.kind in ("size", "scalar")]
+            loc, length = first_use[name]
+            raise self.loc_error(
+                f"'{name}' is used as a value but is not declared: a size must appear in an "
+                f"input's type (as in 'float(..., {name}) X') or be an int scalar input "
+                f"('int32 {name}'), and an index used only as a value needs a range "
+                f"('where {name} in 0:N'){did_you_mean(name, declared)}", loc, length)
 
     def check_literals(self, e: A.Expr) -> None:
         """Every floating-point constant fits its final type (`1e40` is no float32)."""
@@ -274,19 +318,40 @@ class DefChecker:
 
     def check_causality(self, st: S.Statement, lhs: list[str], reduction: list[str],
                         exprs: list[A.Expr]) -> None:
+        """A statement reads the tensor it writes at the point it writes only,
+        without reducing; or, in a stepped loop, at an earlier step."""
+        loop = self.loops.get(st.loop) if st.loop else None
         for x in exprs:
             for e in walk(x):
                 if not (isinstance(e, A.Access) and e.tensor == st.lhs):
                     continue
+                if loop is not None and self.earlier_step(e, lhs.index(loop.index), loop.index):
+                    continue  # a recurrence: written by an earlier step
                 pointwise = [s.name if isinstance(s, A.IndexVar) else None for s in e.subscripts]
                 if pointwise != lhs:
                     raise self.loc_error(
                         f"in-place update of '{st.lhs}' reads it at other points than the one "
-                        f"written; only pointwise in-place updates are allowed", e.loc, len(e.tensor))
+                        f"written; only pointwise in-place updates are allowed"
+                        f"{self.recurrence_advice(e, lhs)}", e.loc, len(e.tensor))
                 if reduction:
                     raise self.loc_error(
                         f"'{st.lhs}' is read by a reduction that writes it (reduction index "
                         f"'{reduction[0]}')", e.loc, len(e.tensor))
+
+    def earlier_step(self, e: A.Access, position: int, index: str) -> bool:
+        """Whether `e`'s subscript at `position` is `index - c` with `c >= 1`."""
+        lin = expr_to_lin(e.subscripts[position], self.sizes)
+        back = None if lin is None else (Lin.atom(index) - lin).const_value
+        return back is not None and back >= 1
+
+    def recurrence_advice(self, e: A.Access, lhs: list[str]) -> str:
+        """How to write a read of the written tensor at `i - c` as a recurrence."""
+        for position, index in enumerate(lhs):
+            if self.earlier_step(e, position, index):
+                return (f"; a recurrence along '{index}' runs step by step in a loop: "
+                        f"'for {index} in lo:hi {{ ... }}' around the statement (and a guard "
+                        f"such as '{index} > 0 ? ... : ...' for the first step)")
+        return ""
 
     def assign(self, st: S.Statement, rhs: A.Expr, reduces: bool) -> A.Expr:
         sym = self.symbols[st.lhs]
@@ -460,7 +525,9 @@ class DefChecker:
             raise self.error(f"size '{n.name}' is not a tensor or builtin", n.pos, n.length)
         builtin = builtin_name(n.name)
         if builtin is None:
-            raise self.error(f"undefined tensor or builtin '{n.name}'", n.pos, n.length)
+            known = [name for name, sym in self.symbols.items() if sym.kind != "size"]
+            hint = did_you_mean(n.name, [*known, *BUILTINS, *SCALAR_TYPES])
+            raise self.error(f"undefined tensor or builtin '{n.name}'{hint}", n.pos, n.length)
         name, f_suffix = builtin
         self.arity(n, BUILTINS[name])
         args = [self.expr(a, ctx, sub) for a in n.args]
@@ -479,7 +546,7 @@ class DefChecker:
                              n.pos, n.length)
 
     def access(self, n: S.Apply, sym: Symbol, ctx: _Stmt, loc: SourceLocation) -> A.Expr:
-        if sym.kind != "input" and n.name not in self.written:
+        if sym.kind != "input" and n.name not in self.written and not self.written_by_loop(ctx.st, n.name):
             raise self.error(f"'{n.name}' is read before it is written", n.pos, n.length)
         if len(n.args) != sym.rank:
             raise self.error(f"'{n.name}' has {sym.rank} dimension(s) but is accessed with "
@@ -491,5 +558,7 @@ class DefChecker:
                 raise self.error(f"subscript of '{n.name}' must be an integer, not {s.type}",
                                  arg.pos, arg.length)
             subs.append(s)
-        dtype = sym.dtype if sym.dims is not None else self.dtypes[n.name]
+        # A tensor a later statement of the loop writes, read at an earlier
+        # step: "bool" (promoted by anything) until that statement gives its type.
+        dtype = sym.dtype if sym.dims is not None else self.dtypes.get(n.name, "bool")
         return A.Access(tensor=n.name, subscripts=subs, type=dtype, loc=loc)

@@ -70,6 +70,8 @@ COMBINE_SUFFIX = "_combine"
 def _reducible(stmt: StmtOp) -> UpdateOp | None:
     """`stmt`'s final update, where its partial values can be combined."""
     update = stmt.body.block.last_op
+    if stmt.step_loop is not None:
+        return None  # a step of a recurrence: its combine would have to be a step too
     if (
         not isinstance(update, UpdateOp)
         or update.kind.data not in ALL_REDUCE_OPS
@@ -231,7 +233,9 @@ def _coincident_when_rewritten(scop: ScopOp, plan: _Plan, combine: StmtOp, tenso
     original = compute_dependences(scop).validity
     if not original.intersect_domain(own).intersect_range(below.subtract(own)).is_empty():
         return False
-    rewritten = statement_dependences(scop.context.data, tuple(statements)).validity
+    loops = tuple(s.step_loop for s in scop.statements)
+    loops = (*loops[: scop.statements.index(plan.stmt) + 1], None, *loops[scop.statements.index(plan.stmt) + 1 :])
+    rewritten = statement_dependences(scop.context.data, tuple(statements), loops).validity
     inner = _instances_at(_path_down_to(plan))
     rewritten = rewritten.intersect_domain(inner).intersect_range(inner).intersect_params(scop_context(scop))
     if rewritten.is_empty():

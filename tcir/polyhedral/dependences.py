@@ -9,8 +9,9 @@
   follow by transitivity).
 
 All are relative to program order: the statements one after the other, each
-over its domain in lexicographic order (the canonical tree's order). A valid
-schedule keeps these relations, so they depend only on the scop's statements
+over its domain in lexicographic order, but those of a stepped loop step by
+step (`tcir.polyhedral.canonical.program_order`: the canonical tree's order).
+A valid schedule keeps these relations, so they depend only on the scop's statements
 and are computed once per scop content (a tuning candidate re-tiles and
 re-maps the same scop). A `+=` chain only relates instances that update the
 same element, so it is carried by the reduction dimensions alone and leaves
@@ -25,6 +26,7 @@ from functools import lru_cache
 import islpy as isl
 
 from tcir.dialects.poly import ScopOp
+from tcir.polyhedral.canonical import Loop, program_order
 from tcir.polyhedral.scop import union_of_accesses
 
 
@@ -65,34 +67,23 @@ def compute_dependences(scop: ScopOp) -> Dependences:
     statements = tuple(
         (s.domain.data, s.reads.data, s.writes.data, s.may_write is not None) for s in scop.statements
     )
-    return statement_dependences(scop.context.data, statements)
+    return statement_dependences(scop.context.data, statements, tuple(s.step_loop for s in scop.statements))
 
 
 @lru_cache(maxsize=64)
-def statement_dependences(context_text: str, statements: tuple[StmtKey, ...]) -> Dependences:
+def statement_dependences(
+    context_text: str, statements: tuple[StmtKey, ...], loops: tuple[Loop, ...] = ()
+) -> Dependences:
     """The dependences of statements given by their isl texts (`StmtKey`),
-    in program order, under the parameter context `context_text`."""
+    in program order (`loops`: the stepped loop of each, none if empty),
+    under the parameter context `context_text`."""
     context = isl.Set(context_text)
     reads = union_of_accesses(context, ((domain, read) for domain, read, _, _ in statements))
     writes = union_of_accesses(context, ((domain, write) for domain, _, write, _ in statements))
     must_writes = union_of_accesses(
         context, ((domain, None if may else write) for domain, _, write, may in statements)
     )
-    # S_k[i] -> [k, i, 0, ...]: statement k after statement k - 1, each in
-    # lexicographic order.
-    domains = [isl.Set(domain) for domain, *_ in statements]
-    depth = max((d.dim(isl.dim_type.set) for d in domains), default=0)
-    order = isl.UnionMap.empty(context.get_space())
-    for position, domain in enumerate(domains):
-        n = domain.dim(isl.dim_type.set)
-        names = [f"i{d}" for d in range(n)]
-        target = ", ".join([str(position), *names, *["0"] * (depth - n)])
-        tuple_name = domain.get_tuple_name() if domain.has_tuple_name() else ""
-        order = order.union(
-            isl.UnionMap(f"{{ {tuple_name}[{', '.join(names)}] -> [{target}] }}").intersect_domain(
-                isl.UnionSet.from_set(domain)
-            )
-        )
+    order = program_order([(domain, loop) for (domain, *_), loop in zip(statements, loops or (None,) * len(statements))])
     may_writes = writes.subtract(must_writes)
     flow = _flow(reads, must_writes, may_writes, order)
     false = _flow(writes, must_writes, may_writes.union(reads), order)

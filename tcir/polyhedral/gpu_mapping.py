@@ -342,7 +342,31 @@ def _insert_syncs(
             )
             schedule = node.graft_after(graft).get_schedule()
             count += 1
+    for path in sorted(_loop_bodies(node_at(schedule, kernel), kernel), key=len, reverse=True):
+        # A loop all threads run (a recurrence's steps): a sync ending each
+        # iteration where a later one touches what another thread wrote.
+        body = node_at(schedule, path)
+        prefix = body.get_prefix_schedule_union_map().intersect_domain(body.get_domain())
+        later = prefix.lex_lt_union_map(prefix)
+        if conflicts is None or conflicts.cross_thread(body.get_domain(), body.get_domain(), later):
+            sync = isl.UnionSet(f"{{ {SYNC_PREFIX}{count}[] }}")
+            graft = isl.ScheduleNode.from_extension(isl.UnionMap.from_domain_and_range(prefix.range(), sync))
+            schedule = body.graft_after(graft).get_schedule()
+            count += 1
     return schedule
+
+
+def _loop_bodies(node: isl.ScheduleNode, path: Path) -> list[Path]:
+    """Thread-mapping filters right below a band that no thread filter is
+    above: the bodies of loops that all threads of a block run together."""
+    if maps_threads(node):
+        return []
+    found = []
+    for k in range(node.n_children()):
+        if node.get_type() == NodeType.band and maps_threads(node.child(k)):
+            found.append((*path, k))
+        found += _loop_bodies(node.child(k), (*path, k))
+    return found
 
 
 def _zero_filter(domain: isl.UnionSet, idents: Sequence[str]) -> isl.UnionSet:

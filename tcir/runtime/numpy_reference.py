@@ -2,7 +2,8 @@
 
 Each statement's right-hand side is evaluated at once over its whole (sparse,
 broadcast) iteration grid, then reduced over the reduction indices and
-combined into the left-hand side — no loops, no compiler. Floats are computed
+combined into the left-hand side — no loops, no compiler; only a stepped
+loop (a recurrence) runs its statements a step at a time, in order. Floats are computed
 in float64, integers in int64 with C semantics, and results are stored in the
 tensors' own dtypes.
 """
@@ -10,6 +11,7 @@ tensors' own dtypes.
 from __future__ import annotations
 
 import math
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -57,14 +59,14 @@ def _cast(value: Any, dtype: str) -> Any:
 class _Statement:
     """Evaluates one statement's right-hand side over its grid."""
 
-    def __init__(self, reference: NumpyReference, stmt: A.Stmt):
+    def __init__(self, reference: NumpyReference, stmt: A.Stmt, ranges: dict[str, tuple[int, int]]):
         self.reference = reference
         self.guarded = False
         """Inside a guarded ternary (`A.Ternary.guarded`): reads are clipped."""
         order = stmt.loop_order
         self.grid: dict[str, np.ndarray] = {}
         for axis, name in enumerate(order):
-            lo, hi = (reference.size(e) for e in stmt.ranges[name])
+            lo, hi = ranges[name]
             shape = [1] * len(order)
             shape[axis] = max(hi - lo, 0)
             self.grid[name] = np.arange(lo, max(hi, lo)).reshape(shape)
@@ -141,21 +143,32 @@ class NumpyReference:
         return evaluate(expr, [self.binding.sizes[n] for n in self.definition.size_params])
 
     def run(self) -> tuple[np.ndarray, ...]:
-        for stmt in self.definition.stmts:
-            self._statement(stmt)
+        # Consecutive statements of one stepped loop together, the others alone.
+        for _, grouped in groupby(self.definition.stmts, key=lambda stmt: stmt.loop or id(stmt)):
+            group = list(grouped)
+            loop = group[0].loop
+            if loop is None:
+                self._statement(group[0], self._ranges(group[0]))
+                continue
+            ranges = [self._ranges(stmt) for stmt in group]
+            lo, hi = ranges[0][loop.index]
+            for step in range(hi - lo):  # a recurrence: step by step, in order
+                for stmt, bounds in zip(group, ranges):
+                    at = bounds[loop.index][0] + step
+                    self._statement(stmt, {**bounds, loop.index: (at, at + 1)})
         return tuple(self.tensors[p.name] for p in self.definition.outputs)
 
-    def _statement(self, stmt: A.Stmt) -> None:
+    def _ranges(self, stmt: A.Stmt) -> dict[str, tuple[int, int]]:
+        return {name: (self.size(lo), self.size(hi)) for name, (lo, hi) in stmt.ranges.items()}
+
+    def _statement(self, stmt: A.Stmt, ranges: dict[str, tuple[int, int]]) -> None:
         target = self.tensors[stmt.lhs]
         param = self.definition.tensor(stmt.lhs)
-        evaluator = _Statement(self, stmt)
+        evaluator = _Statement(self, stmt, ranges)
         rank = len(stmt.lhs_indices)
         lhs_shape = tuple(evaluator.grid[n].size for n in stmt.lhs_indices)
         shape = lhs_shape + tuple(evaluator.grid[n].size for n in stmt.reduction_indices)
-        region = tuple(
-            slice(self.size(stmt.ranges[n][0]), self.size(stmt.ranges[n][1]))
-            for n in stmt.lhs_indices
-        )
+        region = tuple(slice(*ranges[n]) for n in stmt.lhs_indices)
         if stmt.op == "=":
             target[region] = _store(np.broadcast_to(evaluator.eval(stmt.rhs), shape), param.dtype)
             return

@@ -4,7 +4,8 @@ Makes random inputs for the sizes (as `tcir-run` does), runs the genetic
 search (or TPE, or random search) with live progress (candidates measured,
 failed and pruned, best time, speedup over the default, candidates per
 second; a line for each new best), and ends with a table of the best
-candidates and their options.
+candidates and the options that set them apart (`tcir.tuner.report`: what
+`mod.f.tune()` says too).
 Every measurement and the best version go to the compilation cache
 (`--cache-dir`, else `$TCIR_CACHE_DIR` or `~/.cache/tcir`), where later
 calls with the same shapes find them; `--resume` continues a run from them.
@@ -14,7 +15,6 @@ calls with the same shapes find them; `--resume` continues a run from them.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,76 +22,7 @@ from typing import Any
 
 from tcir.diagnostics import report_errors
 from tcir.errors import TCError
-from tcir.tuner.tune import CANDIDATES, POPULATION, SEARCHES, TuningResult
-
-
-ENDINGS = {
-    "candidates": "measured its candidates",
-    "max_time": "reached --max-time",
-    "converged": "the search converged (it proposed nothing new)",
-}
-
-
-def _milliseconds(seconds: float | None) -> str:
-    return "failed" if seconds is None else f"{seconds * 1e3:.4f} ms"
-
-
-class PlainProgress:
-    """Progress as plain lines: a line per new best (and a live status line on a terminal)."""
-
-    def __init__(self) -> None:
-        self.live = sys.stdout.isatty()
-
-    def status(self, text: str) -> None:
-        if self.live:
-            print(f"\r\x1b[2K{text}", end="", flush=True)
-
-    def line(self, text: str) -> None:
-        if self.live:
-            print("\r\x1b[2K", end="")
-        print(text, flush=True)
-
-    def close(self) -> None:
-        pass
-
-
-class RichProgress:
-    """Progress through `rich`: a spinner with the live status, a line per new best."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-
-        self.console = Console()
-        self._status = self.console.status("starting workers")
-        self._status.start()
-
-    def status(self, text: str) -> None:
-        self._status.update(text)
-
-    def line(self, text: str) -> None:
-        self.console.print(text, highlight=False)
-
-    def close(self) -> None:
-        self._status.stop()
-
-
-def _display() -> PlainProgress | RichProgress:
-    return RichProgress() if importlib.util.find_spec("rich") else PlainProgress()
-
-
-def print_ranking(result: TuningResult, count: int = 5) -> None:
-    """The best `count` candidates: time, speedup over the default, options."""
-    rows = []
-    for k, outcome in enumerate(result.ranking(count), 1):
-        speedup = (
-            "" if result.default_seconds is None else f"{result.default_seconds / outcome.time:.2f}x"
-        )
-        rows.append((str(k), _milliseconds(outcome.seconds), speedup, outcome.options.to_json()))
-    header = ("#", "time", "vs default", "options")
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(3)]
-    print(f"best {len(rows)} of {len(result.outcomes)} measured ({result.pruned} pruned):")
-    for row in (header, *rows):
-        print("  " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) + "  " + row[3])
+from tcir.tuner.tune import CANDIDATES, POPULATION, SEARCHES
 
 
 def main(args: Sequence[str] | None = None) -> int:
@@ -148,8 +79,9 @@ def run(options: argparse.Namespace) -> int:
     from tcir.runtime.inputs import random_inputs
     from tcir.runtime.signature import with_derived_sizes
     from tcir.transforms.tc_specialize import parse_sizes
+    from tcir.tuner.report import Display, ProgressReport, summary, varied_fields
     from tcir.tuner.space import SearchSpace
-    from tcir.tuner.tune import Progress, Tuner
+    from tcir.tuner.tune import Tuner
 
     function = tcir.define(Path(options.input_file).read_text(), options.input_file)[options.entry]
     definition = function.definition
@@ -162,29 +94,8 @@ def run(options: argparse.Namespace) -> int:
         from tcir.backends.cuda.runtime import cupy_module
 
         inputs = [cupy_module().asarray(a) if hasattr(a, "shape") else a for a in inputs]
-    display = _display()
-
-    curve: list[tuple[int, float]] = []
-
-    def show(p: Progress) -> None:
-        if p.best is not None and p.best.seconds is not None:
-            curve.append((p.measured, p.best.seconds))
-        best = _milliseconds(p.best.seconds if p.best else None)
-        speedup = "" if p.speedup is None else f" ({p.speedup:.2f}x the default)"
-        candidate = f"candidate {p.done}" + (f"/{p.total}" if p.total else "")
-        display.status(
-            f"{candidate}: {p.measured} measured, {p.failed} failed, {p.pruned} pruned, "
-            f"best {best}{speedup}, {p.rate:.2f} candidates/s"
-        )
-        if p.last.error is not None:
-            display.line(f"  discarded {p.last.options}: {p.last.error}")
-        if p.improved:
-            display.line(
-                f"{candidate}: new best {best}{speedup}, "
-                f"{p.measured} measured ({p.failed} failed, {p.pruned} pruned), "
-                f"{p.rate:.2f} candidates/s, {p.elapsed:.1f} s"
-            )
-
+    display = Display.make(printing=True)
+    report = ProgressReport(display)
     shown = ", ".join(f"{n}={v}" for n, v in sizes.items())
     display.line(f"tuning {definition.name}({shown}) on {options.backend}")
     tuner = Tuner(
@@ -206,7 +117,7 @@ def run(options: argparse.Namespace) -> int:
         workers=options.workers,
         cache=options.cache_dir,
         space=SearchSpace.build(definition, sizes, options.backend, max_unroll=options.max_unroll),
-        on_progress=show,
+        on_progress=report,
         resume=options.resume,
         cluster=options.cluster,
     )
@@ -214,22 +125,14 @@ def run(options: argparse.Namespace) -> int:
         result = tuner.run()
     finally:
         display.close()
-    print_ranking(result)
-    print(f"ended: {ENDINGS[result.stopped]}")
-    print(f"best options: {result.best}")
-    print(f"  json: {result.best.to_json()}")
-    print(
-        f"  time: {_milliseconds(result.best_seconds)} (default options: {_milliseconds(result.default_seconds)})"
-    )
-    if result.speedup is not None:
-        print(f"  speedup over the default options: {result.speedup:.2f}x")
-    print(f"  stored in {tuner.cache.path}")
+    for line in summary(result, definition.name, options.backend, tuner.cache.path, varied_fields(tuner.space)):
+        display.line(line)
     if options.plot:
         from tcir.plotting import tuning_curve
 
         title = f"tuning {definition.name}({shown}) on {options.backend}"
-        tuning_curve(curve, options.plot, title, result.default_seconds)
-        print(f"  plot: {options.plot}")
+        tuning_curve(report.curve, options.plot, title, result.default_seconds)
+        display.line(f"  plot: {options.plot}")
     return 0
 
 

@@ -5,6 +5,8 @@ memrefs (scalars as they are, sizes still symbolic as trailing `index`
 arguments), with one `scf.for` nest per comprehension, in program order:
 left-hand side indices outer, reduction indices inner. An initializing kind
 (`+=!`) first fills the left-hand side range with the operator's identity.
+The comprehensions of a stepped loop (`loop "t" along %t`) share one
+`scf.for` over the steps, each nesting its other indices inside it in order.
 When a statement reads the tensor it writes other than pointwise, the tensor
 is first copied so that the whole right-hand side sees the old values, as
 TC's semantics require. Temporaries become `memref.alloc`/`memref.dealloc`.
@@ -12,7 +14,7 @@ TC's semantics require. Temporaries become `memref.alloc`/`memref.dealloc`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -25,7 +27,9 @@ from xdsl.rewriter import Rewriter
 
 from tcir.diagnostics import anchored
 from tcir.dialects.tc import ComprehensionOp, DefOp
-from tcir.lowering.def_function import DefFunction, DefLowering, build_nest
+from tcir.lowering.affine_to_arith import index_constant
+from tcir.lowering.def_function import DefFunction, DefLowering, NestBody
+from tcir.lowering.def_function import build_nest as _build_nest
 from tcir.lowering.tc_point import PointLowering, identity, reduction_of
 
 
@@ -35,13 +39,41 @@ class CanonicalLowering:
 
     lowering: DefLowering
 
-    def comprehension(self, comp: ComprehensionOp) -> list[SSAValue]:
-        """Emit the loops of `comp`; returns buffers to free at the end."""
+    def steps(self, comps: list[ComprehensionOp]) -> None:
+        """Emit one loop over the steps of a stepped loop's comprehensions,
+        each at its step index's lower bound plus the step inside it."""
+        first = comps[0]
+        assert first.step_index is not None
+        lo, hi = self.lowering.bounds(first)[first.step_index.index]
+        outer = self.lowering.builder
+        trip = outer.insert(arith.SubiOp(hi, lo)).result
+
+        def step(b: Builder, ivs: Sequence[SSAValue]) -> None:
+            self.lowering.builder = b
+            for comp in comps:
+                freed = self.comprehension(comp, ivs[0])
+                assert not freed, "a loop's comprehension reads its tensor pointwise or at an earlier step"
+
+        _build_nest(outer, [(index_constant(outer, 0), trip)], [first.loop.data if first.loop else None], step)
+        self.lowering.builder = outer
+
+    def comprehension(self, comp: ComprehensionOp, step: SSAValue | None = None) -> list[SSAValue]:
+        """Emit the loops of `comp` (at `step` of its loop, if given); returns
+        buffers to free at the end."""
         lhs_type = comp.lhs_type
         buffer = self.lowering.point.values[comp.lhs]
         bounds = self.lowering.bounds(comp)
         names = [arg.name_hint for arg in comp.indices]
-        rank = lhs_type.rank
+        rank = nested = lhs_type.rank  # left-hand side indices, those the nests loop over
+        if step is not None:  # the step index is fixed: a nest over the others
+            assert comp.step_index is not None
+            k = comp.step_index.index
+            value = self.lowering.builder.insert(arith.AddiOp(bounds[k][0], step)).result
+            bounds, names = bounds[:k] + bounds[k + 1 :], names[:k] + names[k + 1 :]
+            nested -= 1
+            build_nest = _fixing(k, value)
+        else:
+            build_nest = _build_nest
         reduction = reduction_of(comp.kind.data)
         if comp.kind.data.endswith("!"):
             assert reduction is not None
@@ -51,7 +83,7 @@ class CanonicalLowering:
                 value = b.insert(arith.ConstantOp(neutral)).result
                 b.insert(memref.StoreOp.get(value, buffer, ivs))
 
-            build_nest(self.lowering.builder, bounds[:rank], names[:rank], init)
+            build_nest(self.lowering.builder, bounds[:nested], names[:nested], init)
         freed: list[SSAValue] = []
         point = self.lowering.point
         if comp.reads_lhs_non_pointwise():
@@ -69,13 +101,29 @@ class CanonicalLowering:
         return freed
 
 
+def _fixing(position: int, value: SSAValue) -> Callable[..., None]:
+    """`build_nest` over all indices but the one at `position`, which the
+    body gets as `value`."""
+
+    def build(builder: Builder, bounds: Sequence[tuple[SSAValue, SSAValue]], names: Sequence[str | None], body: NestBody) -> None:
+        def inner(b: Builder, ivs: Sequence[SSAValue]) -> None:
+            body(b, [*ivs[:position], value, *ivs[position:]])
+
+        _build_nest(builder, bounds, names, inner)
+
+    return build
+
+
 def lower_def(definition: DefOp) -> func.FuncOp:
     """The canonical loop nest function of `definition`."""
     function = DefFunction.start(definition)
     canonical = CanonicalLowering(function.lowering)
     freed: list[SSAValue] = []
-    for op in definition.comprehensions():
-        freed += canonical.comprehension(op)
+    for item in definition.statements():
+        if isinstance(item, list):
+            canonical.steps(item)
+        else:
+            freed += canonical.comprehension(item)
     return function.finish(freed)
 
 

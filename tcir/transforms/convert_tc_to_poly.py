@@ -24,7 +24,9 @@ until `tc-specialize` makes them constant.
 
 The schedule is the paper's canonical tree: a sequence with one filter per
 statement, each with a permutable identity band whose left-hand side members
-are coincident (reduction members are not).
+are coincident (reduction members are not). The statements of a stepped loop
+(`loop "t" along %t`) keep it (`poly.stmt ... loop "t" dim 0`) and share one
+band over its steps above their sequence (`tcir.polyhedral.canonical`).
 """
 
 from __future__ import annotations
@@ -197,13 +199,18 @@ class ScopExtraction:
         reads: list[isl.Map],
         write: isl.Map,
         body: Region,
+        comp: ComprehensionOp | None = None,
     ) -> None:
+        """A statement (of `comp`: its stepped loop, if any)."""
         name = domain.get_tuple_name()
         reads_text = isl.UnionMap.empty(domain.get_space().params())
         for read in reads:
             reads_text = reads_text.union(isl.UnionMap.from_map(read))
+        loop = None
+        if comp is not None and comp.loop is not None and comp.loop_index is not None:
+            loop = (comp.loop.data, comp.loop_index.data)
         self.statements.append(
-            StmtOp(name, domain.to_str(), reads_text.to_str(), write.to_str(), body)
+            StmtOp(name, domain.to_str(), reads_text.to_str(), write.to_str(), body, loop=loop)
         )
 
     def next_name(self) -> str:
@@ -241,7 +248,7 @@ class ScopExtraction:
         neutral = arith.ConstantOp(identity(reduction, comp.lhs_type.element_type))
         block.add_ops([neutral, _identity_update(comp.lhs, "=", neutral.result, block.args)])
         write = self.access(domain, comp.lhs, [AffineExpr.dimension(k) for k in range(rank)], IslAffineBuilder(domain.get_space(), list(range(rank))))
-        self.add_statement(domain, [], write, Region(block))
+        self.add_statement(domain, [], write, Region(block), comp)
 
     def copy_statement(self, tensor: SSAValue) -> SSAValue:
         """A copy of `tensor` into a new temporary, made by a new statement."""
@@ -292,7 +299,7 @@ class ScopExtraction:
         write = self.access(domain, comp.lhs, lhs, IslAffineBuilder(space, list(range(rank))))
         if reduction is not None:
             reads.append(write)
-        self.add_statement(domain, reads, write, body)
+        self.add_statement(domain, reads, write, body, comp)
 
     def comprehension(self, comp: ComprehensionOp) -> None:
         reduction = reduction_of(comp.kind.data)

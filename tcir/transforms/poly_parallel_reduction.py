@@ -30,7 +30,8 @@ to the output atomically (`poly-promote`). The statement that initializes the
 output (`!`) is a kernel of its own before it. A statement qualifies when its
 update is `+=` of f32, f64 or i32 over at least one reduction
 dimension and its only self-dependences relate instances updating the same
-element (a statement reading its own output elsewhere stays serial). Floats
+element (a statement reading its own output elsewhere stays serial), and it
+is no statement of a stepped loop (whose steps share one kernel). Floats
 are then summed in another order than the serial one: the results differ
 within the usual rounding tolerance. The paper names this parallelism as
 what Tensor Comprehensions lacked (section 8).
@@ -92,7 +93,7 @@ class PolyParallelReduction(ModulePass):
             parallel = []
             for stmt in scop.statements:
                 update = _atomic_sum(stmt)
-                if update is not None and _only_same_element(stmt, validity, context):
+                if update is not None and stmt.step_loop is None and _only_same_element(stmt, validity, context):
                     update.attributes[ATOMIC] = UnitAttr()
                     parallel.append(stmt)
             root = scop.schedule

@@ -15,6 +15,7 @@ killed midway leaves the best found so far. (`tcir.compiler.compiled` is how
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import os
@@ -22,10 +23,9 @@ import random
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from tcir.compiler.artifacts import target_architecture
+from tcir.compiler.artifacts import Artifact, build_artifact, target_architecture
 from tcir.compiler.cache import CompilationCache
 from tcir.compiler.canonical import ProblemKey
 from tcir.compiler.compiled import open_cache
@@ -33,7 +33,7 @@ from tcir.compiler.defaults import default_options
 from tcir.compiler.lowering import DefIR
 from tcir.compiler.options import MappingOptions
 from tcir.compiler.targets import resolve_backend
-from tcir.errors import TCError
+from tcir.errors import TCError, check_keywords
 from tcir.frontend.ast import CheckedDef
 from tcir.runtime.host_program import to_numpy
 from tcir.runtime.numpy_reference import reference_outputs
@@ -42,6 +42,7 @@ from tcir.tuner.evaluate import Evaluator, Outcome, Usage
 from tcir.tuner.executors import DaskExecutors, Executors, LocalExecutors, dask_client
 from tcir.tuner.jobs import Benchmark, Problem, Profiler, output_specs
 from tcir.tuner.genetic import GeneticSearch, RandomSearch, Search, distinct
+from tcir.tuner.report import Progress, Stop, TuningResult
 from tcir.tuner.space import SearchSpace
 
 log = logging.getLogger(__name__)
@@ -59,74 +60,6 @@ VERIFY_ROUNDS = 3
 times more each, alternately, in the tuner's process: the fastest of many
 measurements is biased low (a candidate as fast as the default wins by
 noise), so the result is the faster of the two by the median of these times."""
-
-
-@dataclass(frozen=True)
-class Progress:
-    """The tuner's state after each measured candidate."""
-
-    done: int
-    """Candidates measured in this run so far (failed ones included)."""
-    total: int | None
-    """Candidates this run measures at most; None: as many as `max_time` allows."""
-    measured: int
-    """All candidates measured, those of resumed runs included."""
-    failed: int
-    pruned: int
-    """Candidates not compiled because they cannot run (see `SearchSpace.prune`)."""
-    best: Outcome | None
-    last: Outcome
-    improved: bool
-    """`last` is the new best."""
-    elapsed: float
-    default_seconds: float | None
-    """The default options' time, once measured."""
-
-    @property
-    def speedup(self) -> float | None:
-        """Default time over best time so far."""
-        if self.default_seconds is None or self.best is None or self.best.seconds is None:
-            return None
-        return self.default_seconds / self.best.seconds
-
-    @property
-    def rate(self) -> float:
-        """Candidates measured per second since the tuner started."""
-        return self.done / self.elapsed if self.elapsed > 0 else 0.0
-
-
-Stop = Literal["candidates", "max_time", "converged"]
-"""Why a run ended: it measured its `candidates`, reached `max_time`, or the
-search converged (`CONVERGED_AFTER` proposals in a row brought nothing new)."""
-
-
-@dataclass(frozen=True)
-class TuningResult:
-    """The best options found, their time and the default options' time."""
-
-    best: MappingOptions
-    best_seconds: float
-    default_seconds: float | None
-    stopped: Stop
-    outcomes: list[Outcome] = field(repr=False)
-    """Every candidate measured, in order (those of resumed runs first)."""
-    pruned: int = 0
-    """Candidates not compiled because they cannot run."""
-    usage: Usage | None = field(default=None, repr=False)
-    """How busy the compile and profile workers were."""
-
-    def ranking(self, count: int = 5) -> list[Outcome]:
-        """The `count` fastest candidates that ran correctly, fastest first."""
-        return sorted((o for o in self.outcomes if o.seconds is not None), key=lambda o: o.time)[
-            :count
-        ]
-
-    @property
-    def speedup(self) -> float | None:
-        """Default time over best time (None if the default failed)."""
-        if self.default_seconds is None:
-            return None
-        return self.default_seconds / self.best_seconds
 
 
 class Tuner:
@@ -164,7 +97,8 @@ class Tuner:
         if search not in SEARCHES:
             raise TCError(f"tuner: search must be one of {', '.join(SEARCHES)}, got '{search}'")
         self.backend = resolve_backend(backend, tuple(inputs))
-        self.definition: CheckedDef = _def_ir(function).definition
+        self.ir = _def_ir(function)
+        self.definition: CheckedDef = self.ir.definition
         self.inputs = [to_numpy(a) for a in inputs]
         on_gpu = all(hasattr(a, "__cuda_array_interface__") for a in inputs if hasattr(a, "shape"))
         self.timing_inputs = list(inputs) if self.backend == "cuda" and on_gpu else self.inputs
@@ -184,7 +118,9 @@ class Tuner:
         )
         self.space = space or SearchSpace.build(self.definition, self.binding.sizes, self.backend)
         self.default = default_options(self.definition, self.binding)
-        """What a call without options uses on the GPU (the seed to beat)."""
+        """The default mapping: what a call without options uses on the GPU,
+        the search's first seed. On the CPU, a call without options runs the
+        canonical loops instead, which the tuner times as the default to beat."""
         rng = random.Random(seed)
         self.search: Search
         if search == "tpe":
@@ -245,6 +181,8 @@ class Tuner:
             session.restore()
         self.search.start(self.seeds())
         benchmark = Benchmark(problem, self.inputs, expected)
+        if self.backend == "cpu":
+            session.time_baseline(benchmark)
         executors, client = self._executors(benchmark)
         try:
             with Evaluator(
@@ -281,6 +219,11 @@ class _Session:
         self.usage: Usage | None = None
         self.verified_default: float | None = None
         """The default's median time in `verify`, once timed there."""
+        self.baseline: tuple[Artifact, float] | None = None
+        """On the CPU, the canonical loops (what a call without options runs)
+        and their time: the default the candidates are compared with."""
+        self.baseline_won = False
+        """Whether `verify` found the canonical loops faster than the best candidate."""
 
     @property
     def elapsed(self) -> float:
@@ -357,6 +300,27 @@ class _Session:
                 )
             )
 
+    def time_baseline(self, benchmark: Benchmark) -> None:
+        """Time the canonical loops as the candidates are timed (checked,
+        then the median of timed runs) and record them as options None."""
+        tuner = self.tuner
+        try:
+            artifact = build_artifact(tuner.ir, tuner.binding, None, tuner.backend)
+            seconds = self._profiler(benchmark)(artifact.to_json())
+        except Exception as e:  # noqa: BLE001  (the candidates are then compared with nothing)
+            log.warning("tuner: timing a call without options failed: %s", e)
+            return
+        tuner.cache.record(tuner.key, None, seconds)
+        self.baseline = artifact, seconds
+
+    def _profiler(self, benchmark: Benchmark) -> Profiler:
+        """A profiler in this process, as the profile workers time candidates."""
+        tuner = self.tuner
+        return Profiler(
+            tuner.backend, _current_device(tuner.backend), tuner.timing_inputs, benchmark.expected,
+            output_specs(benchmark.problem),
+        )
+
     def result(self) -> TuningResult:
         if self.best is None:
             if not self.measured and self.tuner.max_time is not None:  # ran out before any measurement
@@ -366,9 +330,13 @@ class _Session:
                 )
             reasons = "; ".join(sorted({o.error or "" for o in self.measured.values()})[:3])
             raise TCError(f"tuner: no candidate compiled and ran correctly ({reasons})")
+        best, seconds = self.best.options, self.best.time
+        if self.baseline_won:
+            best, seconds = None, self.verified_default
+        assert seconds is not None
         return TuningResult(
-            self.best.options,
-            self.best.time,
+            best,
+            seconds,
             self.default_seconds,
             self.stopped,
             list(self.measured.values()),
@@ -378,32 +346,41 @@ class _Session:
 
     @property
     def default_seconds(self) -> float | None:
+        """The time of a call without options: the canonical loops on the
+        CPU, the default mapping on the GPU (as timed again by `verify`)."""
         if self.verified_default is not None:
             return self.verified_default
+        if self.tuner.backend == "cpu":
+            return None if self.baseline is None else self.baseline[1]
         default = self.measured.get(self.tuner.default.to_json())
         return None if default is None else default.seconds
 
     def verify(self, benchmark: Benchmark) -> None:
-        """Time the best candidate and the default `VERIFY_ROUNDS` times each,
-        alternately, and record those times; the best is then the faster of
-        the two by the medians of all their times (the default on a tie), its
+        """Time the best candidate and the default (what a call without
+        options runs) `VERIFY_ROUNDS` times each, alternately, in this
+        process, and record those times; the best is then the faster of the
+        two by the medians of all their times (the default on a tie), its
         code kept. Not on the simulated GPU, whose times are the interpreter's."""
         tuner = self.tuner
-        default = self.measured.get(tuner.default.to_json())
         best = self.best
-        if tuner.backend == "cuda-sim":
+        if tuner.backend == "cuda-sim" or best is None:
             return  # the simulator's times are not a GPU's
-        if best is None or default is None or default.seconds is None or best.options == default.options:
-            return
-        contenders = (default, best)
-        artifacts = [o.artifact or tuner.cache.get_code(tuner.key, o.options) for o in contenders]
+        contenders: list[tuple[MappingOptions | None, float, Artifact | None]]
+        if tuner.backend == "cpu":
+            if self.baseline is None:
+                return
+            contenders = [(None, self.baseline[1], self.baseline[0])]
+        else:
+            default = self.measured.get(tuner.default.to_json())
+            if default is None or default.seconds is None or best.options == default.options:
+                return
+            contenders = [(default.options, default.time, default.artifact)]
+        contenders.append((best.options, best.time, best.artifact))
+        artifacts = [a or tuner.cache.get_code(tuner.key, o) for o, _, a in contenders]
         if any(a is None for a in artifacts):
             return
         try:
-            profiler = Profiler(
-                tuner.backend, _current_device(tuner.backend), tuner.timing_inputs, benchmark.expected,
-                output_specs(benchmark.problem),
-            )
+            profiler = self._profiler(benchmark)
             times: list[list[float]] = [[], []]
             for _ in range(VERIFY_ROUNDS):
                 for measured, artifact in zip(times, artifacts):
@@ -411,16 +388,20 @@ class _Session:
         except Exception as e:  # noqa: BLE001  (the search's result stands)
             log.warning("tuner: timing the best and the default again failed: %s", e)
             return
-        for outcome, measured in zip(contenders, times):
+        for (options, _, _), measured in zip(contenders, times):
             for seconds in measured:
-                tuner.cache.record(tuner.key, outcome.options, seconds)
+                tuner.cache.record(tuner.key, options, seconds)
         # Each by the median of all its times, as the cache ranks them.
-        medians = [statistics.median([o.time, *measured]) for o, measured in zip(contenders, times)]
+        medians = [statistics.median([first, *measured]) for (_, first, _), measured in zip(contenders, times)]
         winner = 1 if medians[1] < medians[0] else 0
         self.verified_default = medians[0]
-        self.best = Outcome(contenders[winner].options, medians[winner], artifact=artifacts[winner])
-        if tuner.cache.get_code(tuner.key, self.best.options) is None:
-            tuner.cache.put_code(tuner.key, self.best.options, artifacts[winner])  # type: ignore[arg-type]
+        options = contenders[winner][0]
+        if options is None:  # the canonical loops: calls keep them (the cache's best says so)
+            self.baseline_won = True
+            return
+        self.best = Outcome(options, medians[winner], artifact=artifacts[winner])
+        if tuner.cache.get_code(tuner.key, options) is None:
+            tuner.cache.put_code(tuner.key, options, artifacts[winner])  # type: ignore[arg-type]
 
 
 def _current_device(backend: str) -> int:
@@ -447,11 +428,18 @@ def tune(
     population: int = POPULATION,
     timeout: float = 60.0,
     backend: str | None = None,
+    verbose: bool = True,
     **knobs: Any,
-) -> MappingOptions:
+) -> MappingOptions | None:
     """Autotune a def (`mod.name`) for the shapes and dtypes of `inputs`; returns the
     best options found, which are also stored in the compilation cache (later
-    calls with these shapes use them).
+    calls with these shapes use them); None where no candidate beat a call
+    without options on the CPU (the canonical loops, which calls then keep).
+
+    With `verbose` (the default), the run says what it does as `tcir-tune`
+    does (`tcir.tuner.report`): a live line through `rich` on a terminal or
+    in a notebook, else log records at INFO (logger `tcir.tuner`), and the
+    same summary at the end.
 
     `candidates` is how many candidates to measure (`None`: until
     `max_time`; the run also ends when the search proposes nothing new),
@@ -464,6 +452,17 @@ def tune(
     `resume` (count the cached measurements of this problem as done),
     `cluster` (a Dask address, "local" or a `distributed.Client`).
     """
+    check_keywords("tune()", knobs, TUNE_KEYWORDS)
+    from tcir.tuner.report import Display, ProgressReport, summary, varied_fields
+
+    display = Display.make(printing=False) if verbose else None
+    callbacks = [knobs.pop("on_progress", None), ProgressReport(display) if display else None]
+
+    def on_progress(progress: Progress) -> None:
+        for callback in callbacks:
+            if callback is not None:
+                callback(progress)
+
     tuner = Tuner(
         function,
         inputs,
@@ -471,6 +470,21 @@ def tune(
         candidates=candidates,
         population=population,
         timeout=timeout,
+        on_progress=on_progress,
         **knobs,
     )
-    return tuner.run().best
+    if display is None:
+        return tuner.run().best
+    shown = ", ".join(f"{n}={v}" for n, v in tuner.binding.sizes.items())
+    display.line(f"tuning {tuner.definition.name}({shown}) on {tuner.backend}")
+    try:
+        result = tuner.run()
+    finally:
+        display.close()
+    for line in summary(result, tuner.definition.name, tuner.backend, tuner.cache.path, varied_fields(tuner.space)):
+        display.line(line)
+    return result.best
+
+
+TUNE_KEYWORDS = (*tuple(inspect.signature(Tuner).parameters)[2:], "verbose")
+"""The keyword arguments of `tune` (those of `Tuner`, and `verbose`)."""

@@ -90,3 +90,34 @@ def test_call_overhead_path_reuses_the_checked_binding():
     assert entry.binding.sizes == {"M": 2, "K": 3, "N": 4}
     with pytest.raises(tcir.ShapeError, match="inconsistent size K"):
         fresh.mm(A, np.ones((5, 4), np.float32))  # a new signature is checked again
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: mod.mm(A, B, backnd="cpu"),
+         r"mm\(\): unknown keyword argument 'backnd'; did you mean 'backend'\? \(valid: backend, options, outputs, out\)"),
+        (lambda: mod.mm.ir(A, B, untl="poly-tile"),
+         r"mm.ir\(\): unknown keyword argument 'untl'; did you mean 'until'\? \(valid: backend, until, options\)"),
+        (lambda: mod.mm.tune(A, B, max_tme=3),
+         r"tune\(\): unknown keyword argument 'max_tme'; did you mean 'max_time'\? \(valid: .*max_time, .*verbose"),
+    ],
+)
+def test_keyword_typos_list_the_valid_keywords(call, message):
+    with pytest.raises(tcir.TCError, match=message):
+        call()
+
+
+def test_cuda_without_cupy_says_so_once(monkeypatch, caplog):
+    """No cupy: one error that says how to get it (or to use cuda-sim), and
+    no warnings about the compilation cache before it."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` raises ImportError
+    with pytest.raises(tcir.TCError) as info:
+        mod.mm(A, B, backend="cuda")
+    assert str(info.value) == (
+        "error: backend 'cuda': cupy is not installed (pip install 'tcir[cuda]'; "
+        "backend='cuda-sim' runs the same kernels on a simulated GPU without it)"
+    )
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == []

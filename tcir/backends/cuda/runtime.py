@@ -54,7 +54,10 @@ def cupy_module() -> Any:
     try:
         import cupy
     except ImportError:
-        raise TCError("cuda backend: cupy is not installed (pip install 'tcir[cuda]')") from None
+        raise TCError(
+            "backend 'cuda': cupy is not installed (pip install 'tcir[cuda]'; "
+            "backend='cuda-sim' runs the same kernels on a simulated GPU without it)"
+        ) from None
     return cupy
 
 

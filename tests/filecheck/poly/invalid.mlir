@@ -252,3 +252,13 @@ poly.scop @s params [] context "{ : }" {
     }
   }
 }
+
+// -----
+
+poly.scop @f params [] context "{ : }" {
+  // expected-error@+1 {{'poly.stmt' op loop dimension 1 is not one of the 1 of 'S0'}}
+  poly.stmt @S0 domain "{ S0[t] : 0 <= t < 4 }" reads "{ }" writes "{ S0[t] -> C[t] }" loop "t" dim 1 {
+  ^bb0(%t: index):
+  }
+  poly.domain "{ S0[t] : 0 <= t < 4 }"
+}

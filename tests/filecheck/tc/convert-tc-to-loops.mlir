@@ -142,3 +142,44 @@ tc.def @temp(%a: f32, %X: !tc.tensor<f32, [N]>) -> (%s: !tc.tensor<f32, []>) {
     tc.yield %2 : f32
   }
 }
+
+// -----
+
+// A stepped loop: one scf.for over the steps, and inside it each
+// comprehension's nest over its other indices in order, its step index at
+// its lower bound plus the step (A's initialization, its sum reading H a
+// step before, then H).
+// CHECK-LABEL: func.func @cell
+// CHECK:         %[[LO:.*]] = arith.constant 1 : index
+// CHECK:         %[[HI:.*]] = arith.constant 8 : index
+// CHECK:         %[[STEPS:.*]] = arith.subi %[[HI]], %[[LO]] : index
+// CHECK:         scf.for %t = %{{.*}} to %[[STEPS]] step %{{.*}} {
+// CHECK:           %[[T:.*]] = arith.addi %{{.*}}, %t : index
+// CHECK:           scf.for %i = {{.*}} {
+// CHECK-NEXT:        %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        memref.store %[[Z]], %A[%[[T]], %i] : memref<8x4xf32>
+// CHECK-NEXT:      }
+// CHECK:           scf.for %i_1 = {{.*}} {
+// CHECK-NEXT:        %{{.*}} = arith.constant 1 : index
+// CHECK-NEXT:        scf.for %k = {{.*}} {
+// CHECK-NEXT:          %[[M1:.*]] = arith.constant -1 : index
+// CHECK-NEXT:          %[[PREV:.*]] = arith.addi %[[T]], %[[M1]] : index
+// CHECK-NEXT:          %{{.*}} = memref.load %H[%[[PREV]], %k] : memref<8x4xf32>
+// CHECK:             memref.store %{{.*}}, %A[%[[T]], %i_1] : memref<8x4xf32>
+// CHECK:           %[[T2:.*]] = arith.addi %{{.*}}, %t : index
+// CHECK:           scf.for %i_2 = {{.*}} {
+// CHECK:             memref.store %{{.*}}, %H[%[[T2]], %i_2] : memref<8x4xf32>
+// CHECK:         memref.dealloc %A
+tc.def @cell(%X: !tc.tensor<f32, [M, N]>) -> (%H: !tc.tensor<f32, [M, N]>) {
+  %A = tc.alloc : !tc.tensor<f32, [M, N]>
+  tc.comprehension %A[%t, %i] "+=!" (%t in [1, M), %i in [0, N), %k in [0, N)) loop "t" along %t {
+    %0 = tc.read %H[%t - 1, %k]
+    tc.yield %0 : f32
+  }
+  tc.comprehension %H[%t, %i] "=" (%t in [1, M), %i in [0, N)) loop "t" along %t {
+    %0 = tc.read %A[%t, %i]
+    %1 = tc.read %X[%t, %i]
+    %2 = arith.addf %0, %1 : f32
+    tc.yield %2 : f32
+  }
+}

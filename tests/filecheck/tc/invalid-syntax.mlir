@@ -40,3 +40,12 @@ tc.def @f(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M floordiv 0]>) {
 tc.def @f(%I: !tc.tensor<f32, [M +]>) -> (%O: !tc.tensor<f32, [M]>) {
 }
 
+// -----
+
+tc.def @f(%X: !tc.tensor<f32, [T, N]>) -> (%S: !tc.tensor<f32, [T]>) {
+  // expected-error@+1 {{the step index must be a left-hand side index}}
+  tc.comprehension %S[%t] "+=!" (%t in [0, T), %i in [0, N)) loop "t" along %i {
+    %0 = tc.read %X[%t, %i]
+    tc.yield %0 : f32
+  }
+}

@@ -149,3 +149,31 @@ tc.def @f(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M]>) {
 %x = arith.constant 1 : index
 // expected-error@+1 {{'tc.read' op operand 'tensor' at position 0 does not verify:}}
 %0 = "tc.read"(%x) <{map = affine_map<() -> ()>, symbols = []}> : (index) -> f32
+
+// -----
+
+tc.def @f(%X: !tc.tensor<f32, [T, N]>) -> (%C: !tc.tensor<f32, [T, N]>) {
+  // expected-error@+1 {{'tc.comprehension' op a comprehension of a loop reads the tensor it writes at the point it writes or at an earlier step only}}
+  tc.comprehension %C[%t, %i] "=" (%t in [0, T), %i in [0, N)) loop "t" along %t {
+    %0 = tc.read %C[%t, %i + 1]
+    tc.yield %0 : f32
+  }
+}
+
+// -----
+
+// expected-error@+1 {{'tc.def' op the comprehensions of loop 't' must be consecutive}}
+tc.def @f(%X: !tc.tensor<f32, [T]>) -> (%C: !tc.tensor<f32, [T]>, %D: !tc.tensor<f32, [T]>) {
+  tc.comprehension %C[%t] "=" (%t in [0, T)) loop "t" along %t {
+    %0 = tc.read %X[%t]
+    tc.yield %0 : f32
+  }
+  tc.comprehension %D[%t] "=" (%t in [0, T)) {
+    %0 = tc.read %C[%t]
+    tc.yield %0 : f32
+  }
+  tc.comprehension %C[%t] "=" (%t in [0, T)) loop "t" along %t {
+    %0 = tc.read %D[%t]
+    tc.yield %0 : f32
+  }
+}

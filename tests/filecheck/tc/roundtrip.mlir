@@ -139,3 +139,26 @@ tc.def @temps(%X: !tc.tensor<ui8, [4, 8]>) -> (%s: !tc.tensor<i32, []>, %Y: !tc.
     tc.yield %3 : i32
   }
 }
+
+// A stepped loop (a recurrence): the comprehension names its loop and the
+// left-hand side index of its steps, and reads its tensor a step before.
+// CHECK-LABEL: tc.def @cumsum
+// CHECK:         tc.comprehension %C[%t] "=" (%t in [0, T)) loop "t" along %t where ["t in 0:T"] {
+// CHECK:           tc.read %C[%t - 1]
+tc.def @cumsum(%X: !tc.tensor<f32, [T]>) -> (%C: !tc.tensor<f32, [T]>) {
+  tc.comprehension %C[%t] "=" (%t in [0, T)) loop "t" along %t where ["t in 0:T"] {
+    %0 = tc.read %X[%t]
+    %1 = arith.index_cast %t : index to i32
+    %2 = arith.constant 0 : i32
+    %3 = arith.cmpi sgt, %1, %2 : i32
+    %4 = scf.if %3 -> (f32) {
+      %5 = tc.read %C[%t - 1]
+      scf.yield %5 : f32
+    } else {
+      %6 = arith.constant 0.000000e+00 : f32
+      scf.yield %6 : f32
+    }
+    %7 = arith.addf %0, %4 : f32
+    tc.yield %7 : f32
+  }
+}

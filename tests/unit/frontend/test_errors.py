@@ -164,14 +164,24 @@ LOOP = "def f(float(T, N) X) -> (A, B) {{\n  for t in 0:T {{\n{}\n  }}\n}}"
 
 
 @pytest.mark.parametrize("body, line, col, name, fragment", [
-    ("    B(t, i) = A(t - 1, i)\n    A(t, i) = X(t, i)", 3, 15, "'A'", "a later statement"),
+    ("    B(t, i) = A(t, i)\n    A(t, i) = X(t, i)", 3, 15, "'A'", "before a later statement"),
     ("    A(t, i) = X(t, i)\n    B(t, i) = A(t + 1, i)", 4, 15, "'A'", "or an earlier step"),
     ("    A(t, i) = X(t, i)\n    B(i) +=! A(t, i)", 4, 5, "'t'", "must index its left-hand side"),
-    ("    A(t, i) = X(t, i)\n    A(t, i) += t > 0 ? A(t - 1, i) : 0.0\n    B(t, i) = A(t, i)",
-     4, 24, "'A'", "reads itself at another step"),
+    ("    A(t, i) = X(t, i)\n    A(t, i) += t < T - 1 ? A(t + 1, i) : 0.0\n    B(t, i) = A(t, i)",
+     4, 28, "'A'", "or an earlier step"),
+    ("    A(t, i) = t > 0 ? A(t - 1, i) + A(t, i + 1) : X(t, i)\n    B(t, i) = A(t, i)", 3, 37, "'A'",
+     "reads it at other points"),
 ])
-def test_loops_tcir_cannot_run_statement_by_statement(body, line, col, name, fragment) -> None:
+def test_loops_no_order_of_the_steps_computes(body, line, col, name, fragment) -> None:
+    """A read of what the loop writes at a later step, or of this step before
+    its statement writes it: no order of the steps gives it a value."""
     expect_error(TypeError_, LOOP.format(body), line, col, name, fragment)
+
+
+def test_a_recurrence_outside_a_loop_says_how_to_write_one() -> None:
+    err = expect_error(TypeError_, "def cumsum(float(N) X) -> (C) { C(i) = X(i)  C(i) = C(i - 1) + X(i) }",
+                       1, 53, "'C'", "only pointwise in-place updates are allowed")
+    assert "a recurrence along 'i' runs step by step in a loop: 'for i in lo:hi { ... }'" in str(err)
 
 
 @pytest.mark.parametrize("src, col, fragment", [
@@ -182,3 +192,46 @@ def test_loops_tcir_cannot_run_statement_by_statement(body, line, col, name, fra
 ])
 def test_malformed_loops(src: str, col: int, fragment: str) -> None:
     expect_error(ParseError, src, 1, col, "", fragment)
+
+
+# -- the mistakes of new users: what they meant, at the right column ------------------
+@pytest.mark.parametrize("body, col, name, fragment", [
+    ("  B(i) +=!! A(i, j)", 11, "'+=!!'", "did you mean '+=!'?"),
+    ("  B(i) max=!! A(i, j)", 13, "'max=!!'", "did you mean 'max=!'?"),
+    ("  B(i) =! A(i, 0)", 9, "'=!'", "did you mean '+=!'"),
+    ("  B(i) = A(i, 0) -- A(i, 1)", 19, "'--'", "is not an operator"),
+    ("  B(i) = A(i, 0) ** A(i, 1)", 19, "'**'", "is not an operator"),
+    ("  B(i) = !!(A(i, 0) > 0) ? 1.0 : 0.0", 11, "'!!'", "is not an operator"),
+    ("  B(i) +=1 A(i, j)", 10, "'+=1'", "did you mean '+=!'?"),
+])
+def test_mistyped_operators(body: str, col: int, name: str, fragment: str) -> None:
+    src = f"def f(float(N, M) A) -> (B) {{\n{body}\n}}"
+    expect_error(ParseError, src, 2, col, name, fragment)
+
+
+def test_an_operator_after_a_space_is_no_mistake() -> None:
+    parse("def f(float(N, M) A) -> (B) {\n  B(i) +=! ! (A(i, j) > 0) ? 1.0 : 0.0\n  B(i) += 1\n  B(i) = - -B(i)\n}")
+
+
+@pytest.mark.parametrize("src, col, name, fragment", [
+    ("def f(float(N) A) -> (O) { O(i) = exps(A(i)) }", 35, "'exps'", "did you mean 'exp'?"),
+    ("def f(float(N) A) -> (O) { O(i) = abs(A(i)) }", 35, "'abs'", "did you mean 'fabs'?"),
+    ("def f(float(N) Input) -> (O) { O(i) = Inptu(i) }", 39, "'Inptu'", "did you mean 'Input'?"),
+    ("def f(float(N) A) -> (O) { O(i) = flaot(A(i)) }", 35, "'flaot'", "did you mean 'float'?"),
+    ("def f(float(N) A) -> (O) { O(i) = A(ii) }", 37, "'ii'", "did you mean 'i'?"),
+    ("def f(float(N) A) -> (O) { O(i) +=! A(k) where kk in 0:N }", 48, "'kk'", "did you mean 'k'?"),
+    ("def f(float(B, N) X) -> (O) { O(b, n) = X(b, n) / D }", 51, "'D'",
+     "'D' is used as a value but is not declared: a size must appear in an input's type"),
+    ("def f(float(B, N) X) -> (O) { O(b, n) = X(b, n) / N2 }", 51, "'N2'", "not declared"),
+])
+def test_did_you_mean(src: str, col: int, name: str, fragment: str) -> None:
+    err = expect_error(TypeError_, src, 1, col, name, fragment)
+    if name == "'N2'":
+        assert str(err).splitlines()[0].endswith("did you mean 'N'?"), str(err)
+
+
+def test_a_type_error_lists_the_types() -> None:
+    err = expect_error(ParseError, "def f(long(B) I) -> (O) { O(i) = I(i) }", 1, 7, "'long'", "expected a scalar type")
+    assert ("(bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, float32, float64, "
+            "float, double, int, half, byte)") in str(err)
+    expect_error(ParseError, "def f(flot(B) I) -> (O) { O(i) = I(i) }", 1, 7, "'flot'", "did you mean 'float'?")

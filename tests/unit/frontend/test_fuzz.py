@@ -26,6 +26,13 @@ SEEDS = [p.read_text() for p in sorted(EXAMPLES.glob("*.tc"))] + [
     "  U(i, j) = A(i, j + sh) * y where x = i, y = x + 1\n"
     "}\n",
     "def g() -> (O) { O(i) = !i || i % 3 == 1e-5 && i != 2 where i in 0:10 }",
+    "def rnn(float(T, B, I) x, float(B, J) h0, float(J, J) W) -> (h) {\n"
+    "  for t in 0:T {\n"
+    "    a(t, b, j) +=! W(j, k) * (t > 0 ? h(t - 1, b, k) : h0(b, k)) + x(t, b, j)\n"
+    "    h(t, b, j) = tanh(a(t, b, j))\n"
+    "  }\n"
+    "  Y(t) +=! (t + k >= 1 && t + k <= T) ? h(t + k - 1, 0, 0) * W(k, 0) : 0.0 where t in 0:T\n"
+    "}\n",
 ]
 def random_expr(rng: random.Random, depth: int) -> str:
     if depth == 0 or rng.random() < 0.2:

@@ -7,6 +7,8 @@ import pytest
 from tcir.errors import RangeError
 from tcir.frontend import parse
 
+from tcir.frontend.subscripts import walk
+
 from frontend_helpers import expect_error, one, ranges, shape
 
 
@@ -177,3 +179,67 @@ def test_a_reduction_bound_may_be_a_min_of_sizes() -> None:
     rhs = d.stmts[0].rhs
     assert isinstance(rhs, Ternary) and rhs.guarded
     assert rhs.b.value == 0.0 and str(rhs.c.op) == ">="
+
+
+# -- guards -------------------------------------------------------------------------
+def test_a_read_its_guard_keeps_in_bounds_does_not_narrow() -> None:
+    """A "same" convolution: `X(t + k - 1)` is read only where the guard
+    keeps it in bounds, so `W(k)` alone gives `k` its range (TC's
+    intersection would narrow it to `[1, 2)`), and the ternary is evaluated
+    lazily (only the branch taken reads)."""
+    from tcir.frontend import Ternary
+
+    d = one("def same(float(T) X, float(K) W) -> (Y) {"
+            " Y(t) +=! (t + k >= 1 && t + k <= T) ? X(t + k - 1) * W(k) : 0.0 where t in 0:T }")
+    assert ranges(d) == {"t": ("0", "T"), "k": ("0", "K")}
+    rhs = d.stmts[0].rhs
+    assert isinstance(rhs, Ternary) and rhs.guarded
+
+
+def test_a_guard_keeps_the_side_it_bounds() -> None:
+    """`t - k >= 0` keeps `X(t - k)` from below, which bounds `k` from above
+    (the coefficient of `k` is negative): only `W` bounds `k`."""
+    d = one("def causal(float(T) X, float(K) W) -> (Y) { Y(t) +=! t - k >= 0 ? X(t - k) * W(k) : 0.0 where t in 0:T }")
+    assert ranges(d) == {"t": ("0", "T"), "k": ("0", "K")}
+
+
+def test_a_padding_guard_widens_the_output() -> None:
+    """`i > 0` keeps `A(i - 1)` from below: `i` starts at 0 (a padded first
+    element), not at 1."""
+    d = one("def shift(float(N) A) -> (O) { O(i) = i > 0 ? A(i - 1) : 0.0 }")
+    assert ranges(d) == {"i": ("0", "N + 1")}
+    assert shape(d, "O") == ["N + 1"]
+
+
+def test_a_guarded_read_still_bounds_what_nothing_else_bounds() -> None:
+    """TC's segment offsets: `r_k < k` keeps `Segments(r_k)` below `K`, and
+    nothing else bounds `r_k`: the read gives it its range."""
+    d = one("def make_idx(int32(K) Segments) -> (Idx) { Idx(k) +=! (r_k < k) ? Segments(r_k) : 0 where k in 0:K+1 }")
+    assert ranges(d) == {"k": ("0", "K + 1"), "r_k": ("0", "K")}
+
+
+def test_a_guard_that_narrows_a_reduction_is_ambiguous() -> None:
+    """The guard keeps `X(t + k - 1)` in bounds from below only: `W` allows
+    `k` in `[0, K)` and the read only `[0, 2)`. The error names `k`, both
+    ranges and the where clauses that settle it."""
+    src = "def same(float(T) X, float(K) W) -> (Y) {\n  Y(t) +=! t + k >= 1 ? X(t + k - 1) * W(k) : 0.0 where t in 0:T\n}"
+    err = expect_error(RangeError, src, 2, 25, "'k'", "ambiguous")
+    first = str(err).splitlines()[0]
+    assert "[0, K)" in first and "[0, 2)" in first, first
+    assert "'where k in 0:2'" in first and "'where k in 0:K'" in first, first
+    settled = one(src.replace("where t in 0:T", "where t in 0:T, k in 0:2"))
+    assert ranges(settled)["k"] == ("0", "2")
+
+
+def test_a_recurrence_reads_the_first_step_under_a_guard() -> None:
+    """The read of `t - 1` is checked once its tensor is shaped (after the
+    statement that defines it): out of bounds at the first step unless a
+    guard keeps it in."""
+    from tcir.frontend import Ternary
+
+    src = "def cumsum(float(T) X) -> (C) {\n  for t in 0:T { C(t) = X(t) + C(t - 1) }\n}"
+    expect_error(RangeError, src, 2, 32, "'C'", "out of bounds [0, T) for the inferred ranges t in [0, T); "
+                 "guard the read of an earlier step (as in 't > 0 ? ... : ...')")
+    d = one(src.replace("C(t - 1)", "(t > 0 ? C(t - 1) : 0.0)"))
+    assert ranges(d) == {"t": ("0", "T")} and shape(d, "C") == ["T"]
+    assert any(isinstance(e, Ternary) and e.guarded for e in walk(d.stmts[0].rhs))

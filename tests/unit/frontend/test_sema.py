@@ -115,3 +115,46 @@ def test_lets_are_inlined() -> None:
     e = d.stmts[0].rhs
     assert isinstance(e, Binary) and e.a is e.b
     assert isinstance(e.a, Binary) and isinstance(e.a.a, Access)
+
+
+# -- `for` loops: statement by statement, or step by step ---------------------------
+RECURRENCES = """
+def cumsum(float(T) X) -> (C) {
+  for t in 0:T { C(t) = X(t) + (t > 0 ? C(t - 1) : 0.0) }
+}
+def rnn(float(T, B, I) x, float(B, J) h0, float(J, J) W, float(J, I) U) -> (h) {
+  for t in 0:T {
+    a(t, b, j) +=! W(j, k) * (t > 0 ? h(t - 1, b, k) : h0(b, k))
+    a(t, b, j) += U(j, i) * x(t, b, i)
+    h(t, b, j) = tanh(a(t, b, j))
+  }
+}
+def pair_sums(float(T, N) X) -> (A, B) {
+  for t in 0:T {
+    A(t, i) = X(t, i) * 2.0
+    B(t, i) = t != 0 ? A(t - 1, i) + A(t, i) : A(t, i)
+  }
+}
+def two_loops(float(T) X) -> (C, D) {
+  for t in 0:T { C(t) = X(t) + (t > 0 ? C(t - 1) : 0.0) }
+  for t in 0:T { D(t) = C(t) * (t > 0 ? D(t - 1) : 1.0) }
+}
+"""
+
+
+def test_a_loop_with_a_recurrence_runs_step_by_step() -> None:
+    """A statement reading its own tensor at an earlier step, or a later
+    statement's: the loop is stepped (each statement's `loop`), and a
+    tensor read before the statement that writes it gets that statement's
+    type. A loop without such a read runs statement by statement (its steps
+    stay parallel)."""
+    from tcir.frontend import Loop, parse
+
+    defs = {d.name: d for d in parse(RECURRENCES)}
+    assert [s.loop for s in defs["cumsum"].stmts] == [Loop(label="t", index="t")]
+    rnn = defs["rnn"]
+    assert [s.loop for s in rnn.stmts] == [Loop(label="t", index="t")] * 3
+    reads = [e for e in walk(rnn.stmts[0].rhs) if isinstance(e, Access) and e.tensor == "h"]
+    assert [e.type for e in reads] == ["float32"]
+    assert [s.loop for s in defs["pair_sums"].stmts] == [None, None]
+    assert [s.loop.label for s in defs["two_loops"].stmts if s.loop] == ["t", "t2"]
