@@ -435,7 +435,7 @@ def _column_sum(definition: A.CheckedDef) -> A.Stmt | None:
     dimensions (`S(n) +=! X(b, n)`): every read's last subscript is the
     output's innermost index, none depends on a reduction index there."""
     layer = _one_output_layer(definition)
-    if layer is None or not layer.reduces or not atomic_sum(definition, layer):
+    if layer is None or not layer.reduces or not layer.lhs_indices or not atomic_sum(definition, layer):
         return None
     inner = layer.lhs_indices[-1]
     reads = _input_reads(layer, {layer.lhs})

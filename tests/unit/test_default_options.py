@@ -14,7 +14,7 @@ import tcir
 from tcir.compiler.defaults import default_options
 from tcir.runtime.inputs import random_inputs
 from tcir.runtime.numpy_reference import reference_outputs
-from tcir.runtime.signature import NUMPY_DTYPES, bind
+from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -251,3 +251,57 @@ def test_a_sum_that_atomics_cannot_combine_stays_serial():
     assert "parallel_reductions" not in names and "split_k" not in names
     f32 = tcir.define("def rowsum(float(B,K) A) -> (s) { s(b) +=! A(b,k) }").rowsum
     assert "parallel_reductions" in SearchSpace.build(f32.definition, {"B": 64, "K": 65536}, "cuda").names
+
+
+def _example(name: str) -> tcir.api.Function:
+    path = Path(__file__).parents[2] / "examples" / f"{name}.tc"
+    return tcir.define(path.read_text())[name]
+
+
+@pytest.mark.parametrize(
+    "name, sizes, threads",
+    [("softmax", {"B": 4096, "N": 1024}, 64), ("rmsnorm", {"B": 4096, "N": 4096}, 256), ("layernorm", {"B": 512, "N": 37}, 32)],
+)
+def test_row_wise_chains_take_a_block_per_row(name: str, sizes: dict[str, int], threads: int):
+    """16 points of a row a thread (32 to 256 threads), the reductions spread
+    over the block; with fewer rows than SMs, not this rule."""
+    fn = _example(name)
+    options = default_options(fn.definition, Binding(sizes, ()))
+    assert options.block_reductions and options.threads == [threads] and not options.tile
+    few = default_options(fn.definition, Binding({**sizes, "B": 16}, ()))
+    assert not few.block_reductions
+
+
+def test_column_sums_split_the_reduction_over_blocks():
+    options = default_options(_example("colsum").definition, Binding({"B": 8192, "N": 8192}, ()))
+    assert options.threads == [256] and options.tile == [256, 512] and options.split_k == 16
+
+
+def test_a_full_sum_has_no_column_rule():
+    fn = tcir.define("def total(float(N) X) -> (Y) { Y() +=! X(n) }").total
+    x = np.arange(1000, dtype=np.float32)
+    assert fn(x, backend="cuda-sim") == pytest.approx(x.sum())
+
+
+def test_a_batched_matmul_of_short_reductions_takes_register_tiles():
+    fn = tcir.define("def bmm(float(B,M,K) X, float(B,N,K) Y) -> (Z) { Z(b,m,n) +=! X(b,m,k) * Y(b,n,k) }").bmm
+    options = default_options(fn.definition, Binding({"B": 64, "M": 256, "N": 256, "K": 256}, ()))
+    assert options.tile == [1, 128, 128, 32] and options.max_private_elements == 64
+
+
+def test_attention_is_mapped_in_parts():
+    """The scores and the weighted values are contractions of their own; the
+    softmax between them keeps a block per row (128x64 tiles for the 64
+    features of the values)."""
+    from tcir.compiler.defaults import default_partition
+    from tcir.compiler.partition import split_def
+
+    fn = _example("attention")
+    binding = Binding({"B": 64, "L": 512, "D": 64}, ())
+    groups = default_partition(fn.definition, binding)
+    assert groups == [[0], [1, 2, 3], [4, 5]]
+    parts = split_def(fn.definition, groups)
+    assert [[p.name for p in part.outputs] for part in parts] == [["S"], ["P", "Z"], ["O"]]
+    mappings = [default_options(part, binding) for part in parts]
+    assert mappings[0].tile == [1, 128, 128, 32] and mappings[1].block_reductions and mappings[2].tile == [1, 128, 64, 32]
+    assert default_partition(_example("softmax").definition, Binding({"B": 4096, "N": 1024}, ())) is None
