@@ -1,92 +1,41 @@
-"""The mapping a call uses without options: a small cost model per def and shape.
+"""The mapping a call uses without options: templates chosen by structure and size.
 
-In the spirit of the paper's "reasonable guesses", but each rule is what
-measured fastest on an H100 (the tables are in `tools/bench.py`'s notes):
+In the spirit of the paper's "reasonable guesses": each template is the
+mapping that measured fastest on an H100 for the structure it serves; the
+measurements that chose them are in the docs (`docs/guide/defaults.md`).
+The first that applies:
 
-- **A large contraction** (one reduction statement over at least 512 points
-  with a 2-D or 3-D output, e.g. a matmul), its k tiles of 32 points: when
-  the output has enough 128x128 tiles to give every SM a block, 128x128x32
-  block tiles on 16x16 threads, so each thread keeps an 8x8 register
-  micro-tile (tmm 128x4096x16384 471 us, against 600 us on 32x8 threads and
-  614 us with k tiles of 16 and scalar reads; eager 345 us); else, where 32x32 tiles give the blocks,
-  32x32x32 tiles on 16x8 threads (4x2 accumulators a thread: tmm
-  128x1024x1024 18.8 us, against 29.2 us with four a thread and scalar
-  reads; eager 16.1 us; on an H200 15.5 us with float4 copies and
-  double-buffered tiles, `num_stages=3`, eager 15.8 us); both read their shared operands as float4
-  (`vector_width=4`) and copy them from global memory as float4
-  (`copy_vector_width=4`). A reduction that k tiles of 32 do not divide
-  takes the 32x32x32 tiles too where its rows are whole float4 groups (a
-  multiple of 4 points): the last k tile's copies are guarded float4 groups,
-  still staged in registers (C3's 1000 points on an H200: 19.2 us, against
-  22.2 us with k tiles of 40 on 8x16 threads and scalar copies, 19.6 us
-  with k tiles of 64 and 36.4 us with k tiles of 40 and float4 copies, which
-  do not split evenly; eager 15.3 us); else 32x32x32 tiles on 32x8 threads,
-  scalar reads and copies (31.6 us). Else, for a 2-D
-  output whose sum has one reduction index of `SPLIT_K` to `MAX_SPLIT_K`
-  points that atomics can combine, split-K: blocks take slices of the
-  reduction as well as 32x32 output tiles, on 16x8 threads, float4 reads of
-  k tiles of 16, each block adding its partial sums atomically (`split_k`:
-  a slice per `K_SLICE` points; MLP1 14.2 us, against 16.1 us with one
-  128-point k tile a slice on 32x8 threads and scalar reads, eager 15.6
-  us); else 8x32x32 tiles, one output a thread. The tiled kernels load the
-  next k step's operand tiles while this step computes: into a second
-  shared buffer by cp.async (`num_stages=3, async_copies=True`: tmm
-  128x4096x16384 424 us on an H100, 445 us staged in registers, the
-  buffers in 72 KiB of dynamic shared memory; C3 17.1 us, 17.7 us; MLP1
-  14.1 us, 14.8 us), except the whole 32x32x32 tiles of tmm 128x1024x1024,
-  staged in registers (15.4 us, 16.7 us by cp.async); the rest staged in
-  registers, one buffer (`num_stages=2`).
-  With `allow_tf32` (`MappingOptions(allow_tf32=True)` alone asks for
-  these defaults), the 128x128x32 tiles run on sm_90's warpgroup `wgmma`
-  (`warpgroup_mma`: `threads=[4, 8], warps=[1, 8]`, a warpgroup a 64x128
-  half, 4 swizzled shared buffers filled by cp.async, `num_stages=5`; tmm
-  128x4096x16384 110.0 us on an H100, against 143-145 us on warp-level
-  `mma.sync` at any warp tile, hand-written ones with ldmatrix included;
-  cuBLAS with TF32 103.3 us); where 32x32 tiles are what fill the GPU,
-  64x32x32 tiles on one warpgroup each (tmm 128x1024x1024 11.5 us, against
-  15.5 us in f32, 14.7 us on 64x64 tiles and 15.1-20.9 us split over k;
-  cuBLAS with TF32 9.0 us). Both need whole tiles of the output and of k.
-  GPUs before sm_90 run these kernels by plain shared loads: there
-  `threads=[4, 64], tile=[128, 128, 64]` without `warpgroup_mma` gives
-  `mma.sync`. The other contractions keep their f32 mapping (C3's ragged k
-  tile; MLP1, 14.5 us against 22.0-29.7 us on wgmma tiles).
-- **Any other one-output layer** (convolutions, batched small matmuls): a
-  block computes a tile of the two innermost output dimensions, up to 32
-  points wide along the innermost (one thread each: a warp reads a row) and
-  two points a thread along the next (all of its rows where that takes at
-  most 512 threads, else 2x256/32 rows). The output dimension just outside
-  them is tiled by up to 16 where an operand does not depend on it, so that
-  operand's shared copy is loaded once and reused (gconv's input plane
-  across output channels). Reductions stay untiled inside a thread, read
-  as float4 where the innermost one's extent is a multiple of 4 (tbmm).
-- **A sum too small to fill the GPU** (`+=` over one reduction index of at
-  least `SPLIT_REDUCTION` points, whose output has fewer than
-  `SMALL_OUTPUT` points: a matrix-vector product with few rows, a row
-  sum): the reduction is spread over blocks and threads as well
-  (`parallel_reductions`), each block summing a slice of one output
-  point's reduction on 256 threads, partial sums added atomically; the
-  slices are as long as keeps about four blocks per SM, and at least 8
-  points a thread.
-- **Embeddings** (2-D outputs, each summing fewer than 512 rows gathered
-  through an index tensor: 1LUT, 2LUT; checked first): a block per output row of up to 64 points, a thread
-  a point, so that many blocks keep many gathers in flight (1LUT 4.0 us,
-  2LUT 5.7 us on an H100; 4 rows a block: 4.1 and 7.6 us).
-- **A chain of layers** (several 2-D outputs, a later statement reading an
-  earlier one's output, MLP3): one kernel whose blocks each own 4 rows of
-  the batch and run every layer on them (`fusion="outer"`: each layer's
-  bias, sum and ReLU fused by output point, the layers fused along the
-  batch), a layer's outputs on 4x64 threads between barriers, its operands
-  in shared memory (MLP3: 6.8 us on an H100, against 8.6 us with a kernel
-  per layer, 28.2 us with a kernel per statement and 83.5 us with `max`
-  fusion, whose dependent layers run in few threads; eager 88 us). Where a
-  layer is wider than 256 or the batch gives fewer than 16 such blocks, a
-  kernel per statement in 4x32 tiles on 32x4 threads (28.2 us for MLP3).
-- Everything else keeps `MappingOptions()` (one block per point of the
-  outer parallel loops, 32x8 or 256 threads).
+- **Embeddings** (2-D outputs, each a sum of fewer than 512 gathered rows):
+  a block per output row of up to 64 points, a thread a point.
+- **Row-wise chains** (softmax, norms: every statement's leading left-hand
+  indices are its row, reads of what the def writes are at the reader's
+  row), with rows enough for every SM and rows that read little of what
+  other rows read: a block per row, 16 points of it a thread (32 to 256
+  threads), the reductions spread over the block (`block_reductions`).
+- **Column sums** (every read's last subscript is the output's innermost
+  index): threads along the output, the reduction split over blocks
+  (split-K), partial sums added atomically.
+- **Contractions** (one reduction statement with a 2-D or 3-D output over
+  at least 512 points, or a product of two reads each missing one of the
+  output's last two indices, both of them 64 or more): register
+  micro-tiles (128x128x32 on 16x16 threads, 128x64x32 on 8x16 for 64
+  columns or fewer, where such tiles fill the GPU; else 32x32x32 on 16x8),
+  float4 reads and copies of the shared operands, their next k tiles
+  copied by cp.async or staged in registers; with `allow_tf32`, sm_90's
+  `wgmma` on whole tiles; split-K for 2-D outputs that even 32x32 tiles
+  leave short of blocks.
+- **Other one-output layers** (convolutions, small batched products): a
+  block per tile of the two innermost output dimensions, a warp along the
+  innermost, the next outer dimension tiled where an operand does not
+  depend on it (its shared copy reused).
+- **Sums too small to fill the GPU**: `parallel_reductions`.
+- **Chains of layers** (MLP3): one kernel, blocks over batch rows
+  (`fusion="outer"`), else a kernel per statement.
 
+A row-wise chain whose rows read much of what other rows read (attention)
+is lowered in parts (`default_partition`, `tcir.compiler.partition`).
 Occupancy is kept by construction: at most 256 threads and 64 private
-elements a thread (registers), and promotion stays within
-`max_shared_memory`, dropping what does not fit.
+elements a thread, promotion within `max_shared_memory`.
 """
 
 from __future__ import annotations
