@@ -95,7 +95,7 @@ def _matmuls() -> list[Case]:
     square, tall, wide = (2048, 2048, 2048), (8192, 64, 8192), (64, 1024, 16384)
     shapes = [(square, "nn nt tn tt", (130, 96, 68)), ((4096, 4096, 4096), "nn nt", (160, 64, 160)),
               (tall, "nn nt tn tt", (256, 8, 200)), ((16384, 1024, 64), "nn tn", (512, 96, 8)),
-              (wide, "nn nt tn tt", (8, 192, 512))]  # fmt: skip
+              (wide, "nn nt tn tt", (8, 192, 512))]
     out = []
     for (m, k, n), layouts, (sm, sk, sn) in shapes:
         for layout in layouts.split():
@@ -107,7 +107,7 @@ def _matmuls() -> list[Case]:
 def _batch_matmuls() -> list[Case]:
     out = []
     for b, m, k, n, small in [(8, 1024, 1024, 1024, (2, 72, 40, 64)), (64, 256, 256, 256, (4, 40, 24, 36)),
-                              (16384, 8, 8, 8, (300, 8, 8, 8)), (4096, 32, 32, 32, (24, 32, 32, 32))]:  # fmt: skip
+                              (16384, 8, 8, 8, (300, 8, 8, 8)), (4096, 32, 32, 32, (24, 32, 32, 32))]:
         small_sizes = dict(zip("BMKN", small, strict=True))
         sizes = {"B": b, "M": m, "K": k, "N": n}
         flops = 2 * b * m * k * n
@@ -127,7 +127,7 @@ def _grouped_conv(i: Any, w: Any) -> Any:
 
 def _convolutions() -> list[Case]:
     def conv(entry: str, n: int, c: int, hw: int, f: int, k: int, small: tuple[int, ...], peer: Callable[..., Any],
-             stride: int = 1, pad: int = 0) -> Case:  # fmt: skip
+             stride: int = 1, pad: int = 0) -> Case:
         out_hw = (hw + 2 * pad - k) // stride + 1
         sizes = {"N": n, "C": c, "H": hw, "W": hw, "F": f, "KH": k, "KW": k}
         small_sizes = dict(zip(("N", "C", "H", "W", "F", "KH", "KW"), small, strict=True))
@@ -144,17 +144,17 @@ def _convolutions() -> list[Case]:
              lambda i, w: F.conv2d(i, w, stride=2), stride=2),
         conv("conv2d_pad1", 32, 64, 56, 64, 3, (2, 4, 7, 9, 8, 3, 3),
              lambda i, w: F.conv2d(i, w, padding=1), pad=1),
-    ]  # fmt: skip
+    ]
     n, g, c, hw, f, k = 32, 8, 32, 28, 32, 3
     out.append(Case(f"conv2d_grouped {_shape(n, g * c, hw, hw)} g{g} f{g * f} {k}x{k}", "zoo/conv.tc",
                     "conv2d_grouped", {"N": n, "G": g, "C": c, "H": hw, "W": hw, "F": f, "KH": k, "KW": k},
                     {"N": 2, "G": 3, "C": 4, "H": 8, "W": 9, "F": 5, "KH": 3, "KW": 3}, _grouped_conv,
-                    2 * n * g * f * (hw - k + 1) ** 2 * c * k * k))  # fmt: skip
+                    2 * n * g * f * (hw - k + 1) ** 2 * c * k * k))
     n, c, hw, k = 32, 128, 56, 3
     out.append(Case(f"conv2d_depthwise {_shape(n, c, hw, hw)} {k}x{k}", "zoo/conv.tc", "conv2d_depthwise",
                     {"N": n, "C": c, "H": hw, "W": hw, "KH": k, "KW": k},
                     {"N": 2, "C": 6, "H": 12, "W": 36, "KH": 3, "KW": 3},
-                    lambda i, w: F.conv2d(i, w[:, None], groups=w.shape[0]), 2 * n * c * (hw - k + 1) ** 2 * k * k))  # fmt: skip
+                    lambda i, w: F.conv2d(i, w[:, None], groups=w.shape[0]), 2 * n * c * (hw - k + 1) ** 2 * k * k))
     return out
 
 
@@ -163,7 +163,7 @@ def _pooling() -> list[Case]:
         sizes = {"N": n, "C": c, "H": hw, "W": hw}
         out_hw = (hw - k) // 2 + 1
         return Case(f"{entry} {_shape(n, c, hw, hw)}", "zoo/pool.tc", entry, sizes,
-                    dict(zip("NCHW", small, strict=True)), peer, n * c * out_hw**2 * k * k)  # fmt: skip
+                    dict(zip("NCHW", small, strict=True)), peer, n * c * out_hw**2 * k * k)
 
     n, c, hw = 32, 2048, 7
     return [
@@ -173,7 +173,7 @@ def _pooling() -> list[Case]:
         Case(f"global_avgpool {_shape(n, c, hw, hw)}", "zoo/pool.tc", "global_avgpool",
              {"N": n, "C": c, "H": hw, "W": hw}, {"N": 4, "C": 40, "H": 7, "W": 7},
              lambda i: i.mean((2, 3)), n * c * hw * hw),
-    ]  # fmt: skip
+    ]
 
 
 def _reductions() -> list[Case]:
@@ -188,15 +188,15 @@ def _reductions() -> list[Case]:
         # Small sizes of 128 rows and more take the GPU mapping of row-wise chains (a block a row).
         for (b, n), small in zip(shapes, [(160, 40), (130, 67)], strict=True):
             out.append(Case(f"{entry} {_shape(b, n)}", f"{entry}.tc", entry, {"B": b, "N": n},
-                            dict(zip("BN", small, strict=True)), peer, flops * b * n))  # fmt: skip
+                            dict(zip("BN", small, strict=True)), peer, flops * b * n))
     b, n = 8192, 8192
     out.append(Case(f"colsum {_shape(b, n)}", "colsum.tc", "colsum", {"B": b, "N": n}, {"B": 300, "N": 70},
-                    lambda x: x.sum(0), b * n))  # fmt: skip
+                    lambda x: x.sum(0), b * n))
     out.append(Case(f"rowsum {_shape(b, n)}", "rowsum.tc", "rowsum", {"B": b, "K": n}, {"B": 140, "K": 50},
-                    lambda x: x.sum(1), b * n))  # fmt: skip
+                    lambda x: x.sum(1), b * n))
     b, c, d = 64, 1024, 1024
     out.append(Case(f"batch_mean {_shape(b, c, d)}", "zoo/reduction.tc", "batch_mean", {"B": b, "C": c, "D": d},
-                    {"B": 24, "C": 9, "D": 40}, lambda x: x.mean(0), 2 * b * c * d))  # fmt: skip
+                    {"B": 24, "C": 9, "D": 40}, lambda x: x.mean(0), 2 * b * c * d))
     return out
 
 
@@ -217,7 +217,7 @@ def _elementwise() -> list[Case]:
              dict(zip("NCHW", nchw, strict=True)), {"N": 2, "C": 5, "H": 6, "W": 7},
              lambda x, s, t: (x * s[:, None, None] + t[:, None, None]).permute(0, 2, 3, 1).contiguous(),
              2 * math.prod(nchw)),
-    ]  # fmt: skip
+    ]
 
 
 def _embeddings() -> list[Case]:
@@ -230,7 +230,7 @@ def _embeddings() -> list[Case]:
              {"V": bag_v, "D": bag_d, "B": bag_b, "L": bag_l}, {"V": 50, "D": 20, "B": 24, "L": 5},
              lambda e, i: F.embedding_bag(i, e, mode="sum"), bag_b * bag_l * bag_d,
              moved=bag_b * bag_l * (bag_d * 4 + 4) + bag_b * bag_d * 4),
-    ]  # fmt: skip
+    ]
 
 
 def _layers() -> list[Case]:
@@ -239,22 +239,22 @@ def _layers() -> list[Case]:
              small, lambda x, w, bias: F.relu(F.linear(x, w, bias)), 2 * b * i * o)
         for (b, i, o), small in [((4096, 4096, 4096), {"B": 72, "I": 40, "O": 66}),
                                  ((128, 1024, 4096), {"B": 16, "I": 520, "O": 24})]
-    ]  # fmt: skip
+    ]
     b, l, d = 64, 512, 64
     out.append(Case(f"attention {_shape(b, l, d)}", "attention.tc", "attention", {"B": b, "L": l, "D": d},
                     {"B": 3, "L": 24, "D": 16}, lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
-                    4 * b * l * l * d))  # fmt: skip
+                    4 * b * l * l * d))
     b, h = 16, 4
     out.append(Case(f"multihead_attention {_shape(b, h, l, d)}", "zoo/attention.tc", "multihead_attention",
                     {"B": b, "H": h, "L": l, "D": d}, {"B": 2, "H": 2, "L": 20, "D": 8},
-                    lambda q, k, v: F.scaled_dot_product_attention(q, k, v), 4 * b * h * l * l * d))  # fmt: skip
+                    lambda q, k, v: F.scaled_dot_product_attention(q, k, v), 4 * b * h * l * l * d))
     return out
 
 
 def cases() -> list[Case]:
     """Every case of the zoo, family by family."""
     return [*_matmuls(), *_batch_matmuls(), *_convolutions(), *_pooling(), *_reductions(), *_elementwise(),
-            *_embeddings(), *_layers()]  # fmt: skip
+            *_embeddings(), *_layers()]
 
 
 @cache
@@ -385,13 +385,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--list", action="store_true", help="list the cases (file, def, sizes) and exit")
     parser.add_argument("--compile-only", action="store_true",
-                        help="lower every case to CUDA C at its real sizes and print the seconds (no GPU)")  # fmt: skip
+                        help="lower every case to CUDA C at its real sizes and print the seconds (no GPU)")
     parser.add_argument("--only", default="", help="comma-separated substrings of the case names to run")
     parser.add_argument("--max-cases", type=int, help="run at most this many of the selected cases")
     parser.add_argument("--options", metavar="JSON", help="MappingOptions fields for tcir instead of the default")
     parser.add_argument("--tf32", action="store_true",
                         help="allow TF32: tcir with MappingOptions(allow_tf32=True), eager with "
-                        "torch.backends.cuda.matmul.allow_tf32 and cudnn.allow_tf32")  # fmt: skip
+                        "torch.backends.cuda.matmul.allow_tf32 and cudnn.allow_tf32")
     parser.add_argument("--json", metavar="FILE", help="write the rows and the summary as JSON")
     parser.add_argument("--cache-dir", help="tcir's compilation cache (default: a new empty one)")
     args = parser.parse_args(argv)
@@ -419,7 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tolerance = 1e-2 if args.tf32 else 1e-3
     peaks = machine_peaks(torch)
     print(f"measured peaks: {peaks[0] / 1e12:.1f} TFLOP/s fp32{' (TF32)' if args.tf32 else ''}, "
-          f"{peaks[1] / 1e12:.2f} TB/s")  # fmt: skip
+          f"{peaks[1] / 1e12:.2f} TB/s")
     _warm_up()
     print(f"{'case':44} {'tcir us':>9} {'eager us':>9} {'ratio':>6} {'ok':>3} {'compile s':>9} {'roof us':>9}")
     rows = []
@@ -428,21 +428,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             row = run(case, options, peaks, tolerance)
         except Exception as e:  # keep going: report the failure in the table
             row = {"case": case.name, "file": case.file, "entry": case.entry, "sizes": case.sizes,
-                   "error": f"{type(e).__name__}: {e}"[:300]}  # fmt: skip
+                   "error": f"{type(e).__name__}: {e}"[:300]}
             print(f"{case.name:44} FAILED {row['error']}", flush=True)
         else:
             print(f"{case.name:44} {row['tcir_us']:9.1f} {row['eager_us']:9.1f} {row['ratio']:6.2f} "
                   f"{'yes' if row['ok'] else 'NO':>3} {row['compile_s']:9.2f} {row['roofline_us']:9.1f}",
-                  flush=True)  # fmt: skip
+                  flush=True)
         rows.append(row)
         _free_device_memory()
     result = summary(rows)
     print(f"geometric mean of tcir/eager over {result['timed']} cases: {result['geomean']:.3f}; "
           f"above {SLOW}x: {len(result['slow'])}; wrong: {len(result['wrong'])}; failed: {len(result['failed'])}; "
-          f"compiles over {COMPILE_BUDGET_S:g} s: {len(result['over_compile_budget'])}")  # fmt: skip
+          f"compiles over {COMPILE_BUDGET_S:g} s: {len(result['over_compile_budget'])}")
     if args.json:
         Path(args.json).write_text(json.dumps({"peaks": peaks, "tf32": args.tf32, "options": fields, "rows": rows,
-                                               "summary": result}, indent=1))  # fmt: skip
+                                               "summary": result}, indent=1))
     return 0
 
 

@@ -51,7 +51,7 @@ def test_the_zoo_covers_the_layer_families():
     families = ("batch_matmul", "conv2d_1x1", "conv2d_stride2", "conv2d_pad1", "conv2d_grouped", "conv2d_depthwise",
                 "maxpool2d_2x2", "avgpool2d_2x2", "softmax", "log_softmax", "layernorm", "rmsnorm", "colsum",
                 "rowsum", "batch_mean", "bias_gelu", "silu", "transpose", "add_col_row", "embedding",
-                "embedding_bag_sum", "linear_relu", "attention", "multihead_attention")  # fmt: skip
+                "embedding_bag_sum", "linear_relu", "attention", "multihead_attention")
     assert set(families) <= entries
 
 
@@ -77,9 +77,9 @@ def _benchmark_mappings(file: str, entry: str) -> dict[str, bench_zoo.Case]:
     mappings: dict[str, bench_zoo.Case] = {}
     for case in (c for c in CASES if (c.file, c.entry) == (file, entry)):
         real = default_options(function.definition, bind(function.definition, bench_zoo.host_inputs(
-            function.definition, case.sizes)))  # fmt: skip
+            function.definition, case.sizes)))
         small = default_options(function.definition, bind(function.definition, random_inputs(
-            function.definition, case.small, 0)))  # fmt: skip
+            function.definition, case.small, 0)))
         if real != small:
             mappings.setdefault(real.to_json(), case)
     return mappings
