@@ -93,7 +93,10 @@ def test_zoo_def_with_its_benchmark_mapping_on_cuda_sim(file, entry):
         _check(_function(file, entry), case.small, "cuda-sim", tcir.MappingOptions.from_json(text))
 
 
-@pytest.mark.parametrize(("file", "entry"), [d for d in DEFS if d[0].startswith("zoo/")], ids=lambda d: d)
+ZOO_DEFS = [d for d in DEFS if d[0].startswith("zoo/")]
+
+
+@pytest.mark.parametrize(("file", "entry"), ZOO_DEFS, ids=[entry for _, entry in ZOO_DEFS])
 def test_zoo_def_on_cpu(file, entry):
     """The zoo's own defs on the CPU backend (the examples' are tested there elsewhere)."""
     case = next(c for c in CASES if (c.file, c.entry) == (file, entry))
