@@ -27,7 +27,11 @@ elements whose only self-dependences relate instances updating one element,
 the statement at one leaf of the tree, the bands from the outermost one over
 its reduction dimensions down to the leaf scheduling only those dimensions
 for it (its other dimensions are fixed above, as the block's row is), and
-no band below the innermost one. It is legal when no other statement below
+no band below the innermost one; a band above the outermost one (blocks map
+the tree's first band), no band between it and the innermost one
+coincident (threads map the innermost one alone), and a member of the
+innermost one taking several values for the statement at fixed outer loops.
+It is legal when no other statement below
 the outermost band depends on `S` (none reads the element while it is being
 reduced), and the innermost band's members carry no dependence once `S`'s
 accesses to the element are gone (checked with isl on the dependences of the
@@ -158,7 +162,25 @@ def _plan(scop: ScopOp, stmt: StmtOp) -> _Plan | None:
     below = bands[bands.index(top) :]
     if any(_involves(p, kept) for b in below for p in _pieces(b, name)):
         return None  # the element changes below `top`: no single place for the combine
-    return _Plan(stmt, update, path[: path.index(top) + 1], top, inner)
+    if top is bands[0] or any(any(b.coincident_flags) for b in bands[1:-1]):
+        return None  # blocks would take the reduction, or threads a band above its own
+    plan = _Plan(stmt, update, path[: path.index(top) + 1], top, inner)
+    return plan if _varies(plan) else None
+
+
+def _varies(plan: _Plan) -> bool:
+    """Whether some member of the innermost band takes several values for
+    `plan`'s statement once the bands above are fixed: threads then map it
+    (a skewed schedule can leave it one value, and threads the output)."""
+    path = _path_down_to(plan)
+    own = isl.UnionSet(plan.stmt.domain.data)
+    outer = _prefix(path, own, include_last=False)
+    partial = isl.MultiUnionPwAff(plan.inner.schedule.data)
+    for k in range(partial.dim(isl.dim_type.set)):
+        member = isl.UnionMap.from_union_pw_aff(partial.get_union_pw_aff(k)).intersect_domain(own)
+        if not outer.reverse().apply_range(member).is_single_valued():
+            return True
+    return False
 
 
 def _instances_at(path: list[ScheduleNodeOp]) -> isl.UnionSet:

@@ -51,6 +51,13 @@ REGRESSIONS = {
         "attention",
         '{"fusion": "outer", "positive_coefficients": false, "tile": [1, 2, 4, 2]}',
     ),
+    # A skewed reduction band (2kh + kw, then kh: one value at fixed outer
+    # loops) left threads on the output, whose partial sums the block
+    # combined together (a divergent gpu.all_reduce): no block reduction there.
+    "sconv2d-skewed-block-reduction": (
+        "sconv2d",
+        '{"allow_skewing": true, "block_reductions": true, "fusion": "outer", "threads": [3, 4, 5], "use_shared_memory": false, "max_private_elements": 16}',
+    ),
 }
 
 
