@@ -178,11 +178,22 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         slice_ = max(THREADS * POINTS_PER_THREAD, math.prod(out) * reduction // (4 * BLOCKS_TO_FILL_GPU))
         slice_ = -(-slice_ // THREADS) * THREADS
         return MappingOptions(parallel_reductions=True, tile=[*[1] * len(out), slice_], threads=[THREADS])
-    if layer.reduces and 2 <= len(out) <= 3 and (reduction >= LARGE_REDUCTION or _wide_contraction(layer, out, reduction)):
+    wide = layer.reduces and len(out) >= 2 and _wide_contraction(layer, out, reduction)
+    if (layer.reduces and 2 <= len(out) <= 3 and reduction >= LARGE_REDUCTION) or (wide and len(out) <= 4):
         outer = [1] * (len(out) - 2)
 
-        def fills_gpu(tile: int, columns: int | None = None) -> bool:  # enough blocks of tile x columns outputs
-            return math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // (columns or tile)) >= BLOCKS_TO_FILL_GPU
+        def grid(rows: int, columns: int) -> list[int]:
+            """Blocks for the outermost three members when batched (a block per
+            tile and batch entry, not a loop over the column tiles), else the
+            pass's choice."""
+            if not outer:
+                return []
+            tiles = [-(-out[-1] // columns), -(-out[-2] // rows), *reversed(out[:-2])]
+            return [min(t, limit) for t, limit in zip(tiles[len(tiles) - 3 :], (2**31 - 1, 65535, 65535))]
+
+        def fills_gpu(tile: int, columns: int | None = None, times: int = 1) -> bool:  # enough blocks of tile x columns outputs
+            blocks = math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // (columns or tile))
+            return blocks >= times * BLOCKS_TO_FILL_GPU
 
         # A ragged last k tile is staged in registers where its copies are
         # float4 groups (guarded: C3's 1000 points, 19.2 us on an H200); with
@@ -196,6 +207,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             shared = _double_buffered_bytes(max(size, columns or size))
             return MappingOptions(
                 tile=[*outer, size, columns or size, K_TILE],
+                blocks=grid(size, columns or size),
                 threads=threads,
                 max_private_elements=private,
                 max_shared_memory=max(DEFAULT.max_shared_memory, shared),
@@ -209,13 +221,14 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return out[-2] % rows == 0 and out[-1] % columns == 0
 
         if allow_tf32 and whole and fills_gpu(128) and whole_tiles(128, 128):
-            return _wgmma_options(outer, 128, 128)
+            return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
-            return _wgmma_options(outer, 64, 32)
-        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT) and whole:
-            # 128x64 tiles, 8x8 a thread, where 128 columns would leave half of them empty.
+            return dataclasses.replace(_wgmma_options(outer, 64, 32), blocks=grid(64, 32))
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole:
+            # 128x64 tiles, 8x8 a thread, where 128 columns would leave half of
+            # them empty (blocks of 128 threads: two an SM at least).
             return register_tiled(128, [8, 16], 64, True, columns=NARROW_OUTPUT)
-        if fills_gpu(128) and whole:
+        if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64, True)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:
             # Whole k tiles staged in registers (tmm 128x1024x1024 15.4 us on
@@ -223,7 +236,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # (17.1 us, 17.7 us with one buffer staged in registers).
             return register_tiled(32, [16, 8], 16, not whole)
         if fills_gpu(32):
-            return MappingOptions(tile=[*outer, 32, 32, K_TILE], threads=[32, 8], num_stages=2)
+            return MappingOptions(tile=[*outer, 32, 32, K_TILE], blocks=grid(32, 32), threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
             return MappingOptions(
                 tile=[32, 32, 16],
@@ -235,7 +248,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
                 copy_vector_width=_copy_width(32, 16, 16 * 8),
                 split_k=-(-reduction // K_SLICE),
             )
-        return MappingOptions(tile=[*outer, 8, 32, 32], threads=[32, 8], num_stages=2)
+        return MappingOptions(tile=[*outer, 8, 32, 32], blocks=grid(8, 32), threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()
     x = min(out[-1], INNER_THREADS)
