@@ -332,7 +332,11 @@ row per output point reads whole rows of both, and is no such chain)."""
 
 def _independent_rows(definition: A.CheckedDef, sizes: list[int], rows: int) -> bool:
     """Whether a block per row pays: rows enough to give every SM blocks,
-    each reading mostly its own elements."""
+    rows of three dimensions at most (a grid's) and a warp's points at
+    least (shorter sums stay in one thread: a depthwise convolution's 9
+    taps), each row reading mostly its own elements."""
+    if rows > 3 or _row_length(definition, sizes, rows) < INNER_THREADS:
+        return False
     count = math.prod(evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in definition.stmts[0].ranges.items() if i in definition.stmts[0].lhs_indices[:rows])
     return count >= BLOCKS_TO_FILL_GPU and _row_reuse(definition, sizes, rows) <= ROW_REUSE
 
@@ -374,18 +378,28 @@ for fewer than `ROW_THREADS` threads (a power of two of them, a warp at
 least): fewer threads a row, more rows at once on an SM."""
 
 
-def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) -> MappingOptions:
-    """A block per row, its threads spread over the row, the reductions
-    combined across them (`block_reductions`): the whole chain in one kernel."""
+def _row_length(definition: A.CheckedDef, sizes: list[int], rows: int) -> int:
+    """The most points a statement of a row-wise chain has in one row."""
     longest = 1
     for stmt in definition.stmts:
-        inner = [i for i in stmt.lhs_indices[rows:]] + stmt.reduction_indices
+        inner = [*stmt.lhs_indices[rows:], *stmt.reduction_indices]
         extents = [evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items() if i in inner]
         longest = max(longest, math.prod(extents))
+    return longest
+
+
+def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) -> MappingOptions:
+    """A block per row, its threads spread over the row, the reductions
+    combined across them (`block_reductions`): the whole chain in one kernel.
+    Rows of several dimensions take a grid of as many (x the innermost)."""
+    longest = _row_length(definition, sizes, rows)
+    first = definition.stmts[0]
+    extents = [evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in first.ranges.items() if i in first.lhs_indices[:rows]]
+    grid = [min(e, limit) for e, limit in zip(reversed(extents), (2**31 - 1, 65535, 65535))] if rows > 1 else []
     share = -(-longest // ROW_SHARE)
     threads = min(ROW_THREADS, max(INNER_THREADS, 1 << (share - 1).bit_length()))
     private = min(MAX_PRIVATE_ELEMENTS_A_ROW, max(DEFAULT.max_private_elements, -(-longest // threads)))
-    return MappingOptions(threads=[threads], block_reductions=True, max_private_elements=private)
+    return MappingOptions(blocks=grid, threads=[threads], block_reductions=True, max_private_elements=private)
 
 
 MAX_PRIVATE_ELEMENTS_A_ROW = 64
