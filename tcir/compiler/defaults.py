@@ -186,10 +186,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             """Blocks for the outermost three members when batched (a block per
             tile and batch entry, not a loop over the column tiles), else the
             pass's choice."""
-            if not outer:
-                return []
-            tiles = [-(-out[-1] // columns), -(-out[-2] // rows), *reversed(out[:-2])]
-            return [min(t, limit) for t, limit in zip(tiles[len(tiles) - 3 :], (2**31 - 1, 65535, 65535))]
+            return _grid([*out[:-2], -(-out[-2] // rows), -(-out[-1] // columns)]) if outer else []
 
         def fills_gpu(tile: int, columns: int | None = None, times: int = 1) -> bool:  # enough blocks of tile x columns outputs
             blocks = math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // (columns or tile))
@@ -378,6 +375,17 @@ for fewer than `ROW_THREADS` threads (a power of two of them, a warp at
 least): fewer threads a row, more rows at once on an SM."""
 
 
+MAX_GRID = (2**31 - 1, 65535, 65535)
+
+
+def _grid(counts: list[int]) -> list[int]:
+    """Grid sizes (x first) of a block per value of the outermost three of
+    the members taking `counts` values (outer first), as `poly-map-to-gpu`
+    maps them: members of one value are no parallel members to map."""
+    mapped = [c for c in counts if c > 1][:3]
+    return [min(c, limit) for c, limit in zip(reversed(mapped), MAX_GRID)] or [1]
+
+
 def _row_length(definition: A.CheckedDef, sizes: list[int], rows: int) -> int:
     """The most points a statement of a row-wise chain has in one row."""
     longest = 1
@@ -395,7 +403,7 @@ def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) ->
     longest = _row_length(definition, sizes, rows)
     first = definition.stmts[0]
     extents = [evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in first.ranges.items() if i in first.lhs_indices[:rows]]
-    grid = [min(e, limit) for e, limit in zip(reversed(extents), (2**31 - 1, 65535, 65535))] if rows > 1 else []
+    grid = _grid(extents) if rows > 1 else []
     share = -(-longest // ROW_SHARE)
     threads = min(ROW_THREADS, max(INNER_THREADS, 1 << (share - 1).bit_length()))
     private = min(MAX_PRIVATE_ELEMENTS_A_ROW, max(DEFAULT.max_private_elements, -(-longest // threads)))

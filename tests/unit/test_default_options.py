@@ -304,4 +304,8 @@ def test_attention_is_mapped_in_parts():
     assert [[p.name for p in part.outputs] for part in parts] == [["S"], ["P", "Z"], ["O"]]
     mappings = [default_options(part, binding) for part in parts]
     assert mappings[0].tile == [1, 128, 128, 32] and mappings[1].block_reductions and mappings[2].tile == [1, 128, 64, 32]
+    # A block per batch entry and tile: the one column tile of 64 features is
+    # no member to map (the grid's x is the row tiles; a grid of x = 1 put every
+    # tile and batch entry on 4 blocks: 12x eager on an H100).
+    assert [m.blocks for m in mappings] == [[4, 4, 64], [512, 64], [4, 64]]
     assert default_partition(_example("softmax").definition, Binding({"B": 4096, "N": 1024}, ())) is None
