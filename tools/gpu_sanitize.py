@@ -36,7 +36,7 @@ def tuned_options(path: Path | None) -> dict[str, tcir.MappingOptions]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tuned", type=Path, help="bench.py --tuned --json output")
-    parser.add_argument("--only", default="", help="comma-separated kernel names")
+    parser.add_argument("--only", default="", help="comma-separated kernel names or configuration labels")
     args = parser.parse_args()
     import cupy
     import torch
@@ -47,7 +47,7 @@ def main() -> int:
     wanted = set(filter(None, args.only.split(",")))
     failures = 0
     for config in configs(torch):
-        if wanted and config.example not in wanted:
+        if wanted and config.example not in wanted and config.label not in wanted:
             continue
         function = tcir.define((EXAMPLES / f"{config.example}.tc").read_text())[config.example]
         inputs = device_inputs(function.definition, config.sizes, cupy)
