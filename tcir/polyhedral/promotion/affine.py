@@ -83,7 +83,11 @@ def function_of(relation: isl.Map, hidden: Sequence[str]) -> isl.MultiAff:
             relation = relation.project_out(isl.dim_type.param, position, 1)
     if not relation.is_single_valued():
         raise NotExpressible(f"{relation} is not a function")
-    return single_multi_aff(isl.PwMultiAff.from_map(relation).coalesce())
+    try:
+        function = isl.PwMultiAff.from_map(relation)
+    except isl.Error as error:  # a function isl cannot write without the existentials it hides
+        raise NotExpressible(str(error)) from None
+    return single_multi_aff(function.coalesce())
 
 
 def affine_map_attr(function: isl.MultiAff, symbols: Sequence[str]) -> AffineMapAttr:
