@@ -127,7 +127,10 @@ class Function:
             k for k, p in enumerate(definition.inputs) if p.name in definition.scalar_size_params
         }
         self._scalars = {k for k, p in enumerate(definition.inputs) if p.is_scalar}
-        self._indirect = any(gathers(stmt.rhs) for stmt in definition.stmts)
+        self._indirect = any(
+            gathers(stmt.rhs) or (stmt.scatter_target is not None and gathers(stmt.scatter_target))
+            for stmt in definition.stmts
+        )
 
     @property
     def name(self) -> str:

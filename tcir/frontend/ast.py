@@ -140,6 +140,12 @@ class Stmt:
     adds to what `O` holds; `op=!` without reduction indices acts as `=`).
     The reference loop order is `loop_order`: LHS indices outer, reduction inner.
     `ranges[i] = (lo, hi)` is half-open over the size parameters.
+
+    A scatter (`gE(I(b), d) += gO(b, d)`) writes at `scatter`, the left-hand
+    side's subscripts (any integer expressions); it has no LHS indices (all
+    of its indices are reduction indices) and accumulates (`+=`, `+=!`):
+    several instances may update one element. `+=!` first fills the whole
+    tensor with 0.
     """
 
     loc: SourceLocation
@@ -151,6 +157,7 @@ class Stmt:
     rhs: Expr
     where: list[str] = field(default_factory=list)
     equivalent: str | None = None
+    scatter: list[Expr] | None = None
 
     @property
     def reduces(self) -> bool:
@@ -171,6 +178,14 @@ class Stmt:
     def effective_op(self) -> str:
         """The operator to apply: `op`, or "=" for `op=!` without reduction indices."""
         return "=" if self.initializes and not self.reduction_indices else self.op
+
+    @property
+    def scatter_target(self) -> Access | None:
+        """A scatter's left-hand side as an access (its subscripts are checked
+        like a read's), None for a statement that is no scatter."""
+        if self.scatter is None:
+            return None
+        return Access(tensor=self.lhs, subscripts=self.scatter, type=self.rhs.type, loc=self.loc)
 
     @property
     def loop_order(self) -> list[str]:

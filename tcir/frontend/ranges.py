@@ -84,6 +84,10 @@ class RangeInference:
         results: list[dict[str, Range] | None] = [None] * len(stmts)
         deferred = []
         for k, sf in enumerate(stmts):
+            if sf.scatter is not None and None in self.shapes[sf.lhs]:
+                raise self.error(f"the shape of '{sf.lhs}' is not known where this scatter writes it: "
+                                 f"declare it (an output such as 'float(N) {sf.lhs}') or write it "
+                                 f"before", sf.loc, len(sf.lhs))
             ranges, unresolved = self.statement(sf)
             self.define_shape(sf, ranges)
             if unresolved:
@@ -467,13 +471,17 @@ def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
         rhs = sf.rhs
         if inference.bounded.get(id(sf)):
             rhs = _counted_where(rhs, inference.bounded[id(sf)], st.op, sizes, inference.guarded)
+        scatter = sf.scatter
         if shifts or inference.shifted or inference.guarded:
             rhs = _at_origin(rhs, shifts, inference.origins, sizes, inference.guarded)
+            if scatter is not None:
+                target = A.Access(tensor=sf.lhs, subscripts=scatter, type=rhs.type, loc=sf.loc)
+                scatter = _at_origin(target, shifts, inference.origins, sizes, inference.guarded).subscripts
         stmts.append(A.Stmt(
             loc=sf.loc, lhs=sf.lhs, lhs_indices=sf.lhs_indices, op=st.op,
             reduction_indices=sf.reduction_indices,
             ranges={n: (affine(ranges[n][0]), affine(ranges[n][1])) for n in sf.first_use},
-            rhs=rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent))
+            rhs=rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent, scatter=scatter))
     inputs = [param(p.name, p.pos, facts.symbols[p.name].kind == "scalar") for p in facts.inputs]
     outputs = [param(p.name, p.pos) for p in facts.outputs]
     temps = [param(t, facts.symbols[t].pos) for t in facts.temporaries]

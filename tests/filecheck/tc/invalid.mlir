@@ -149,3 +149,25 @@ tc.def @f(%I: !tc.tensor<f32, [M]>) -> (%O: !tc.tensor<f32, [M]>) {
 %x = arith.constant 1 : index
 %0 = "tc.read"(%x) <{map = affine_map<() -> ()>, symbols = []}> : (index) -> f32
 // CHECK: 'tc.read' op operand 'tensor' at position 0 does not verify
+
+// -----
+
+tc.def @f(%T: !tc.tensor<f32, [E]>, %I: !tc.tensor<i32, [B]>, %X: !tc.tensor<f32, [B]>) -> (%O: !tc.tensor<f32, [E]>) {
+  tc.comprehension %O[] "max=!" (%b in [0, B)) {
+    %0 = tc.read %X[%b]
+    %1 = tc.read %I[%b]
+    tc.yield %0 at [%1] : f32
+  }
+}
+// CHECK: 'tc.comprehension' op a scatter accumulates with '+=' or '+=!', not 'max=!'
+
+// -----
+
+tc.def @f(%T: !tc.tensor<f32, [E]>, %I: !tc.tensor<i32, [B]>, %X: !tc.tensor<f32, [B]>) -> (%O: !tc.tensor<f32, [E, E]>) {
+  tc.comprehension %O[] "+=" (%b in [0, B)) {
+    %0 = tc.read %X[%b]
+    %1 = tc.read %I[%b]
+    tc.yield %0 at [%1] : f32
+  }
+}
+// CHECK: 'tc.comprehension' op a scatter into a rank-2 tensor yields 1 subscripts

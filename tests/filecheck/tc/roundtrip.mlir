@@ -139,3 +139,18 @@ tc.def @temps(%X: !tc.tensor<ui8, [4, 8]>) -> (%s: !tc.tensor<i32, []>, %Y: !tc.
     tc.yield %3 : i32
   }
 }
+
+// A scatter: the yield names the element each point adds to (an embedding's
+// gradient); there are no left-hand side indices.
+// CHECK-LABEL: tc.def @embedding_grad
+// CHECK:         tc.comprehension %gE[] "+=!" (%b in [0, B), %d in [0, D)) {
+// CHECK-NEXT:      %0 = tc.read %gO[%b, %d]
+// CHECK-NEXT:      %1 = tc.read %I[%b]
+// CHECK-NEXT:      tc.yield %0 at [%1, %d] : f32
+tc.def @embedding_grad(%LUT: !tc.tensor<f32, [E, D]>, %I: !tc.tensor<i32, [B]>, %gO: !tc.tensor<f32, [B, D]>) -> (%gE: !tc.tensor<f32, [E, D]>) {
+  tc.comprehension %gE[] "+=!" (%b in [0, B), %d in [0, D)) {
+    %0 = tc.read %gO[%b, %d]
+    %1 = tc.read %I[%b]
+    tc.yield %0 at [%1, %d] : f32
+  }
+}
