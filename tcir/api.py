@@ -106,6 +106,11 @@ def _gpu_launching(
     return (lambda: [make() for make in makers]), functools.partial(torch_stream, device.index)
 
 
+def _is_torch(value: Any) -> bool:
+    """Whether `value` is a torch tensor (without importing torch)."""
+    return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr")
+
+
 def _value_range(array: Any) -> tuple[int, int] | None:
     """Min and max of an index tensor, on its own device."""
     if not int(np.prod(array.shape)):
@@ -127,6 +132,8 @@ class Function:
             k for k, p in enumerate(definition.inputs) if p.name in definition.scalar_size_params
         }
         self._scalars = {k for k, p in enumerate(definition.inputs) if p.is_scalar}
+        self._gradient: str | None = None
+        self._typed: dict[str, Function] = {}
         self._indirect = any(
             gathers(stmt.rhs) or (stmt.scatter_target is not None and gathers(stmt.scatter_target))
             for stmt in definition.stmts
@@ -145,6 +152,47 @@ class Function:
     def def_ir(self) -> DefIR:
         """The checked def and its `tc` module, as the compile layer takes them."""
         return self._ir
+
+    def gradient(self) -> str:
+        """The backward def, derived by reverse-mode differentiation, as TC
+        source a person can read, check and edit (`tcir.frontend.gradient`):
+        `def <name>_grad(<inputs>, <the gradient d_O of each output>) -> (<the
+        gradient d_X of each floating-point tensor input>)`, what
+        `tcir.torch.operator(..., backward=)` takes. A `TCError` names a
+        statement that cannot be differentiated and why."""
+        if self._gradient is None:
+            from tcir.frontend.gradient import gradient_source
+
+            self._gradient = gradient_source(self.definition)
+        return self._gradient
+
+    @property
+    def float_type(self) -> str | None:
+        """The one floating-point type of the def's tensors and scalars, or
+        None if it has none or mixes several."""
+        types = {p.dtype for p in (*self.definition.inputs, *self.definition.outputs) if p.dtype.startswith("float")}
+        return types.pop() if len(types) == 1 else None
+
+    def astype(self, dtype: Any) -> Function:
+        """This def with its floating-point values of type `dtype` ("float64",
+        or a numpy or torch dtype): a def written with `float` run on doubles.
+        The def itself if that is its type already (see `float_type`)."""
+        try:
+            target = np.dtype(dtype if isinstance(dtype, type) else str(dtype).removeprefix("torch.")).name
+        except TypeError:
+            target = str(dtype)
+        source = self.float_type
+        if target not in ("float16", "float32", "float64"):
+            raise TCError(f"{self.name}: astype takes a floating-point type, got {dtype}")
+        if source is None:
+            raise TCError(f"{self.name}: astype needs a def of one floating-point type")
+        if target == source:
+            return self
+        if target not in self._typed:
+            from tcir.frontend.retype import retyped
+
+            self._typed[target] = Function(DefIR.of(retyped(self.definition, source, target)))
+        return self._typed[target]
 
     @staticmethod
     def resolve_backend(backend: str | None, args: tuple[Any, ...]) -> str:
@@ -234,14 +282,24 @@ class Function:
         if backend == "cuda" and default_backend and key[1] is None and not self._scalars:
             self._remember_launcher(entry, args, tuple(originals))
         if backend in ("cpu", "cuda-sim"):
-            arrays = [np.ascontiguousarray(a) if hasattr(a, "shape") else a for a in args]
+            tensors = [_is_torch(a) for a in args]
+            arrays = [
+                np.ascontiguousarray(a.detach().numpy() if torch else a) if hasattr(a, "shape") else a
+                for a, torch in zip(args, tensors)
+            ]
             buffers = given or [_allocate(np, *spec) for spec in entry.outputs]
             if backend == "cpu":
                 entry.kernel(*arrays, *buffers)
             else:  # the simulator checks that no uninitialized output is read
                 undefined = [len(args) + k for k, (_, _, zero) in enumerate(entry.outputs) if not zero]
                 entry.kernel(*arrays, *buffers, undefined=undefined)
-            return self._result(originals if given else buffers)
+            if given:
+                return self._result(originals)
+            if any(tensors):  # torch tensors in, torch tensors out (sharing the buffers)
+                import torch
+
+                buffers = [torch.from_numpy(b) for b in buffers]
+            return self._result(buffers)
         assert entry.allocate is not None
         buffers = given or entry.allocate()
         entry.kernel(*args, *buffers, stream=entry.stream() if entry.stream is not None else None)
@@ -265,6 +323,8 @@ class Function:
             if on_gpu(array) != (backend == "cuda"):
                 where = "a GPU array" if backend == "cuda" else "a numpy array"
                 raise ShapeError(f"{what} must be {where} for backend '{backend}'")
+            if backend != "cuda" and _is_torch(array):  # written through a numpy view
+                array = array.detach().numpy()
             if backend == "cuda":
                 from tcir.backends.cuda.runtime import cupy_module, is_torch_tensor
 

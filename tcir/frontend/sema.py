@@ -397,7 +397,7 @@ class DefChecker:
             den = b.const_value
             if n.op == "/" and den is not None and den > 0:
                 return a.floordiv(den)
-            size = next((s for s in self.sizes if b == Lin.atom(s)), None)
+            size = next((s for s in (*self.sizes, *self.scalar_sizes) if b == Lin.atom(s)), None)
             if n.op == "/" and size is not None:
                 return a.floordiv(size)
         raise self.error("a range bound must be an integer expression of sizes and int scalars "
