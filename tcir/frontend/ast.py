@@ -205,6 +205,11 @@ class SizeCheck:
     loc: SourceLocation
     derived: dict[str, Lin] = field(default_factory=dict[str, Lin])
     """Placeholders of `bad` for what isl cannot express (`N * N`), by value."""
+    deferred: tuple[Lin, Lin, tuple[tuple[str, Lin, Lin], ...], tuple[Lin, ...]] | None = None
+    """Instead of `bad`, for a subscript that is affine only once the sizes
+    are known (a scalar input times an index, `sh * h`): the subscript, the
+    extent, each index's range and the conditions the read is made under,
+    checked when the sizes are bound."""
 
 
 @dataclass(frozen=True, kw_only=True)

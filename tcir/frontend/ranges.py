@@ -236,9 +236,12 @@ class RangeInference:
                 names = set(sub.names()).union(*(c.names() for c in conditions)) & indices
                 try:
                     found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions, self.derived)
-                except ValueError:
-                    raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where "
-                                     f"clause", loc, length) from None
+                except ValueError:  # affine once the sizes are known: checked then
+                    box = tuple((n, *resolved[n]) for n in sorted(names))
+                    self.size_checks.append(A.SizeCheck(bad="", names={}, message=message, loc=loc,
+                                                        deferred=(sub, ext, box, tuple(conditions))))
+                    self.guarded.update(id(ternary) for ternary, _ in guards)
+                    continue
                 if found is not None:
                     failures.append(found)
             if not failures:
