@@ -125,9 +125,10 @@ class Function:
         self.definition = definition = ir.definition
         self._ir = ir
         self._compiled: dict[tuple[Any, ...], _Entry] = {}
-        self._launchers: dict[tuple[Any, ...], Callable[[tuple[Any, ...]], Any]] = {}
-        """Argument types, shapes and dtypes -> the whole of a default call on the
-        GPU (`CudaProgram.launcher`): a call with nothing but arrays looks here first."""
+        self._launchers: dict[MappingOptions | None, dict[tuple[Any, ...], Callable[..., Any]]] = {}
+        """Options (None: the default), then argument types, shapes and dtypes ->
+        the whole of a call on the GPU (`CudaProgram.launcher`): a call with
+        nothing but arrays (and options) looks here first."""
         self._size_scalars = {
             k for k, p in enumerate(definition.inputs) if p.name in definition.scalar_size_params
         }
@@ -240,11 +241,11 @@ class Function:
         the arrays to write the outputs into, in place: one array, or one per
         output in order, of the outputs' shapes and dtypes, C-contiguous, on
         the backend's device; they are returned."""
-        if self._launchers and backend is None and options is None and (outputs is None or out is None):
+        if self._launchers and backend is None and (outputs is None or out is None):
             given = _as_tuple(out if outputs is None else outputs)
             try:
-                launcher = self._launchers.get(_launch_key((*args, *given) if given else args))
-            except AttributeError:  # not all arrays: the checks below say what is wrong
+                launcher = self._launchers[options].get(_launch_key((*args, *given) if given else args))
+            except (AttributeError, KeyError, TypeError):  # not all arrays, new options: checked below
                 launcher = None
             if launcher is not None:  # a GPU call with the signature of an earlier one
                 return launcher(args, given) if given else launcher(args)
@@ -257,7 +258,7 @@ class Function:
             args = tuple(scalar_value(a) if k in self._scalars else a for k, a in enumerate(args))
         default_backend = backend is None
         backend = self.resolve_backend(backend, args)
-        options = self._check_options(options)
+        options = requested = self._check_options(options)
         key = (backend, None if options is None else options.key, self._signature(args))
         entry = self._compiled.get(key)
         if entry is None:  # first call with these shapes: check everything, compile
@@ -279,8 +280,8 @@ class Function:
             IndexChecker(self.definition, binding, _value_range).check()
         originals = list(_as_tuple(outputs))
         given = self._given_outputs(originals, entry, backend) if originals else None
-        if backend == "cuda" and default_backend and key[1] is None and not self._scalars:
-            self._remember_launcher(entry, args, tuple(originals))
+        if backend == "cuda" and default_backend and not self._scalars:
+            self._remember_launcher(entry, requested, args, tuple(originals))
         if backend in ("cpu", "cuda-sim"):
             tensors = [_is_torch(a) for a in args]
             arrays = [
@@ -342,11 +343,15 @@ class Function:
             arrays.append(array)
         return arrays
 
-    def _remember_launcher(self, entry: _Entry, args: tuple[Any, ...], given: tuple[Any, ...]) -> None:
+    def _remember_launcher(
+        self, entry: _Entry, options: MappingOptions | None, args: tuple[Any, ...], given: tuple[Any, ...]
+    ) -> None:
         """Keep the whole of this call (`CudaProgram.launcher`) for later calls
-        with the same argument (and `outputs=`) types, shapes and strides."""
+        with the same options (None: none given) and argument (and `outputs=`)
+        types, shapes and strides."""
         key = _launch_key((*args, *given))
-        if key not in self._launchers:
+        launchers = self._launchers.setdefault(options, {})
+        if key not in launchers:
             assert entry.allocate is not None
             zeroed = [k for k, (_, _, zero) in enumerate(entry.outputs) if zero]
             launcher = entry.kernel.launcher(  # type: ignore[attr-defined]
@@ -354,7 +359,7 @@ class Function:
                 outputs=given or None, zeroed=zeroed,
             )
             if launcher is not None:
-                self._launchers[key] = launcher
+                launchers[key] = launcher
 
     def _signature(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """What a compiled kernel depends on: shapes, dtypes, integer sizes."""
