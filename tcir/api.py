@@ -62,13 +62,18 @@ def _launch_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
     `_c_contiguous`), each one's shape, dtype and whether it is C-contiguous
     (a launcher passes those as they are and copies the others; the flag is
     a plain attribute, a third of the cost of the `strides` tuple, which a
-    key of ten arrays pays per call); else each argument's type, shape,
-    dtype, strides (numpy; torch's launches check contiguity) and, for
-    torch, whether it is on the GPU."""
+    key of ten arrays pays per call); for torch tensors, each one's type,
+    shape, dtype, contiguity and device (without failed attribute lookups);
+    else each argument's type, shape, dtype and strides."""
     try:  # cupy arrays: no failed attribute lookups, the costly part
         return tuple([(a.shape, a.dtype, a._c_contiguous) for a in args])
     except AttributeError:
         pass
+    if args and _is_torch(args[0]):  # torch tensors: contiguity and device (they have no `strides`)
+        try:
+            return tuple([(type(a), a.shape, a.dtype, a.is_contiguous(), a.get_device()) for a in args])
+        except AttributeError:
+            pass
     try:  # numpy arrays among them
         return tuple([(type(a), a.shape, a.dtype, a.strides) for a in args])
     except AttributeError:  # a torch tensor (or a scalar) among them

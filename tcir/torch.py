@@ -184,6 +184,12 @@ def _register(function: Function, name: str) -> Any:
         if known is not function:
             raise TCError(f"tcir.torch: an operator {qualname} is already registered for another def")
         return op
+    return _define(function, name)[0]
+
+
+def _define(function: Function, name: str) -> tuple[Any, dict[int, Callable[..., Any]]]:
+    """A new operator `tcir::<name>`, and its kernels by plain dispatch key set."""
+    qualname = f"{NAMESPACE}::{name}"
     typed = _Typed(function)
     _LIBRARY.define(f"{name}{_schema(function)}", tags=(torch.Tag.pt2_compliant_tag,))
     cpu, cuda = _kernels(typed)
@@ -192,7 +198,7 @@ def _register(function: Function, name: str) -> Any:
     torch.library.register_fake(qualname, lambda *args: _fake(typed, args), lib=_LIBRARY)
     op = getattr(getattr(torch.ops, NAMESPACE), name).default
     _registered[qualname] = (function, op)
-    return op
+    return op, _plain_keysets(cpu, cuda)
 
 
 def _check_backward(function: Function, backward: Function) -> list[int]:
@@ -222,10 +228,24 @@ def derived_backward(function: Function) -> Function:
     return define(source, f"<gradient of {function.name}>")[f"{function.name}_grad"]
 
 
-def _autograd(op: Any, count: int, tensors: list[int], backward: Callable[[], Any]) -> Callable[..., Any]:
+def _plain_keysets(cpu: Callable[..., Any], cuda: Callable[..., Any]) -> dict[int, Callable[..., Any]]:
+    """The kernel for each dispatch key set that plain CPU or CUDA tensors
+    have below autograd (no tracing, fake tensors or Python modes)."""
+    keys = torch._C.DispatchKey
+    view = torch._C.DispatchKeySet(keys.ADInplaceOrView)
+    return {
+        (torch._C.DispatchKeySet(keys.CPU) | view).raw_repr(): cpu,
+        (torch._C.DispatchKeySet(keys.CUDA) | view).raw_repr(): cuda,
+    }
+
+
+def _autograd(
+    op: Any, count: int, tensors: list[int], backward: Callable[[], Any], plain: dict[int, Callable[..., Any]]
+) -> Callable[..., Any]:
     """The Autograd kernel of `op` (`count` inputs, gradients for those at
-    `tensors`): below autograd where no input needs a gradient, else through
-    a `torch.autograd.Function` whose backward calls the backward operator
+    `tensors`): where no input needs a gradient, the kernel below autograd
+    (called at once for plain tensors, `plain`: a dispatch costs µs), else a
+    `torch.autograd.Function` whose backward calls the backward operator
     (made by `backward` at the first backward: a def whose gradient cannot be
     derived runs forward and raises there)."""
     after_autograd = torch._C._after_autograd_keyset
@@ -250,11 +270,17 @@ def _autograd(op: Any, count: int, tensors: list[int], backward: Callable[[], An
                 result[1 + position] = value
             return tuple(result)
 
+    grad_enabled, any_requires_grad, apply = torch._C.is_grad_enabled, torch._C._any_requires_grad, Differentiable.apply
+
     def kernel(keyset: Any, *args: Any) -> Any:
-        if torch._C.is_grad_enabled() and torch._C._any_requires_grad(*args):
-            return Differentiable.apply(keyset, *args)
+        if grad_enabled() and any_requires_grad(*args):
+            return apply(keyset, *args)
+        below = keyset & after_autograd
+        direct = plain.get(below.raw_repr())
+        if direct is not None:
+            return direct(*args)
         with torch._C._AutoDispatchBelowAutograd():
-            return op.redispatch(keyset & after_autograd, *args)
+            return op.redispatch(below, *args)
 
     return kernel
 
@@ -280,7 +306,7 @@ def operator(function: Function, backward: Function | None = None, name: str | N
             failure = error
     if backward is not None:
         tensors = _check_backward(function, backward)
-    op = _register(function, name)
+    op, plain = _define(function, name)
     if not tensors:
         return op
     if backward is not None:
@@ -293,6 +319,7 @@ def operator(function: Function, backward: Function | None = None, name: str | N
             assert failure is not None
             raise failure
 
-    _LIBRARY.impl(name, _autograd(op, len(definition.inputs), tensors, make_backward), "Autograd", with_keyset=True)
+    kernel = _autograd(op, len(definition.inputs), tensors, make_backward, plain)
+    _LIBRARY.impl(name, kernel, "Autograd", with_keyset=True)
     return op
 
