@@ -316,17 +316,30 @@ def _bounds(lin: Lin, box: dict[str, Range]) -> tuple[Lin, Lin] | None:
 
 
 class _Names:
-    """Names not yet used in the backward def."""
+    """Names not yet used in the backward def: tensors and sizes (which no
+    index may be called), and indices (one statement's own)."""
 
-    def __init__(self, taken: set[str]):
-        self.taken = set(taken)
+    def __init__(self, indices: set[str], tensors: set[str]):
+        self.taken = indices | tensors
+        self.tensors = set(tensors)
 
     def fresh(self, base: str) -> str:
+        """A new tensor or size name."""
+        name = self._free(base, self.taken)
+        self.taken.add(name)
+        self.tensors.add(name)
+        return name
+
+    def index(self, base: str) -> str:
+        """An index name for a statement of its own."""
+        return self._free(base, self.tensors)
+
+    @staticmethod
+    def _free(base: str, taken: set[str]) -> str:
         name, k = base, 0
-        while name in self.taken:
+        while name in taken:
             k += 1
             name = f"{base}_{k}"
-        self.taken.add(name)
         return name
 
 
@@ -342,7 +355,7 @@ class _Derivation:
         }
         indices = {i for s in definition.stmts for i in s.ranges}
         tensors = {p.name for p in (*definition.inputs, *definition.outputs, *definition.temporaries)}
-        self.names = _Names({*indices, *tensors, *self.sizes, definition.name})
+        self.names = _Names(indices, {*tensors, *self.sizes, definition.name})
         self.values: dict[str, _Value] = {}
         """By placeholder."""
         self.written: list[_Value] = []
@@ -465,7 +478,7 @@ class _Derivation:
 
     def copy(self, param: A.Param, source: str, loc: SourceLocation) -> _Statement:
         """`target(i0, ...) = source(i0, ...)` over the whole tensor (the target named later)."""
-        indices = [self.names.fresh(f"i{k}") for k in range(len(param.dims))]
+        indices = [self.names.index(f"i{k}") for k in range(len(param.dims))]
         point = [A.IndexVar(name=i, loc=loc) for i in indices]
         rhs = A.Access(tensor=source, subscripts=point, type=param.dtype, loc=loc)
         ranges = {i: (Lin.const(0), dim) for i, dim in zip(indices, self.dims(param))}
@@ -498,7 +511,7 @@ class _Derivation:
                 guards.append(_binary(">=", old, self.integer(lo, loc)))
             if most is None or not provably_le(most, hi - 1, self.derived):
                 guards.append(_binary("<", old, self.integer(hi, loc)))
-        value = self.substitute(value, solved)
+        value = self.decided(self.substitute(value, solved), box)
         if guards:
             condition = guards[0]
             for guard in guards[1:]:
@@ -579,6 +592,49 @@ class _Derivation:
             return None
 
         return _rebuild(e, leaf)
+
+    def decided(self, e: A.Expr, box: dict[str, Range]) -> A.Expr:
+        """`e` without the conditions that hold (or fail) at every point of
+        `box`, the ranges of its indices (`h - kh + 1 >= 0` where `h >= kh`)."""
+        true, false = A.Const(value=True, type="bool", loc=e.loc), A.Const(value=False, type="bool", loc=e.loc)
+
+        def truth(node: A.Expr) -> bool | None:
+            if not (isinstance(node, A.Binary) and node.op in ("<", "<=", ">", ">=")):
+                return None
+            a, b = expr_to_lin(node.a, self.sizes), expr_to_lin(node.b, self.sizes)
+            bounds = None if a is None or b is None else _bounds(a - b, box)
+            if bounds is None:
+                return None
+            least, most = bounds
+            strict = node.op in ("<", ">")
+            if node.op in ("<", "<="):  # a - b < 0, a - b <= 0
+                if provably_le(most, Lin.const(-1 if strict else 0), self.derived):
+                    return True
+                return False if provably_le(Lin.const(0 if strict else 1), least, self.derived) else None
+            if provably_le(Lin.const(1 if strict else 0), least, self.derived):
+                return True
+            return False if provably_le(most, Lin.const(0 if strict else -1), self.derived) else None
+
+        def leaf(node: A.Expr) -> A.Expr | None:
+            known = truth(node)
+            if known is not None:
+                return true if known else false
+            if isinstance(node, A.Binary) and node.op in ("&&", "||"):
+                a, b = _rebuild(node.a, leaf, memo), _rebuild(node.b, leaf, memo)
+                absorbing = node.op == "||"  # true || x, false && x
+                for one, other in ((a, b), (b, a)):
+                    if isinstance(one, A.Const):
+                        return one if bool(one.value) == absorbing else other
+                return replace(node, a=a, b=b)
+            if isinstance(node, A.Ternary):
+                c = _rebuild(node.c, leaf, memo)
+                if isinstance(c, A.Const):
+                    return _rebuild(node.a if c.value else node.b, leaf, memo)
+                return replace(node, c=c, a=_rebuild(node.a, leaf, memo), b=_rebuild(node.b, leaf, memo))
+            return None
+
+        memo: dict[int, A.Expr] = {}
+        return _rebuild(e, leaf, memo)
 
     def finish(self, value: _Value, output: str | None) -> str | None:
         """Emit the statements that make `value`'s adjoint; returns its name
