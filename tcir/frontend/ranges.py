@@ -244,10 +244,11 @@ class RangeInference:
                     continue
                 if found is not None:
                     failures.append(found)
+            if any(cases) or self.bounded[id(sf)]:
+                # In bounds thanks to the conditions (and, if any, the size
+                # checks below): they must be evaluated first.
+                self.guarded.update(id(ternary) for ternary, _ in guards)
             if not failures:
-                if any(cases) or self.bounded[id(sf)]:
-                    # In bounds thanks to the conditions: they must be evaluated first.
-                    self.guarded.update(id(ternary) for ternary, _ in guards)
                 continue
             if any(found.always for found in failures):
                 raise self.error(f"{message.replace('is out of', 'may be out of')}; add a where clause", loc, length)

@@ -20,6 +20,7 @@ torch = pytest.importorskip("torch")
 import tcir  # noqa: E402
 import tcir.torch  # noqa: E402
 from tcir.runtime.inputs import random_inputs  # noqa: E402
+from tcir.runtime.signature import bind  # noqa: E402
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
@@ -203,3 +204,35 @@ def test_the_operator_of_a_def_without_a_gradient_runs_forward_and_says_why_in_b
     assert torch.allclose(result, x.prod(1))
     with pytest.raises(tcir.TCError, match=r"reduces with '\*=!'"):
         result.sum().backward()
+
+
+@pytest.mark.parametrize("name", ["conv2d", "1LUT", "softmax", "maxpool2x2"])
+def test_derived_backward_defs_run_on_the_simulated_gpu(name):
+    """The backward's kernels (a gather guarded by the output's range, a
+    scatter, recomputed values) on `cuda-sim` against the CPU backend; the
+    guarded read of d_out, in bounds only where the guard holds, is read
+    only there."""
+    backward = tcir.torch.derived_backward(FUNCTIONS[name])
+    forward = FUNCTIONS[name].definition
+    inputs = random_inputs(forward, SIZES[name], seed=2)
+    binding = bind(forward, inputs)
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(binding.shape(forward, p)).astype(np.float32) for p in forward.outputs]
+    expected = backward(*inputs, *grads, backend="cpu")
+    got = backward(*inputs, *grads, backend="cuda-sim")
+    for g, e in zip(got if isinstance(got, tuple) else (got,), expected if isinstance(expected, tuple) else (expected,)):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_a_read_in_bounds_only_under_its_guard_and_a_size_check_is_lazy():
+    """As the backward's `d_out(h - kh)` under the output's range: the read
+    is in bounds where the guard holds once the sizes pass their check, so
+    the guard is evaluated first (the simulated GPU faults on a read out of
+    bounds)."""
+    (definition,) = tcir.frontend.parse("def f(float(N) X, float(M) Y) -> (float(N) O) { O(i) = i < N - 1 ? Y(i) : X(i) where i in 0:N }")
+    assert definition.stmts[0].rhs.guarded and definition.size_checks
+    f = tcir.define("def f(float(N) X, float(M) Y) -> (float(N) O) { O(i) = i < N - 1 ? Y(i) : X(i) where i in 0:N }").f
+    x, y = np.arange(5, dtype=np.float32), -np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(f(x, y, backend="cuda-sim"), [0, -1, -2, -3, 4])
+    with pytest.raises(tcir.RangeError, match="subscript 'i' of 'Y' is out of bounds"):
+        f(x, y[:3])
