@@ -6,9 +6,9 @@ gives the def that TC's `backward=` takes (the forward inputs, then the
 gradient `d_O` of each output; it returns the gradient of each
 floating-point tensor input, index tensors and scalars get none):
 
-    def tmm_grad(float(M,K) A, float(N,K) B, float(M,N) d_C) -> (float(M,K) d_A, float(N,K) d_B) {
-      d_B(n, kk) +=! d_C(m, n) * A(m, kk)
+    def tmm_grad(float(M, K) A, float(N, K) B, float(M, N) d_C) -> (float(M, K) d_A, float(N, K) d_B) {
       d_A(m, kk) +=! d_C(m, n) * B(n, kk)
+      d_B(n, kk) +=! d_C(m, n) * A(m, kk)
     }
 
 The statements are differentiated in reverse order. Each read of a tensor
@@ -54,7 +54,7 @@ from tcir.errors import SourceLocation, TCError
 from . import ast as A
 from .dtypes import is_float
 from .linear import Derived, Div, Lin, from_affine, provably_le
-from .subscripts import children, expr_to_lin, walk
+from .subscripts import expr_to_lin, walk
 from .unparse import expr_text, lin_text, param_text, type_text
 
 GRADIENT_PREFIX = "d_"
