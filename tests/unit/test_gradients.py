@@ -2,9 +2,8 @@
 
 `torch.autograd.gradcheck` in float64 through each operator's derived
 backward def, none written by hand: every `examples/*.tc` def with
-floating-point inputs, and the layers people write (softmax, layernorm,
-attention, conv2d padded by guards, overlapping max pooling, an embedding
-bag). Then the backward's TC source, the tie rule of max/min, and the
+floating-point inputs (softmax, layernorm and attention among them), and
+conv2d padded by guards, overlapping max pooling and an embedding bag. Then the backward's TC source, the tie rule of max/min, and the
 `TCError`s of what cannot be differentiated.
 """
 
@@ -25,25 +24,6 @@ from tcir.runtime.signature import bind  # noqa: E402
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 LAYERS = """
-def softmax(float(N,D) X) -> (Y) {
-  m(n) max=! X(n,d)
-  e(n,d) = exp(X(n,d) - m(n))
-  s(n) +=! e(n,d)
-  Y(n,d) = e(n,d) / s(n)
-}
-def layernorm(float(N,D) X, float(D) G, float(D) Bt) -> (Y) {
-  mean(n) +=! X(n,d) / D
-  cen(n,d) = X(n,d) - mean(n)
-  var(n) +=! cen(n,d) * cen(n,d) / D
-  Y(n,d) = cen(n,d) * rsqrt(var(n) + 1e-5) * G(d) + Bt(d)
-}
-def attention(float(N,D) Q, float(M,D) K, float(M,E) V) -> (O) {
-  S(n,m) +=! Q(n,d) * K(m,d) / sqrt(float(D))
-  mx(n) max=! S(n,m)
-  P(n,m) = exp(S(n,m) - mx(n))
-  l(n) +=! P(n,m)
-  O(n,e) +=! P(n,m) * V(m,e) / l(n)
-}
 def conv2d_pad(float(B,C,H,W) I, float(F,C,KH,KW) Wt) -> (O) {
   O(b,f,h,w) +=! (h + kh - 1 >= 0 && h + kh - 1 < H && w + kw - 1 >= 0 && w + kw - 1 < W)
                  ? I(b,c,h + kh - 1,w + kw - 1) * Wt(f,c,kh,kw) : 0.0
@@ -76,9 +56,12 @@ SIZES = {
     "sgemm": {"N": 2, "M": 3, "K": 2},
     "tbmm": {"B": 2, "N": 2, "M": 3, "K": 2},
     "tmm": {"M": 2, "K": 3, "N": 4},
-    "softmax": {"N": 3, "D": 4},
-    "layernorm": {"N": 2, "D": 4},
-    "attention": {"N": 2, "D": 3, "M": 3, "E": 2},
+    "softmax": {"B": 3, "N": 4},
+    "log_softmax": {"B": 2, "N": 4},
+    "layernorm": {"B": 2, "N": 4},
+    "rmsnorm": {"B": 2, "N": 3},
+    "colsum": {"B": 3, "N": 2},
+    "attention": {"B": 1, "L": 3, "D": 2},
     "conv2d_pad": {"B": 1, "C": 2, "H": 3, "W": 4, "F": 2, "KH": 3, "KW": 3},
     "maxpool3x3": {"B": 1, "C": 1, "H": 5, "W": 4},
     "embedding_bag": {"E": 4, "D": 3, "B": 2, "L": 3},
