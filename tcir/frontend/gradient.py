@@ -53,7 +53,7 @@ from tcir.errors import SourceLocation, TCError
 
 from . import ast as A
 from .dtypes import is_float
-from .linear import Derived, Div, Lin, from_affine, provably_le
+from .linear import Derived, Div, Lin, from_affine, interval, provably_le
 from .subscripts import expr_to_lin, walk
 from .unparse import expr_text, lin_text, param_text, type_text
 
@@ -296,25 +296,6 @@ def _rebuild(e: A.Expr, leaf: Callable[[A.Expr], A.Expr | None], memo: dict[int,
     return result
 
 
-def _bounds(lin: Lin, box: dict[str, Range]) -> tuple[Lin, Lin] | None:
-    """Least and greatest value of `lin` over the box of index ranges `[lo, hi)`
-    (sizes are positive); None where an index is divided or multiplied by one."""
-    low, high = Lin(), Lin()
-    for mono, c in lin.terms:
-        indices = [a for a in mono if isinstance(a, str) and a in box]
-        if len(indices) > 1 or any(isinstance(a, Div) and set(a.num.names()) & box.keys() for a in mono):
-            return None
-        term = Lin(((mono, c),))
-        if not indices:
-            low, high = low + term, high + term
-            continue
-        lo, hi = box[indices[0]]
-        k = Lin.make([(tuple(a for a in mono if a != indices[0]), c)])
-        least, most = (k * lo, k * (hi - 1)) if c > 0 else (k * (hi - 1), k * lo)
-        low, high = low + least, high + most
-    return low, high
-
-
 class _Names:
     """Names not yet used in the backward def: tensors and sizes (which no
     index may be called), and indices (one statement's own)."""
@@ -505,7 +486,7 @@ class _Derivation:
         guards: list[A.Expr] = []
         for pivot, lin in solved.items():
             lo, hi = ranges[pivot]
-            least, most = _bounds(lin, box) or (None, None)
+            least, most = interval(lin, box) or (None, None)
             old = self.integer(lin, loc)
             if least is None or not provably_le(lo, least, self.derived):
                 guards.append(_binary(">=", old, self.integer(lo, loc)))
@@ -602,7 +583,7 @@ class _Derivation:
             if not (isinstance(node, A.Binary) and node.op in ("<", "<=", ">", ">=")):
                 return None
             a, b = expr_to_lin(node.a, self.sizes), expr_to_lin(node.b, self.sizes)
-            bounds = None if a is None or b is None else _bounds(a - b, box)
+            bounds = None if a is None or b is None else interval(a - b, box)
             if bounds is None:
                 return None
             least, most = bounds

@@ -34,7 +34,7 @@ from xdsl.ir.affine import AffineExpr
 from tcir.errors import RangeError, SourceLocation
 
 from . import ast as A
-from .linear import Div, Lin, out_of_bounds_sizes, provably_le
+from .linear import Div, Lin, interval, out_of_bounds_sizes, provably_le
 from .subscripts import condition_cases
 from .sema import DefFacts, StmtFacts
 from .source import Source
@@ -340,20 +340,7 @@ class RangeInference:
 def _rest_bounds(rest: Lin, resolved: dict[str, Range],
                  indices: set[str]) -> tuple[Lin, Lin] | None:
     """min and max of `rest` over the box of resolved index ranges (sizes are positive)."""
-    lo_terms, hi_terms = Lin(), Lin()
-    for mono, c in rest.terms:
-        idx = [a for a in mono if isinstance(a, str) and a in indices]
-        if any(isinstance(a, Div) and set(a.num.names()) & indices for a in mono) or len(idx) > 1:
-            return None
-        if not idx:
-            term = Lin(((mono, c),))
-            lo_terms, hi_terms = lo_terms + term, hi_terms + term
-            continue
-        r_lo, r_hi = resolved[idx[0]]
-        k = Lin.make([(tuple(a for a in mono if a != idx[0]), c)])
-        small, large = (k * r_lo, k * (r_hi - 1)) if c > 0 else (k * (r_hi - 1), k * r_lo)
-        lo_terms, hi_terms = lo_terms + small, hi_terms + large
-    return lo_terms, hi_terms
+    return interval(rest, resolved, indices)
 
 
 def _value(lin: Lin, sizes: list[str], loc: SourceLocation) -> A.Expr:
