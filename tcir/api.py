@@ -290,8 +290,8 @@ class Function:
         if backend in ("cpu", "cuda-sim"):
             tensors = [_is_torch(a) for a in args]
             arrays = [
-                np.ascontiguousarray(a.detach().numpy() if torch else a) if hasattr(a, "shape") else a
-                for a, torch in zip(args, tensors)
+                np.ascontiguousarray(a.detach().numpy() if tensor else a) if hasattr(a, "shape") else a
+                for a, tensor in zip(args, tensors)
             ]
             buffers = given or [_allocate(np, *spec) for spec in entry.outputs]
             if backend == "cpu":
