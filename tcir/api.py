@@ -62,13 +62,18 @@ def _launch_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
     `_c_contiguous`), each one's shape, dtype and whether it is C-contiguous
     (a launcher passes those as they are and copies the others; the flag is
     a plain attribute, a third of the cost of the `strides` tuple, which a
-    key of ten arrays pays per call); else each argument's type, shape,
-    dtype, strides (numpy; torch's launches check contiguity) and, for
-    torch, whether it is on the GPU."""
+    key of ten arrays pays per call); for torch tensors, each one's type,
+    shape, dtype, contiguity and device (without failed attribute lookups);
+    else each argument's type, shape, dtype and strides."""
     try:  # cupy arrays: no failed attribute lookups, the costly part
         return tuple([(a.shape, a.dtype, a._c_contiguous) for a in args])
     except AttributeError:
         pass
+    if args and _is_torch(args[0]):  # torch tensors: contiguity and device (they have no `strides`)
+        try:
+            return tuple([(type(a), a.shape, a.dtype, a.is_contiguous(), a.get_device()) for a in args])
+        except AttributeError:
+            pass
     try:  # numpy arrays among them
         return tuple([(type(a), a.shape, a.dtype, a.strides) for a in args])
     except AttributeError:  # a torch tensor (or a scalar) among them
@@ -106,6 +111,11 @@ def _gpu_launching(
     return (lambda: [make() for make in makers]), functools.partial(torch_stream, device.index)
 
 
+def _is_torch(value: Any) -> bool:
+    """Whether `value` is a torch tensor (without importing torch)."""
+    return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr")
+
+
 def _value_range(array: Any) -> tuple[int, int] | None:
     """Min and max of an index tensor, on its own device."""
     if not int(np.prod(array.shape)):
@@ -120,14 +130,20 @@ class Function:
         self.definition = definition = ir.definition
         self._ir = ir
         self._compiled: dict[tuple[Any, ...], _Entry] = {}
-        self._launchers: dict[tuple[Any, ...], Callable[[tuple[Any, ...]], Any]] = {}
-        """Argument types, shapes and dtypes -> the whole of a default call on the
-        GPU (`CudaProgram.launcher`): a call with nothing but arrays looks here first."""
+        self._launchers: dict[MappingOptions | None, dict[tuple[Any, ...], Callable[..., Any]]] = {}
+        """Options (None: the default), then argument types, shapes and dtypes ->
+        the whole of a call on the GPU (`CudaProgram.launcher`): a call with
+        nothing but arrays (and options) looks here first."""
         self._size_scalars = {
             k for k, p in enumerate(definition.inputs) if p.name in definition.scalar_size_params
         }
         self._scalars = {k for k, p in enumerate(definition.inputs) if p.is_scalar}
-        self._indirect = any(gathers(stmt.rhs) for stmt in definition.stmts)
+        self._gradient: str | None = None
+        self._typed: dict[str, Function] = {}
+        self._indirect = any(
+            gathers(stmt.rhs) or (stmt.scatter_target is not None and gathers(stmt.scatter_target))
+            for stmt in definition.stmts
+        )
 
     @property
     def name(self) -> str:
@@ -142,6 +158,47 @@ class Function:
     def def_ir(self) -> DefIR:
         """The checked def and its `tc` module, as the compile layer takes them."""
         return self._ir
+
+    def gradient(self) -> str:
+        """The backward def, derived by reverse-mode differentiation, as TC
+        source a person can read, check and edit (`tcir.frontend.gradient`):
+        `def <name>_grad(<inputs>, <the gradient d_O of each output>) -> (<the
+        gradient d_X of each floating-point tensor input>)`, what
+        `tcir.torch.operator(..., backward=)` takes. A `TCError` names a
+        statement that cannot be differentiated and why."""
+        if self._gradient is None:
+            from tcir.frontend.gradient import gradient_source
+
+            self._gradient = gradient_source(self.definition)
+        return self._gradient
+
+    @property
+    def float_type(self) -> str | None:
+        """The one floating-point type of the def's tensors and scalars, or
+        None if it has none or mixes several."""
+        types = {p.dtype for p in (*self.definition.inputs, *self.definition.outputs) if p.dtype.startswith("float")}
+        return types.pop() if len(types) == 1 else None
+
+    def astype(self, dtype: Any) -> Function:
+        """This def with its floating-point values of type `dtype` ("float64",
+        or a numpy or torch dtype): a def written with `float` run on doubles.
+        The def itself if that is its type already (see `float_type`)."""
+        try:
+            target = np.dtype(dtype if isinstance(dtype, type) else str(dtype).removeprefix("torch.")).name
+        except TypeError:
+            target = str(dtype)
+        source = self.float_type
+        if target not in ("float16", "float32", "float64"):
+            raise TCError(f"{self.name}: astype takes a floating-point type, got {dtype}")
+        if source is None:
+            raise TCError(f"{self.name}: astype needs a def of one floating-point type")
+        if target == source:
+            return self
+        if target not in self._typed:
+            from tcir.frontend.retype import retyped
+
+            self._typed[target] = Function(DefIR.of(retyped(self.definition, source, target)))
+        return self._typed[target]
 
     @staticmethod
     def resolve_backend(backend: str | None, args: tuple[Any, ...]) -> str:
@@ -192,11 +249,11 @@ class Function:
         the backend's device; they are returned."""
         if unknown:
             check_keywords(f"{self.name}()", unknown, ("backend", "options", "outputs", "out"))
-        if self._launchers and backend is None and options is None and (outputs is None or out is None):
+        if self._launchers and backend is None and (outputs is None or out is None):
             given = _as_tuple(out if outputs is None else outputs)
             try:
-                launcher = self._launchers.get(_launch_key((*args, *given) if given else args))
-            except AttributeError:  # not all arrays: the checks below say what is wrong
+                launcher = self._launchers[options].get(_launch_key((*args, *given) if given else args))
+            except (AttributeError, KeyError, TypeError):  # not all arrays, new options: checked below
                 launcher = None
             if launcher is not None:  # a GPU call with the signature of an earlier one
                 return launcher(args, given) if given else launcher(args)
@@ -209,7 +266,7 @@ class Function:
             args = tuple(scalar_value(a) if k in self._scalars else a for k, a in enumerate(args))
         default_backend = backend is None
         backend = self.resolve_backend(backend, args)
-        options = self._check_options(options)
+        options = requested = self._check_options(options)
         key = (backend, None if options is None else options.key, self._signature(args))
         entry = self._compiled.get(key)
         if entry is None:  # first call with these shapes: check everything, compile
@@ -235,17 +292,27 @@ class Function:
             IndexChecker(self.definition, binding, _value_range).check()
         originals = list(_as_tuple(outputs))
         given = self._given_outputs(originals, entry, backend) if originals else None
-        if backend == "cuda" and default_backend and key[1] is None and not self._scalars:
-            self._remember_launcher(entry, args, tuple(originals))
+        if backend == "cuda" and default_backend and not self._scalars:
+            self._remember_launcher(entry, requested, args, tuple(originals))
         if backend in ("cpu", "cuda-sim"):
-            arrays = [np.ascontiguousarray(a) if hasattr(a, "shape") else a for a in args]
+            tensors = [_is_torch(a) for a in args]
+            arrays = [
+                np.ascontiguousarray(a.detach().numpy() if tensor else a) if hasattr(a, "shape") else a
+                for a, tensor in zip(args, tensors)
+            ]
             buffers = given or [_allocate(np, *spec) for spec in entry.outputs]
             if backend == "cpu":
                 entry.kernel(*arrays, *buffers)
             else:  # the simulator checks that no uninitialized output is read
                 undefined = [len(args) + k for k, (_, _, zero) in enumerate(entry.outputs) if not zero]
                 entry.kernel(*arrays, *buffers, undefined=undefined)
-            return self._result(originals if given else buffers)
+            if given:
+                return self._result(originals)
+            if any(tensors):  # torch tensors in, torch tensors out (sharing the buffers)
+                import torch
+
+                buffers = [torch.from_numpy(b) for b in buffers]
+            return self._result(buffers)
         assert entry.allocate is not None
         buffers = given or entry.allocate()
         entry.kernel(*args, *buffers, stream=entry.stream() if entry.stream is not None else None)
@@ -269,6 +336,8 @@ class Function:
             if on_gpu(array) != (backend == "cuda"):
                 where = "a GPU array" if backend == "cuda" else "a numpy array"
                 raise ShapeError(f"{what} must be {where} for backend '{backend}'")
+            if backend != "cuda" and _is_torch(array):  # written through a numpy view
+                array = array.detach().numpy()
             if backend == "cuda":
                 from tcir.backends.cuda.runtime import cupy_module, is_torch_tensor
 
@@ -286,11 +355,15 @@ class Function:
             arrays.append(array)
         return arrays
 
-    def _remember_launcher(self, entry: _Entry, args: tuple[Any, ...], given: tuple[Any, ...]) -> None:
+    def _remember_launcher(
+        self, entry: _Entry, options: MappingOptions | None, args: tuple[Any, ...], given: tuple[Any, ...]
+    ) -> None:
         """Keep the whole of this call (`CudaProgram.launcher`) for later calls
-        with the same argument (and `outputs=`) types, shapes and strides."""
+        with the same options (None: none given) and argument (and `outputs=`)
+        types, shapes and strides."""
         key = _launch_key((*args, *given))
-        if key not in self._launchers:
+        launchers = self._launchers.setdefault(options, {})
+        if key not in launchers:
             assert entry.allocate is not None
             zeroed = [k for k, (_, _, zero) in enumerate(entry.outputs) if zero]
             launcher = entry.kernel.launcher(  # type: ignore[attr-defined]
@@ -298,7 +371,7 @@ class Function:
                 outputs=given or None, zeroed=zeroed,
             )
             if launcher is not None:
-                self._launchers[key] = launcher
+                launchers[key] = launcher
 
     def _signature(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """What a compiled kernel depends on: shapes, dtypes, integer sizes."""

@@ -2,10 +2,13 @@
 
     python tools/bench.py [--json results.json] [--only tmm,MLP3] [--no-compile] [--plot roofline.svg]
     python tools/bench.py --from-json results.json --plot roofline.svg    # redraw, no GPU
+    python tools/bench.py --backward [--only softmax]   # derived backward defs vs eager autograd
 
 For each configuration (section 7 sizes), every implementation is checked
 against PyTorch eager (float32, TF32 off; with `--tf32`, TF32 allowed to
-both) before it is timed. Reported per
+both) before it is timed. `--backward` times the backward defs that tcir
+derives (`Function.gradient`) against eager autograd's backward instead, on
+the issue's layers (`BACKWARD`), gradients checked against autograd's. Reported per
 implementation: p50 device time per call (CUDA events around many launches)
 and p50 wall time per call including a synchronize (full Python overhead),
 plus the roofline floor of the kernel: max(flops / measured fp32 rate,
@@ -107,6 +110,95 @@ def reduction_configs(torch: Any) -> list[Config]:
     out.append(Config("attention 64x512x64", "attention", {"B": 64, "L": 512, "D": 64}, 4 * 64 * 512 * 512 * 64,
                       lambda q, k, v: F.scaled_dot_product_attention(q, k, v)))
     return out
+
+
+@dataclass
+class BackwardConfig:
+    """A layer whose derived backward is timed against eager autograd's."""
+
+    label: str
+    source: str
+    entry: str
+    sizes: dict[str, int]
+    peer: Callable[..., Any]
+    """The forward in PyTorch, on the def's inputs (index tensors as they are)."""
+
+
+def backward_configs(torch: Any) -> list[BackwardConfig]:
+    F = torch.nn.functional
+    read = lambda name: (EXAMPLES / f"{name}.tc").read_text()  # noqa: E731
+    return [
+        BackwardConfig("tmm 128x1024x1024", read("tmm"), "tmm", {"M": 128, "K": 1024, "N": 1024}, lambda a, b: a @ b.T),
+        BackwardConfig("conv2d 32x64x56x56 3x3", read("conv2d"), "conv2d",
+                       {"B": 32, "IP": 64, "H": 56, "W": 56, "OP": 64, "KH": 3, "KW": 3}, F.conv2d),
+        BackwardConfig("softmax 4096x1024", read("softmax"), "softmax", {"B": 4096, "N": 1024},
+                       lambda x: torch.softmax(x, 1)),
+        BackwardConfig("1LUT", read("1LUT"), "1LUT", {"E1": 10**7, "D": 64, "B": 128, "L1": 50},
+                       lambda table, index: F.embedding_bag(index.long(), table, mode="sum")),
+    ]
+
+
+def run_backward(config: BackwardConfig, torch: Any, cupy: Any) -> dict[str, Any]:
+    """Device times of the derived backward def and of eager autograd's
+    backward (the forward run once, its graph kept), gradients checked."""
+    import tcir
+    import tcir.torch
+
+    function = tcir.define(config.source)[config.entry]
+    started = time.perf_counter()
+    backward = tcir.torch.derived_backward(function)
+    row: dict[str, Any] = {"config": config.label, "derive_s": time.perf_counter() - started}
+    inputs = device_inputs(function.definition, config.sizes, cupy)
+    tensors = [torch.as_tensor(x, device="cuda") for x in inputs]
+    floats = [t.requires_grad_() for t in tensors if t.is_floating_point()]
+    outputs = config.peer(*tensors)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    grads = [torch.randn_like(o) for o in outputs]
+    expected = torch.autograd.grad(outputs, floats, grads, retain_graph=True)
+    arguments = [*inputs, *(cupy.asarray(g.detach()) for g in grads)]
+    started = time.perf_counter()
+    got = backward(*arguments)
+    cupy.cuda.runtime.deviceSynchronize()
+    row["tcir_compile_s"] = time.perf_counter() - started
+    row["error"] = check(got if isinstance(got, tuple) else (got,), tuple(expected), torch)
+    implementations = {
+        "tcir": lambda: backward(*arguments),
+        "eager": lambda: torch.autograd.grad(outputs, floats, grads, retain_graph=True),
+    }
+    for name, call in implementations.items():
+        _time(torch, name, call, row)
+    row["ratio"] = row["tcir_device_ms"] / row["eager_device_ms"]
+    row["ok"] = row["error"] <= 1e-3
+    return row
+
+
+def main_backward(args: Any) -> None:
+    import cupy
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    wanted = set(filter(None, args.only.split(",")))
+    rows = []
+    print(f"{'config':26} {'tcir bwd dev':>12} {'eager bwd dev':>13} {'ratio':>6} {'max err':>8} {'ok':>3}")
+    for config in backward_configs(torch):
+        if wanted and config.entry not in wanted and config.label not in wanted:
+            continue
+        try:
+            row = run_backward(config, torch, cupy)
+        except Exception as e:  # keep going: report the failure in the table
+            row = {"config": config.label, "failure": f"{type(e).__name__}: {e}"[:300]}
+            print(f"{config.label:26} FAILED {row['failure']}", flush=True)
+            rows.append(row)
+            continue
+        rows.append(row)
+        print(
+            f"{row['config']:26} {row['tcir_device_ms']:12.4f} {row['eager_device_ms']:13.4f} "
+            f"{row['ratio']:6.2f} {row['error']:8.1e} {'yes' if row['ok'] else 'NO':>3}",
+            flush=True,
+        )
+    Path(args.json).write_text(json.dumps({"backward": rows}, indent=1))
+    print("ms; dev = p50 device time per backward; ratio = tcir / eager (the issue's bar: 1.5)")
 
 
 def device_inputs(definition: Any, sizes: dict[str, int], cupy: Any) -> list[Any]:
@@ -339,7 +431,14 @@ def main() -> None:
     )
     parser.add_argument("--plot", metavar="FILE", help="draw a roofline of the results (SVG, PNG...)")
     parser.add_argument("--from-json", metavar="FILE", help="plot the results of an earlier run, measure nothing")
+    parser.add_argument(
+        "--backward", action="store_true",
+        help="time the derived backward defs of BACKWARD's layers against eager autograd's backward",
+    )
     args = parser.parse_args()
+    if args.backward:
+        main_backward(args)
+        return
     if args.from_json:
         if not args.plot:
             parser.error("--from-json needs --plot")

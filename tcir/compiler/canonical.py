@@ -46,6 +46,8 @@ class _Printer:
         order = [*stmt.loop_order, *(i for i in stmt.ranges if i not in stmt.loop_order)]
         self.indices = {name: f"i{k}" for k, name in enumerate(order)}
         lhs = ", ".join(self.indices[i] for i in stmt.lhs_indices)
+        if stmt.scatter is not None:
+            lhs = "scatter " + ", ".join(map(self.expr, stmt.scatter))
         reduction = ", ".join(self.indices[i] for i in stmt.reduction_indices)
         ranges = ", ".join(
             f"{self.indices[i]} in [{lo}, {hi})" for i, (lo, hi) in stmt.ranges.items()

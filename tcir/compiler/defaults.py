@@ -143,6 +143,8 @@ def resolved_options(definition: A.CheckedDef, binding: Binding, options: Mappin
 
 
 def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: bool) -> MappingOptions:
+    if any(s.scatter is not None for s in definition.stmts):  # scatters add atomically, on every thread
+        return MappingOptions(parallel_reductions=True)
     sizes = [binding.sizes[n] for n in definition.size_params]
     if _embeddings(definition, sizes):
         widths = [evaluate(definition.tensor(s.lhs).dims[-1], sizes) for s in definition.stmts]

@@ -30,10 +30,50 @@ VECTOR_WIDTHS = (1, 2, 4)
 """Elements of a thread's vector loads: CUDA's float, float2 and float4."""
 
 
+def _hashable(value: Any) -> Any:
+    """A list of ints as a tuple (TypeError for a list of anything else)."""
+    if type(value) is not list:
+        return value
+    if not all(type(v) is int for v in value):
+        raise TypeError("not a list of ints")
+    return tuple(value)
+
+
+class _Interned(type):
+    """Options made with equal arguments are one object, validated and keyed
+    once: a call that makes its options anew (`options=MappingOptions(...)`)
+    costs what one reusing them does, and equal options compare and hash by
+    their key, a string computed once per value."""
+
+    _made: dict[tuple[Any, ...], Any] = {}
+    LIMIT = 4096
+    """Kept constructions (the cache is emptied when it grows past them)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        try:  # by type too: `True == 1`, but `unroll=True` is no valid option
+            signature = (
+                cls,
+                tuple((type(a), _hashable(a)) for a in args),
+                tuple((k, type(v), _hashable(v)) for k, v in kwargs.items()),
+            )
+            made = _Interned._made.get(signature)
+        except TypeError:  # unhashable arguments: the checks say what is wrong
+            return super().__call__(*args, **kwargs)
+        if made is None:
+            made = super().__call__(*args, **kwargs)
+            if len(_Interned._made) >= _Interned.LIMIT:
+                _Interned._made.clear()
+            _Interned._made[signature] = made
+        return made
+
+
 @dataclass(frozen=True)
-class MappingOptions:
+class MappingOptions(metaclass=_Interned):
     """How to schedule, tile and map a TC def (docs/reference/mapping-options.md
-    lists every field with its default, the tuner's values and the pass it drives)."""
+    lists every field with its default, the tuner's values and the pass it drives).
+
+    Equal arguments give the same (immutable) object; equal options compare
+    and hash by `key`."""
 
     fusion: str = "max"
     """The isl scheduler's fusion strategy: `min` (no fusion), `max` (one
@@ -223,6 +263,12 @@ class MappingOptions:
 
     key: str = field(init=False, repr=False, compare=False)
     """The JSON text, computed once: a hashable identity for caches."""
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, MappingOptions) and self.key == other.key)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
     def to_json(self) -> str:
         data = {f.name: getattr(self, f.name) for f in fields(self) if f.init}

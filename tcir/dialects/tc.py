@@ -374,7 +374,9 @@ class ComprehensionOp(IRDLOperation):
     """One TC statement: `lhs[indices] kind rhs` over a rectangular range.
 
     The region's arguments are the statement's indices, left-hand side indices
-    first (in subscript order), then reduction indices; `bounds` holds the
+    first (in subscript order), then reduction indices (a scatter, whose
+    `tc.yield` names the element it updates, `%gE[] "+=!"`, has no left-hand
+    side indices); `bounds` holds the
     half-open range `[lo, hi)` of each index as two affine expressions in the
     size names `bound_symbols`. The region yields the right-hand side's value
     for one point. `where` keeps the user's where-clauses as written and
@@ -442,12 +444,19 @@ class ComprehensionOp(IRDLOperation):
         return self.lhs.type
 
     @property
+    def is_scatter(self) -> bool:
+        """Whether the body's `tc.yield` names the element it updates (a
+        scatter: no left-hand side indices, every index reduced)."""
+        last = self.body.block.last_op
+        return isinstance(last, YieldOp) and last.map is not None
+
+    @property
     def lhs_indices(self) -> tuple[BlockArgument, ...]:
-        return self.indices[: self.lhs_type.rank]
+        return () if self.is_scatter else self.indices[: self.lhs_type.rank]
 
     @property
     def reduction_indices(self) -> tuple[BlockArgument, ...]:
-        return self.indices[self.lhs_type.rank :]
+        return self.indices[len(self.lhs_indices) :]
 
     @property
     def ranges(self) -> list[tuple[AffineExpr, AffineExpr]]:
@@ -483,7 +492,7 @@ class ComprehensionOp(IRDLOperation):
             if isinstance(op, ReadOp) and op.tensor is self.lhs:
                 if (self.steps_back(op) or 0) >= 1:
                     continue
-                if self.reduction_indices:
+                if self.reduction_indices or self.is_scatter:
                     return True
                 operands = list(op.subscript_operands)
                 if list(op.subscripts) != pointwise or operands != list(self.lhs_indices):
@@ -508,7 +517,17 @@ class ComprehensionOp(IRDLOperation):
                 f"expected a range for each of the {len(self.indices)} indices, "
                 f"got {len(self.ranges)}"
             )
-        if len(self.indices) < rank:
+        last = self.body.block.last_op
+        if isinstance(last, YieldOp) and last.subscripts is not None:
+            if self.kind.data not in ("+=", "+=!"):
+                raise VerifyException(
+                    f"a scatter accumulates with '+=' or '+=!', not '{self.kind.data}'"
+                )
+            if len(last.subscripts) != rank:
+                raise VerifyException(
+                    f"a scatter into a rank-{rank} tensor yields {len(last.subscripts)} subscripts"
+                )
+        elif len(self.indices) < rank:
             raise VerifyException(
                 f"left-hand side has rank {rank} but only "
                 f"{len(self.indices)} indices"
@@ -929,18 +948,76 @@ class SizeOp(IRDLOperation):
 
 @irdl_op_definition
 class YieldOp(IRDLOperation):
-    """Ends a comprehension body with the right-hand side's value."""
+    """Ends a comprehension body with the right-hand side's value:
+    `tc.yield %v : f32`. A scatter's body also gives the element it updates,
+    subscripts as in `tc.read`: `tc.yield %v at [%0, %d] : f32`."""
 
     name = "tc.yield"
 
     value = operand_def()
+    subscript_operands = var_operand_def()
+    map = opt_prop_def(AffineMapAttr)
+    symbols = opt_prop_def(ArrayAttr[StringAttr])
 
     traits = traits_def(IsTerminator(), HasParent(ComprehensionOp))
 
-    assembly_format = "$value attr-dict `:` type($value)"
+    def __init__(
+        self,
+        value: SSAValue,
+        subscripts: Sequence[AffineExpr] | None = None,
+        operands: Sequence[SSAValue] = (),
+        symbols: Sequence[str] = (),
+    ):
+        properties: dict[str, Attribute] = {}
+        if subscripts is not None:
+            amap = AffineMap(len(operands), len(symbols), tuple(subscripts))
+            properties = {"map": AffineMapAttr(amap), "symbols": _symbol_names(symbols)}
+        super().__init__(operands=[value, operands], properties=properties)
 
-    def __init__(self, value: SSAValue):
-        super().__init__(operands=[value])
+    @property
+    def subscripts(self) -> tuple[AffineExpr, ...] | None:
+        """The element a scatter updates, None for a comprehension's own point."""
+        return None if self.map is None else self.map.data.results
+
+    @property
+    def symbol_names(self) -> list[str]:
+        return [] if self.symbols is None else [s.data for s in self.symbols]
+
+    def verify_(self) -> None:
+        if self.map is None:
+            if self.subscript_operands:
+                raise VerifyException("subscript operands without subscripts")
+            return
+        if self.map.data.num_dims != len(self.subscript_operands):
+            raise VerifyException(
+                f"subscripts use {self.map.data.num_dims} values but "
+                f"{len(self.subscript_operands)} are given"
+            )
+        _verify_sizes(self, self.symbol_names, "subscript")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.value)
+        if self.subscripts is not None:
+            printer.print_string(" at ")
+            _print_subscripts(printer, self.subscripts, self.subscript_operands, self.symbol_names)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> YieldOp:
+        value = parser.parse_unresolved_operand()
+        subscripts, operands, symbols = None, [], []
+        if parser.parse_optional_keyword("at"):
+            subscripts, exprs = _parse_affine_list(parser, allow_operands=True)
+            operands = [resolve_defined(parser, o) for o in exprs.operands]
+            symbols = exprs.symbols
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(parser.resolve_operand(value, parser.parse_type()), subscripts, operands, symbols)
+        op.attributes |= attributes
+        return op
 
 
 TC = Dialect(

@@ -150,6 +150,12 @@ class Stmt:
     adds to what `O` holds; `op=!` without reduction indices acts as `=`).
     The reference loop order is `loop_order`: LHS indices outer, reduction inner.
     `ranges[i] = (lo, hi)` is half-open over the size parameters.
+
+    A scatter (`gE(I(b), d) += gO(b, d)`) writes at `scatter`, the left-hand
+    side's subscripts (any integer expressions); it has no LHS indices (all
+    of its indices are reduction indices) and accumulates (`+=`, `+=!`):
+    several instances may update one element. `+=!` first fills the whole
+    tensor with 0.
     """
 
     loc: SourceLocation
@@ -164,6 +170,7 @@ class Stmt:
     loop: Loop | None = None
     """The stepped loop the statement belongs to: each step of `loop.index`
     runs the loop's statements in order (the other indices in parallel)."""
+    scatter: list[Expr] | None = None
 
     @property
     def reduces(self) -> bool:
@@ -186,6 +193,14 @@ class Stmt:
         return "=" if self.initializes and not self.reduction_indices else self.op
 
     @property
+    def scatter_target(self) -> Access | None:
+        """A scatter's left-hand side as an access (its subscripts are checked
+        like a read's), None for a statement that is no scatter."""
+        if self.scatter is None:
+            return None
+        return Access(tensor=self.lhs, subscripts=self.scatter, type=self.rhs.type, loc=self.loc)
+
+    @property
     def loop_order(self) -> list[str]:
         """Reference loop nest order: LHS indices, then reduction indices."""
         return [*self.lhs_indices, *self.reduction_indices]
@@ -203,6 +218,11 @@ class SizeCheck:
     loc: SourceLocation
     derived: dict[str, Lin] = field(default_factory=dict[str, Lin])
     """Placeholders of `bad` for what isl cannot express (`N * N`), by value."""
+    deferred: tuple[Lin, Lin, tuple[tuple[str, Lin, Lin], ...], tuple[Lin, ...]] | None = None
+    """Instead of `bad`, for a subscript that is affine only once the sizes
+    are known (a scalar input times an index, `sh * h`): the subscript, the
+    extent, each index's range and the conditions the read is made under,
+    checked when the sizes are bound."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -169,11 +169,16 @@ class ExprEmitter:
         return self.insert(arith.IndexCastOp(index, scalar_type(e.type)))
 
     def _access(self, e: A.Access) -> SSAValue:
-        tensor = self.tensors[e.tensor]
+        subscripts, operands, symbols = self.subscripts(e.subscripts)
+        return self.insert(ReadOp(self.tensors[e.tensor], subscripts, operands, symbols))
+
+    def subscripts(self, exprs: Sequence[A.Expr]) -> tuple[list[AffineExpr], list[SSAValue], list[str]]:
+        """Subscripts as affine expressions of the values they use (indices,
+        and values read for indirection, computed here) and of size names."""
         names = list(self.indices)
         operands: list[SSAValue] = []
         subscripts: list[AffineExpr] = []
-        for sub in e.subscripts:
+        for sub in exprs:
             affine = subscript_to_affine(sub, names, self.definition.size_params)
             if affine is None:  # indirect: the value itself is a dimension
                 operands.append(self.emit(sub))
@@ -184,7 +189,7 @@ class ExprEmitter:
         symbols = [AffineExpr.symbol(k) for k in range(len(self.definition.size_params))]
         subscripts = [substitute(s, dims, symbols) for s in subscripts]
         subscripts, sym_names = compact(subscripts, self.definition.size_params)
-        return self.insert(ReadOp(tensor, subscripts, [values[k] for k in used], sym_names))
+        return subscripts, [values[k] for k in used], sym_names
 
     def _unary(self, e: A.Unary) -> SSAValue:
         x = self.emit(e.x)
@@ -360,7 +365,10 @@ def emit_stmt(
         Builder(InsertPoint.at_end(body)), definition, tensors, dict(zip(order, body.args)), libm
     )
     value = emitter.emit(stmt.rhs)
-    body.add_op(YieldOp(value))
+    if stmt.scatter is None:
+        body.add_op(YieldOp(value))
+    else:
+        body.add_op(YieldOp(value, *emitter.subscripts(stmt.scatter)))
     bounds, symbols = compact(
         [b for name in order for b in stmt.ranges[name]], definition.size_params
     )

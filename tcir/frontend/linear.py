@@ -282,6 +282,29 @@ def format_affine(expr: AffineExpr, dims: Sequence[str], syms: Sequence[str]) ->
     return out
 
 
+def interval(
+    lin: Lin, ranges: Mapping[str, tuple[Lin, Lin]], indices: Iterable[str] | None = None
+) -> tuple[Lin, Lin] | None:
+    """The least and greatest value of `lin` where each of `indices` (default:
+    the names of `ranges`) takes the values of its range `[lo, hi)` (sizes
+    are positive); None where an index is multiplied by another or divided."""
+    indices = set(ranges if indices is None else indices)
+    low, high = Lin(), Lin()
+    for mono, c in lin.terms:
+        idx = [a for a in mono if isinstance(a, str) and a in indices]
+        if any(isinstance(a, Div) and set(a.num.names()) & indices for a in mono) or len(idx) > 1:
+            return None
+        if not idx:
+            term = Lin(((mono, c),))
+            low, high = low + term, high + term
+            continue
+        lo, hi = ranges[idx[0]]
+        k = Lin.make([(tuple(a for a in mono if a != idx[0]), c)])
+        least, most = (k * lo, k * (hi - 1)) if c > 0 else (k * (hi - 1), k * lo)
+        low, high = low + least, high + most
+    return low, high
+
+
 # -- deciding inequalities between bounds, with isl ------------------------------------
 
 Derived = Mapping[str, tuple[str, list[Lin]]]

@@ -45,7 +45,7 @@ from tcir.errors import RangeError, SourceLocation
 
 from . import ast as A
 from .dtypes import int_limits
-from .linear import Div, Lin, implied_nonnegative, out_of_bounds_sizes, provably_le
+from .linear import Div, Lin, implied_nonnegative, interval, out_of_bounds_sizes, provably_le
 from .subscripts import condition_cases
 from .sema import DefFacts, StmtFacts
 from .source import Source
@@ -112,6 +112,10 @@ class RangeInference:
         results: list[dict[str, Range] | None] = [None] * len(stmts)
         deferred = []
         for k, sf in enumerate(stmts):
+            if sf.scatter is not None and None in self.shapes[sf.lhs]:
+                raise self.error(f"the shape of '{sf.lhs}' is not known where this scatter writes it: "
+                                 f"declare it (an output such as 'float(N) {sf.lhs}') or write it "
+                                 f"before", sf.loc, len(sf.lhs))
             ranges, unresolved = self.statement(sf)
             self.define_shape(sf, ranges)
             if unresolved:
@@ -357,15 +361,19 @@ class RangeInference:
                 names = set(sub.names()).union(*(c.names() for c in conditions)) & indices
                 try:
                     found = out_of_bounds_sizes(sub, ext, {n: resolved[n] for n in names}, conditions, self.derived)
-                except ValueError:
-                    raise self.error(f"{message.replace('is out of', 'may be out of')}; {advice}",
-                                     loc, length) from None
+                except ValueError:  # affine once the sizes are known: checked then
+                    box = tuple((n, *resolved[n]) for n in sorted(names))
+                    self.size_checks.append(A.SizeCheck(bad="", names={}, message=message, loc=loc,
+                                                        deferred=(sub, ext, box, tuple(conditions))))
+                    self.guarded.update(id(ternary) for ternary, _ in guards)
+                    continue
                 if found is not None:
                     failures.append(found)
+            if any(cases) or self.bounded[id(sf)]:
+                # In bounds thanks to the conditions (and, if any, the size
+                # checks below): they must be evaluated first.
+                self.guarded.update(id(ternary) for ternary, _ in guards)
             if not failures:
-                if any(cases):
-                    # In bounds thanks to the conditions: they must be evaluated first.
-                    self.guarded.update(id(ternary) for ternary, _ in guards)
                 continue
             if any(found.always for found in failures):
                 raise self.error(f"{message.replace('is out of', 'may be out of')}; {advice}", loc, length)
@@ -459,20 +467,7 @@ class RangeInference:
 def _rest_bounds(rest: Lin, resolved: dict[str, Range],
                  indices: set[str]) -> tuple[Lin, Lin] | None:
     """min and max of `rest` over the box of resolved index ranges (sizes are positive)."""
-    lo_terms, hi_terms = Lin(), Lin()
-    for mono, c in rest.terms:
-        idx = [a for a in mono if isinstance(a, str) and a in indices]
-        if any(isinstance(a, Div) and set(a.num.names()) & indices for a in mono) or len(idx) > 1:
-            return None
-        if not idx:
-            term = Lin(((mono, c),))
-            lo_terms, hi_terms = lo_terms + term, hi_terms + term
-            continue
-        r_lo, r_hi = resolved[idx[0]]
-        k = Lin.make([(tuple(a for a in mono if a != idx[0]), c)])
-        small, large = (k * r_lo, k * (r_hi - 1)) if c > 0 else (k * (r_hi - 1), k * r_lo)
-        lo_terms, hi_terms = lo_terms + small, hi_terms + large
-    return lo_terms, hi_terms
+    return interval(rest, resolved, indices)
 
 
 def _value(lin: Lin, sizes: list[str], loc: SourceLocation) -> A.Expr:
@@ -590,13 +585,17 @@ def infer_ranges(src: Source, facts: DefFacts) -> A.CheckedDef:
         rhs = sf.rhs
         if inference.bounded.get(id(sf)):
             rhs = _counted_where(rhs, inference.bounded[id(sf)], st.op, sizes, inference.guarded)
+        scatter = sf.scatter
         if shifts or inference.shifted or inference.guarded:
             rhs = _at_origin(rhs, shifts, inference.origins, sizes, inference.guarded)
+            if scatter is not None:
+                target = A.Access(tensor=sf.lhs, subscripts=scatter, type=rhs.type, loc=sf.loc)
+                scatter = _at_origin(target, shifts, inference.origins, sizes, inference.guarded).subscripts
         stmts.append(A.Stmt(
             loc=sf.loc, lhs=sf.lhs, lhs_indices=sf.lhs_indices, op=st.op,
             reduction_indices=sf.reduction_indices,
             ranges={n: (affine(ranges[n][0]), affine(ranges[n][1])) for n in sf.first_use},
-            rhs=rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent, loop=sf.loop))
+            rhs=rhs, where=[w.text for w in st.wheres], equivalent=st.equivalent, loop=sf.loop, scatter=scatter))
     inputs = [param(p.name, p.pos, facts.symbols[p.name].kind == "scalar") for p in facts.inputs]
     outputs = [param(p.name, p.pos) for p in facts.outputs]
     temps = [param(t, facts.symbols[t].pos) for t in facts.temporaries]

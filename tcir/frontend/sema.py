@@ -65,6 +65,8 @@ class StmtFacts:
     where_ranges: dict[str, tuple[Lin, Lin]]
     first_use: dict[str, tuple[SourceLocation, int]]
     loop: A.Loop | None = None
+    scatter: list[A.Expr] | None = None
+    """The left-hand side's subscripts of a scatter (see `A.Stmt.scatter`)."""
 
 
 @dataclass
@@ -214,7 +216,8 @@ class DefChecker:
     # -- statements --------------------------------------------------------------
     def statement(self, st: S.Statement) -> StmtFacts:
         ctx = _Stmt(st)
-        lhs_indices = self.lhs_indices(st)
+        scatters = self.scatters(st)
+        lhs_indices = [] if scatters else self.lhs_indices(st)
         where_ranges: dict[str, tuple[Lin, Lin]] = {}
         range_pos: dict[str, S.WhereRange] = {}
         for w in st.wheres:
@@ -229,6 +232,7 @@ class DefChecker:
                     raise self.error(f"redefinition of '{w.name}' in where clause", w.pos, w.length)
                 ctx.later_lets.discard(w.name)
                 ctx.lets[w.name] = self.limited(self.expr(w.expr, ctx, False), ctx, w)
+        scatter = [self.subscript(st.lhs, arg, ctx) for arg in st.args] if scatters else None
         rhs = self.limited(self.expr(st.rhs, ctx, False), ctx, st.rhs)
         exists = [self.limited(self.expr(w.expr, ctx, False), ctx, w)
                   for w in st.wheres if isinstance(w, S.WhereExists)]
@@ -237,6 +241,9 @@ class DefChecker:
         for k, name in enumerate(lhs_indices):
             arg = st.args[k]
             first_use[name] = (self.src.loc(arg.pos), arg.length)
+        for e in (node for sub in scatter or () for node in walk(sub)):
+            if isinstance(e, A.IndexVar) and e.name not in first_use:
+                first_use[e.name] = (e.loc, len(e.name))
         for e in walk(rhs):
             if isinstance(e, A.IndexVar) and e.name not in first_use:
                 first_use[e.name] = (e.loc, len(e.name))
@@ -251,22 +258,25 @@ class DefChecker:
                                  f"{did_you_mean(name, [n for n in first_use if n not in range_pos])}",
                                  w.pos, w.length)
             self.check_dependent_range(name, where_ranges[name], w, first_use, lhs_indices)
-        self.check_declared(reduction, range_pos, first_use, [rhs, *exists])
+        target = [A.Access(tensor=st.lhs, subscripts=scatter, type=rhs.type, loc=self.src.loc(st.pos))] if scatter else []
+        self.check_declared(reduction, range_pos, first_use, [rhs, *exists, *target])
         if st.op == "=" and reduction:
             loc, length = first_use[reduction[0]]
             raise self.loc_error(
                 f"index '{reduction[0]}' is only on the right-hand side, so it is a reduction "
                 f"index, but '=' does not reduce; use a reduction such as '+=!'"
                 f"{did_you_mean(reduction[0], lhs_indices)}", loc, length)
-        self.check_causality(st, lhs_indices, reduction, [rhs, *exists])
+        self.check_causality(st, lhs_indices, reduction, [rhs, *exists, *(scatter or ())])
         rhs = self.assign(st, rhs, bool(reduction))
         for e in (rhs, *exists):
             self.check_literals(e)
         self.written.add(st.lhs)
-        accesses = [self.access_fact(e, guards) for x in (rhs, *exists)
+        accesses = [self.access_fact(e, guards) for x in (rhs, *exists, *(scatter or ()))
                     for e, guards in guarded_walk(x) if isinstance(e, A.Access)]
+        if target:  # a scatter's bounds are checked (and inferred) like a read's
+            accesses.append(self.access_fact(target[0]))
         return StmtFacts(st, self.src.loc(st.pos), st.lhs, lhs_indices, reduction, rhs, accesses,
-                         where_ranges, first_use, self.loops.get(st.loop) if st.loop else None)
+                         where_ranges, first_use, self.loops.get(st.loop) if st.loop else None, scatter)
 
     def check_declared(self, reduction: list[str], ranged: dict[str, S.WhereRange],
                        first_use: dict[str, tuple[SourceLocation, int]], exprs: list[A.Expr]) -> None:
@@ -299,15 +309,34 @@ class DefChecker:
                         f"floating-point constant {value:g} is out of range for {node.type} "
                         f"(largest {largest:.7g})", node.loc, 1)
 
-    def lhs_indices(self, st: S.Statement) -> list[str]:
+    def scatters(self, st: S.Statement) -> bool:
+        """Whether `st` is a scatter: a left-hand side subscript is not an
+        index of its own (`gE(I(b), d) += gO(b, d)`, `gI(i + k) += ...`).
+        Several instances may then update one element, so it must accumulate."""
         names: list[str] = []
         for arg in st.args:
             if not isinstance(arg, S.Name) or arg.name in self.symbols or arg.name in names:
+                if st.op in ("+=", "+=!"):
+                    return True
                 what = f"'{arg.name}'" if isinstance(arg, S.Name) else "this subscript"
                 raise self.error(f"left-hand side subscripts of '{st.lhs}' must be distinct index "
-                                 f"variables; {what} is not", arg.pos, arg.length)
+                                 f"variables, or the statement is a scatter, which accumulates with "
+                                 f"'+=' or '+=!' (not '{st.op}'); {what} is not", arg.pos, arg.length)
             names.append(arg.name)
-        return names
+        return False
+
+    def subscript(self, tensor: str, arg: S.Node, ctx: _Stmt) -> A.Expr:
+        """A subscript of `tensor`: an integer expression."""
+        s = self.expr(arg, ctx, True)
+        if not is_integral(s.type):
+            raise self.error(f"subscript of '{tensor}' must be an integer, not {s.type}",
+                             arg.pos, arg.length)
+        return s
+
+    @staticmethod
+    def lhs_indices(st: S.Statement) -> list[str]:
+        """The left-hand side's indices of a statement that is no scatter."""
+        return [arg.name for arg in st.args if isinstance(arg, S.Name)]
 
     def limited(self, e: A.Expr, ctx: _Stmt, node: S.Node) -> A.Expr:
         depth, size = measure(e, ctx.memo)
@@ -325,6 +354,9 @@ class DefChecker:
             for e in walk(x):
                 if not (isinstance(e, A.Access) and e.tensor == st.lhs):
                     continue
+                if st.args and not lhs:
+                    raise self.loc_error(f"a scatter reads '{st.lhs}', the tensor it updates",
+                                         e.loc, len(e.tensor))
                 if loop is not None and self.earlier_step(e, lhs.index(loop.index), loop.index):
                     continue  # a recurrence: written by an earlier step
                 pointwise = [s.name if isinstance(s, A.IndexVar) else None for s in e.subscripts]
@@ -430,7 +462,7 @@ class DefChecker:
             den = b.const_value
             if n.op == "/" and den is not None and den > 0:
                 return a.floordiv(den)
-            size = next((s for s in self.sizes if b == Lin.atom(s)), None)
+            size = next((s for s in (*self.sizes, *self.scalar_sizes) if b == Lin.atom(s)), None)
             if n.op == "/" and size is not None:
                 return a.floordiv(size)
         raise self.error("a range bound must be an integer expression of sizes and int scalars "
@@ -551,13 +583,7 @@ class DefChecker:
         if len(n.args) != sym.rank:
             raise self.error(f"'{n.name}' has {sym.rank} dimension(s) but is accessed with "
                              f"{len(n.args)} subscript(s)", n.pos, n.length)
-        subs = []
-        for arg in n.args:
-            s = self.expr(arg, ctx, True)
-            if not is_integral(s.type):
-                raise self.error(f"subscript of '{n.name}' must be an integer, not {s.type}",
-                                 arg.pos, arg.length)
-            subs.append(s)
+        subs = [self.subscript(n.name, arg, ctx) for arg in n.args]
         # A tensor a later statement of the loop writes, read at an earlier
         # step: "bool" (promoted by anything) until that statement gives its type.
         dtype = sym.dtype if sym.dims is not None else self.dtypes.get(n.name, "bool")

@@ -73,6 +73,12 @@ class DefLowering:
             for lo, hi in comp.ranges
         ]
 
+    def tensor_bounds(self, type: TensorType) -> list[tuple[SSAValue, SSAValue]]:
+        """`[0, size)` of each dimension of a tensor of `type`."""
+        zero = index_constant(self.builder, 0)
+        symbols = [self.point.sizes[n] for n in type.symbol_names]
+        return [(zero, materialize(self.builder, d, [], symbols)) for d in type.dims]
+
     def alloc(self, type: TensorType, name: str | None) -> SSAValue:
         dynamic = tensor_sizes(self.builder, type, self.point.sizes)
         op = memref.AllocOp(dynamic, [], memref_type(type))
@@ -81,9 +87,7 @@ class DefLowering:
 
     def copy(self, source: SSAValue, type: TensorType) -> SSAValue:
         target = self.alloc(type, None)
-        zero = index_constant(self.builder, 0)
-        symbols = [self.point.sizes[n] for n in type.symbol_names]
-        bounds = [(zero, materialize(self.builder, d, [], symbols)) for d in type.dims]
+        bounds = self.tensor_bounds(type)
 
         def body(b: Builder, ivs: Sequence[SSAValue]) -> None:
             value = b.insert(memref.LoadOp.get(source, ivs)).res

@@ -17,21 +17,41 @@ from collections.abc import Collection, Iterator, Sequence
 from itertools import groupby
 
 import islpy as isl
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineDimExpr, AffineExpr
 
 from tcir.dialects.poly import BandOp, FilterOp, ScheduleNodeOp, SequenceOp, StmtOp
 from tcir.dialects.tc import UpdateOp
 
 
 def reduction_dims(stmt: StmtOp) -> list[int]:
-    """The domain dimensions that do not index the element the statement's
-    final `tc.update` writes: `+=` (etc.) reduces along them, `=` overwrites
-    along them; either way they must stay sequential (never coincident)."""
+    """The domain dimensions that are not, on their own, a subscript of the
+    element the statement's final `tc.update` writes: `+=` (etc.) reduces
+    along them, `=` overwrites along them; either way they must stay
+    sequential (never coincident). A scatter's dimension that a subscript
+    uses in an expression (`gI(i + x)`) or through an index tensor
+    (`gE(I(b), d)`: `b`) is one too: instances apart along it may update one
+    element."""
     block = stmt.body.block
     last = block.last_op
     if not isinstance(last, UpdateOp):
         return []
-    used = set(last.subscript_operands)
-    return [arg.index for arg in block.args if arg not in used]
+    operands = list(last.subscript_operands)
+    used = [{node.position for node in e.dfs() if isinstance(node, AffineDimExpr)} for e in last.subscripts]
+    alone = [
+        operands[next(iter(dims))]
+        for e, dims in zip(last.subscripts, used)
+        if len(dims) == 1 and sum(dims <= other for other in used if other) == 1 and _injective(e)
+    ]
+    return [arg.index for arg in block.args if arg not in alone]
+
+
+def _injective(e: AffineExpr) -> bool:
+    """Whether an affine expression of one dimension takes distinct values
+    at distinct points (no floor division or modulo)."""
+    return not any(
+        isinstance(node, AffineBinaryOpExpr) and node.kind not in (AffineBinaryOpKind.Add, AffineBinaryOpKind.Mul)
+        for node in e.dfs()
+    )
 
 
 def identity_band(stmt: StmtOp, parallel_reduction: bool = False, without: int | None = None) -> BandOp | None:

@@ -1,4 +1,4 @@
-"""Range-check index tensors before a call (`X(I(i, j))`).
+"""Range-check index tensors before a call (`X(I(i, j))`, `gE(I(b), d) += ...`).
 
 An out-of-range index would read outside `X`: a segfault on the CPU, an
 illegal address on the GPU. Before each call, every indirect subscript is
@@ -38,6 +38,8 @@ class IndexChecker:
             for node in walk(stmt.rhs):
                 if isinstance(node, A.Access):
                     self._check_access(stmt, node)
+            if stmt.scatter_target is not None:  # the element a scatter updates
+                self._check_access(stmt, stmt.scatter_target)
 
     def _check_access(self, stmt: A.Stmt, access: A.Access) -> None:
         shape = self.binding.shape(self.definition, self.definition.tensor(access.tensor))

@@ -23,7 +23,8 @@ def index_bounds(definition: A.CheckedDef) -> dict[str, list[Any]]:
     """For each tensor used in subscripts, the extents (size expressions) it indexes."""
     bounds: dict[str, list[Any]] = {}
     for stmt in definition.stmts:
-        for node in walk(stmt.rhs):
+        target = [stmt.scatter_target] if stmt.scatter_target is not None else []
+        for node in [*walk(stmt.rhs), *target]:
             if not isinstance(node, A.Access):
                 continue
             dims = definition.tensor(node.tensor).dims

@@ -165,6 +165,16 @@ class NumpyReference:
         target = self.tensors[stmt.lhs]
         param = self.definition.tensor(stmt.lhs)
         evaluator = _Statement(self, stmt, ranges)
+        if stmt.scatter is not None:  # every instance adds to the element it names
+            shape = tuple(grid.size for grid in evaluator.grid.values())
+            if stmt.initializes:
+                target[...] = 0
+            value = np.broadcast_to(evaluator.eval(stmt.rhs), shape)
+            index = tuple(np.broadcast_to(np.asarray(evaluator.eval(s), np.int64), shape) for s in stmt.scatter)
+            np.add.at(target, index, value)
+            if not param.dtype.startswith("float"):
+                target[...] = _store(target, param.dtype)
+            return
         rank = len(stmt.lhs_indices)
         lhs_shape = tuple(evaluator.grid[n].size for n in stmt.lhs_indices)
         shape = lhs_shape + tuple(evaluator.grid[n].size for n in stmt.reduction_indices)

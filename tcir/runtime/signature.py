@@ -16,6 +16,7 @@ from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineSymExpr
 
 from tcir.errors import RangeError, ShapeError
 from tcir.frontend.ast import CheckedDef, Param, SizeCheck
+from tcir.frontend.linear import Atom, Div, Lin, out_of_bounds_sizes
 from tcir.ir.affine import substitute
 
 MAX_ELEMENTS = 2**31 - 1
@@ -153,6 +154,20 @@ def _check_sizes(check: SizeCheck, sizes: dict[str, int]) -> None:
     """A bounds condition that the def's text leaves to the sizes (RangeError if broken)."""
     import islpy as isl
 
+    if check.deferred is not None:
+        sub, extent, box, conditions = check.deferred
+        found = out_of_bounds_sizes(
+            _specialized(sub, sizes),
+            _specialized(extent, sizes),
+            {index: (_specialized(lo, sizes), _specialized(hi, sizes)) for index, lo, hi in box},
+            [_specialized(c, sizes) for c in conditions],
+        )
+        if found is not None:
+            used = {n for lin in (sub, extent, *(b for _, lo, hi in box for b in (lo, hi))) for n in lin.names()}
+            shown = ", ".join(f"{name}={sizes[name]}" for name in sorted(used & sizes.keys()))
+            raise RangeError(f"{check.message}, with {shown}", check.loc)
+        return
+
     bad = isl.Set(check.bad)
     values = {p: sizes[name] for p, name in check.names.items()}
     values.update((p, lin.value(sizes)) for p, lin in check.derived.items())
@@ -162,6 +177,22 @@ def _check_sizes(check: SizeCheck, sizes: dict[str, int]) -> None:
     if not bad.is_empty():
         shown = ", ".join(f"{name}={sizes[name]}" for name in check.names.values())
         raise RangeError(f"{check.message}, with {shown}", check.loc)
+
+
+def _specialized(lin: Lin, sizes: dict[str, int]) -> Lin:
+    """`lin` with the sizes given their values (the indices stay names)."""
+    terms = []
+    for mono, c in lin.terms:
+        kept: list[Atom] = []
+        for atom in mono:
+            names = set(atom.num.names()) | {atom.den} if isinstance(atom, Div) else {atom}
+            if names <= sizes.keys():
+                c *= atom.num.value(sizes) // (atom.den if isinstance(atom.den, int) else sizes[atom.den]) \
+                    if isinstance(atom, Div) else sizes[atom]
+            else:
+                kept.append(atom)
+        terms.append((tuple(kept), c))
+    return Lin.make(terms)
 
 
 def scalar_value(arg: Any) -> Any:

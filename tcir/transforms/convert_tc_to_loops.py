@@ -4,9 +4,10 @@ Each `tc.def` becomes a `func.func` taking its inputs then its outputs as
 memrefs (scalars as they are, sizes still symbolic as trailing `index`
 arguments), with one `scf.for` nest per comprehension, in program order:
 left-hand side indices outer, reduction indices inner. An initializing kind
-(`+=!`) first fills the left-hand side range with the operator's identity.
-The comprehensions of a stepped loop (`loop "t" along %t`) share one
-`scf.for` over the steps, each nesting its other indices inside it in order.
+(`+=!`) first fills the left-hand side range with the operator's identity
+(a scatter, which updates the elements its `tc.yield` names, the whole
+tensor). The comprehensions of a stepped loop (`loop "t" along %t`) share
+one `scf.for` over the steps, each nesting its other indices inside it in order.
 When a statement reads the tensor it writes other than pointwise, the tensor
 is first copied so that the whole right-hand side sees the old values, as
 TC's semantics require. Temporaries become `memref.alloc`/`memref.dealloc`.
@@ -75,6 +76,7 @@ class CanonicalLowering:
         else:
             build_nest = _build_nest
         reduction = reduction_of(comp.kind.data)
+        scatter = comp.yield_op.subscripts is not None
         if comp.kind.data.endswith("!"):
             assert reduction is not None
             neutral = identity(reduction, lhs_type.element_type)
@@ -83,7 +85,10 @@ class CanonicalLowering:
                 value = b.insert(arith.ConstantOp(neutral)).result
                 b.insert(memref.StoreOp.get(value, buffer, ivs))
 
-            build_nest(self.lowering.builder, bounds[:nested], names[:nested], init)
+            if scatter:
+                _build_nest(self.lowering.builder, self.lowering.tensor_bounds(lhs_type), [None] * rank, init)
+            else:
+                build_nest(self.lowering.builder, bounds[:nested], names[:nested], init)
         freed: list[SSAValue] = []
         point = self.lowering.point
         if comp.reads_lhs_non_pointwise():
@@ -95,7 +100,11 @@ class CanonicalLowering:
             value = point.clone_point(b, comp.body.block, ivs)
             assert value is not None
             kind = "=" if reduction is None else reduction + "="
-            point.store(b, buffer, lhs_type.element_type, kind, value, ivs[:rank])
+            element = ivs[:rank]
+            if scatter:
+                end = comp.yield_op
+                element = point.subscripts(b, end.map.data.results, end.subscript_operands, end.symbol_names)  # pyright: ignore
+            point.store(b, buffer, lhs_type.element_type, kind, value, element)
 
         build_nest(self.lowering.builder, bounds, names, update)
         return freed

@@ -14,6 +14,10 @@ context). Each comprehension gives polyhedral statements, named `S0`, `S1`,
   comprehension's body with `tc.yield` replaced by a `tc.update` of the
   left-hand side.
 
+A scatter (a `tc.yield` naming the element it updates) initializes the
+whole tensor, and its update writes that element: a may-write of the whole
+dimension where the subscript is indirect.
+
 Access relations name tensors by their TC names. Affine subscripts become
 exact relations; a subscript using a value read from a tensor (`X(I(i))`) may
 read the whole tensor dimension. An update kind other than `=` also reads the
@@ -200,6 +204,7 @@ class ScopExtraction:
         write: isl.Map,
         body: Region,
         comp: ComprehensionOp | None = None,
+        may_write: bool = False,
     ) -> None:
         """A statement (of `comp`: its stepped loop, if any)."""
         name = domain.get_tuple_name()
@@ -210,7 +215,7 @@ class ScopExtraction:
         if comp is not None and comp.loop is not None and comp.loop_index is not None:
             loop = (comp.loop.data, comp.loop_index.data)
         self.statements.append(
-            StmtOp(name, domain.to_str(), reads_text.to_str(), write.to_str(), body, loop=loop)
+            StmtOp(name, domain.to_str(), reads_text.to_str(), write.to_str(), body, may_write, loop=loop)
         )
 
     def next_name(self) -> str:
@@ -240,11 +245,17 @@ class ScopExtraction:
 
     def init_statement(self, comp: ComprehensionOp, reduction: str) -> None:
         rank = comp.lhs_type.rank
-        space = self.statement_space(self.next_name(), comp.lhs_indices)
-        domain = self.ranges(comp, space, rank)
+        if comp.is_scatter:  # the whole tensor
+            space = self.space(self.next_name(), [f"a{d}" for d in range(rank)])
+            domain = box(space, self.bounds(comp.lhs, space))
+            hints = [f"a{d}" for d in range(rank)]
+        else:
+            space = self.statement_space(self.next_name(), comp.lhs_indices)
+            domain = self.ranges(comp, space, rank)
+            hints = [index.name_hint for index in comp.lhs_indices]
         block = Block(arg_types=[IndexType()] * rank)
-        for arg, index in zip(block.args, comp.lhs_indices):
-            arg.name_hint = index.name_hint
+        for arg, hint in zip(block.args, hints):
+            arg.name_hint = hint
         neutral = arith.ConstantOp(identity(reduction, comp.lhs_type.element_type))
         block.add_ops([neutral, _identity_update(comp.lhs, "=", neutral.result, block.args)])
         write = self.access(domain, comp.lhs, [AffineExpr.dimension(k) for k in range(rank)], IslAffineBuilder(domain.get_space(), list(range(rank))))
@@ -284,7 +295,12 @@ class ScopExtraction:
         kind = "=" if reduction is None else reduction + "="
         yield_op = block.last_op
         assert isinstance(yield_op, YieldOp)
-        update = _identity_update(comp.lhs, kind, yield_op.value, block.args[:rank])
+        scatter = yield_op.subscripts
+        if scatter is None:
+            update = _identity_update(comp.lhs, kind, yield_op.value, block.args[:rank])
+        else:
+            operands = list(yield_op.subscript_operands)
+            update = UpdateOp(comp.lhs, kind, yield_op.value, scatter, operands, yield_op.symbol_names)
         Rewriter.replace_op(yield_op, update)
         reads: list[isl.Map] = []
         for op in block.walk():
@@ -295,11 +311,16 @@ class ScopExtraction:
                 builder = IslAffineBuilder(space, dims, op.symbol_names)
                 guarded = op.parent_block() is not block
                 reads.append(self.access(domain, op.tensor, op.subscripts, builder, guarded))
-        lhs = [AffineExpr.dimension(k) for k in range(rank)]
-        write = self.access(domain, comp.lhs, lhs, IslAffineBuilder(space, list(range(rank))))
+        if scatter is None:
+            lhs = [AffineExpr.dimension(k) for k in range(rank)]
+            write = self.access(domain, comp.lhs, lhs, IslAffineBuilder(space, list(range(rank))))
+        else:
+            dims = self._dims(update.subscript_operands, block.args)
+            write = self.access(domain, comp.lhs, scatter, IslAffineBuilder(space, dims, update.symbol_names))
         if reduction is not None:
             reads.append(write)
-        self.add_statement(domain, reads, write, body, comp)
+        may = scatter is not None and None in self._dims(update.subscript_operands, block.args)
+        self.add_statement(domain, reads, write, body, comp, may)
 
     def comprehension(self, comp: ComprehensionOp) -> None:
         reduction = reduction_of(comp.kind.data)

@@ -17,11 +17,12 @@ so that an out-of-range value in an index tensor is reported (naming the
 indexed array, the dimension, the index tensor and its value) instead of
 reading out of bounds. `%v` is the first loaded value the subscript depends
 on; `source` is the kernel argument it came from, through a shared or
-private copy if the index tensor was promoted. Checks are numbered across
-the module (`id`). Stores never get data-dependent subscripts from
-`convert-poly-to-gpu` (a TC statement writes at its index variables); a
-kernel that has one is rejected. The pass has no options: it changes
-nothing in a kernel without indirect accesses.
+private copy if the index tensor was promoted. A scatter's update
+(`gE(I(b), d) += ...`: a `memref.store` or `memref.atomic_rmw` at a
+subscript computed from data) is checked the same way: out of range, it
+updates element 0 and the error is reported. Checks are numbered across
+the module (`id`). The pass has no options: it changes nothing in a kernel
+without indirect accesses.
 """
 
 from __future__ import annotations
@@ -83,20 +84,16 @@ class GpuCheckIndices(ModulePass):
         count = 0
         for kernel in [k for k in op.walk() if isinstance(k, gpu.FuncOp)]:
             sources = _loaded_sources(kernel)
-            for access in [a for a in kernel.walk() if isinstance(a, memref.LoadOp | memref.StoreOp)]:
+            accesses = (memref.LoadOp, memref.StoreOp, memref.AtomicRMWOp)
+            for access in [a for a in kernel.walk() if isinstance(a, accesses)]:
                 buffer = access.memref
                 t = buffer.type
                 assert isinstance(t, MemRefType)
+                first = len(access.operands) - len(access.indices)  # operands before the subscripts
                 for dim, index in enumerate(access.indices):
                     load = sources.get(index)
                     if load is None:
                         continue
-                    if isinstance(access, memref.StoreOp):
-                        raise OpError(
-                            access,
-                            f"gpu-check-indices: kernel '{kernel.sym_name.data}' stores to "
-                            f"'{_name(buffer)}' at a subscript computed from data"
-                        )
                     extent = t.get_shape()[dim]
                     if extent < 0:
                         continue  # a dynamic extent: not produced for kernels (sizes are specialized)
@@ -105,6 +102,6 @@ class GpuCheckIndices(ModulePass):
                         index, load.res, count, extent, dim, _name(buffer), _name(origin or load.memref)
                     )
                     Rewriter.insert_op(check, InsertPoint.before(access))
-                    access.operands[1 + dim] = check.result
+                    access.operands[first + dim] = check.result
                     count += 1
 

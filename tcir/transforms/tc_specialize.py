@@ -29,6 +29,7 @@ from tcir.dialects.tc import (
     SizeOp,
     TensorType,
     UpdateOp,
+    YieldOp,
 )
 from tcir.diagnostics import OpError, anchored, emit
 from tcir.errors import TCError
@@ -115,6 +116,10 @@ def specialize_def(definition: DefOp, sizes: dict[str, int]) -> None:
             op.bounds = AffineMapAttr(bounds)
             op.bound_symbols = _names(kept)
         elif isinstance(op, ReadOp | UpdateOp | SizeOp):
+            subscripts, kept = specialize_map(op.map.data, op.symbol_names, sizes)
+            op.map = AffineMapAttr(subscripts)
+            op.symbols = _names(kept)
+        elif isinstance(op, YieldOp) and op.map is not None:  # a scatter's element
             subscripts, kept = specialize_map(op.map.data, op.symbol_names, sizes)
             op.map = AffineMapAttr(subscripts)
             op.symbols = _names(kept)

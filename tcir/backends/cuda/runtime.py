@@ -506,7 +506,8 @@ def torch_stream(device: int) -> Any:
     """torch's current stream of `device`, as a cupy stream (made once per stream)."""
     import torch
 
-    pointer = torch.cuda.current_stream(device).cuda_stream
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # an int: no Stream object per call
+    pointer = raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
     stream = _external_streams.get((pointer, device))
     if stream is None:
         stream = _external_streams[pointer, device] = cupy_module().cuda.ExternalStream(pointer, device)

@@ -25,20 +25,3 @@ builtin.module attributes {gpu.container_module} {
   }) : () -> ()
 }
 
-// -----
-
-// A store at a subscript computed from data (a scatter) cannot be checked.
-builtin.module attributes {gpu.container_module} {
-  "gpu.module"() <{sym_name = "kernels"}> ({
-    "gpu.func"() <{function_type = (memref<4xi32>, memref<4xf32>, memref<10xf32>) -> (), kernel}> ({
-    ^bb0(%I: memref<4xi32>, %X: memref<4xf32>, %O: memref<10xf32>):
-      %t = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
-      %v = memref.load %I[%t] : memref<4xi32>
-      %k = arith.index_cast %v : i32 to index
-      %x = memref.load %X[%t] : memref<4xf32>
-      // expected-error@+1 {{gpu-check-indices: kernel 'scatter' stores to 'O' at a subscript computed from data}}
-      memref.store %x, %O[%k] : memref<10xf32>
-      "gpu.return"() : () -> ()
-    }) {sym_name = "scatter"} : () -> ()
-  }) : () -> ()
-}

@@ -102,3 +102,33 @@ tc.def @reverse(%X: !tc.tensor<f32, [N]>) -> (%O: !tc.tensor<f32, [N]>) {
 // CHECK-NEXT:      tc.update %O_old[%a0] "=" %{{.*}}
 // CHECK-NEXT:    }
 // CHECK-NEXT:    poly.stmt @S2 domain "[N] -> { S2[i] : 0 <= i < N }" reads "[N] -> { S2[i] -> O_old[i]; S2[i] -> O_old[-1 + N - i] }" writes "[N] -> { S2[i] -> O[i] }" {
+
+// A scatter through an index tensor: its "+=!" fills the whole of gE, its
+// update may write any row of gE (may_writes), and only d, the one dimension
+// that is a subscript of its own, is coincident.
+tc.def @embedding_grad(%LUT: !tc.tensor<f32, [E, D]>, %I: !tc.tensor<i32, [B]>, %gO: !tc.tensor<f32, [B, D]>) -> (%gE: !tc.tensor<f32, [E, D]>) {
+  tc.comprehension %gE[] "+=!" (%b in [0, B), %d in [0, D)) {
+    %0 = tc.read %gO[%b, %d]
+    %1 = tc.read %I[%b]
+    tc.yield %0 at [%1, %d] : f32
+  }
+}
+// CHECK-LABEL: tc.def @embedding_grad
+// CHECK:         poly.stmt @S0 domain "[E, D, B] -> { S0[a0, a1] : 0 <= a0 < E and 0 <= a1 < D }" reads "[E, D, B] -> {  }" writes "[E, D, B] -> { S0[a0, a1] -> gE[a0, a1] }"
+// CHECK:         poly.stmt @S1 domain "[E, D, B] -> { S1[b, d] : 0 <= b < B and 0 <= d < D }" reads "[E, D, B] -> { S1[b, d] -> gO[b, d]; S1[b, d] -> I[b]; S1[b, d] -> gE[o0, d] : 0 <= o0 < E }" may_writes "[E, D, B] -> { S1[b, d] -> gE[o0, d] : 0 <= o0 < E }"
+// CHECK:           tc.update %gE[%{{.*}}, %d] "+=" %{{.*}}
+// CHECK:         poly.band "[E, D, B] -> [{ S1[b, d] -> [(b)] }, { S1[b, d] -> [(d)] }]" permutable coincident = [0, 1]
+
+// An affine scatter writes exactly i + x, and neither dimension is coincident.
+tc.def @conv1d_grad(%I: !tc.tensor<f32, [M]>, %K: !tc.tensor<f32, [N]>, %gO: !tc.tensor<f32, [M - N + 1]>) -> (%gI: !tc.tensor<f32, [M]>) {
+  tc.comprehension %gI[] "+=" (%i in [0, M - N + 1), %x in [0, N)) {
+    %0 = tc.read %gO[%i]
+    %1 = tc.read %K[%x]
+    %2 = arith.mulf %0, %1 : f32
+    tc.yield %2 at [%i + %x] : f32
+  }
+}
+// CHECK-LABEL: tc.def @conv1d_grad
+// CHECK:         poly.stmt @S0 {{.*}} writes "[M, N] -> { S0[i, x] -> gI[i + x] }"
+// CHECK:           tc.update %gI[%i + %x] "+=" %{{.*}}
+// CHECK:         poly.band "[M, N] -> [{ S0[i, x] -> [(i)] }, { S0[i, x] -> [(x)] }]" permutable coincident = [0, 0]

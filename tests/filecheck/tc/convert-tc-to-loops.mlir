@@ -183,3 +183,47 @@ tc.def @cell(%X: !tc.tensor<f32, [M, N]>) -> (%H: !tc.tensor<f32, [M, N]>) {
     tc.yield %2 : f32
   }
 }
+
+// -----
+
+// A scatter "+=!" first fills the whole tensor, then adds each point's value
+// to the element its tc.yield names (here through an index tensor).
+// CHECK-LABEL: func.func @embedding_grad
+// CHECK:         scf.for %[[A0:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:           scf.for %[[A1:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:             memref.store %{{.*}}, %gE[%[[A0]], %[[A1]]] : memref<4x8xf32>
+// CHECK:         scf.for %b = {{.*}} {
+// CHECK:           scf.for %d = {{.*}} {
+// CHECK-NEXT:        %[[V:.*]] = memref.load %gO[%b, %d] : memref<3x8xf32>
+// CHECK-NEXT:        %[[I:.*]] = memref.load %I[%b] : memref<3xi32>
+// CHECK-NEXT:        %[[E:.*]] = arith.index_cast %[[I]] : i32 to index
+// CHECK-NEXT:        %[[OLD:.*]] = memref.load %gE[%[[E]], %d] : memref<4x8xf32>
+// CHECK-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %[[V]] : f32
+// CHECK-NEXT:        memref.store %[[NEW]], %gE[%[[E]], %d] : memref<4x8xf32>
+tc.def @embedding_grad(%LUT: !tc.tensor<f32, [N, M]>, %I: !tc.tensor<i32, [B]>, %gO: !tc.tensor<f32, [B, M]>) -> (%gE: !tc.tensor<f32, [N, M]>) {
+  tc.comprehension %gE[] "+=!" (%b in [0, B), %d in [0, M)) {
+    %0 = tc.read %gO[%b, %d]
+    %1 = tc.read %I[%b]
+    tc.yield %0 at [%1, %d] : f32
+  }
+}
+
+// -----
+
+// An affine scatter "+=" (no fill): the element is i + x.
+// CHECK-LABEL: func.func @conv1d_grad
+// CHECK-NOT:     arith.constant 0.000000e+00
+// CHECK:         scf.for %i = {{.*}} {
+// CHECK:           scf.for %x = {{.*}} {
+// CHECK:             %[[S:.*]] = arith.addi %i, %x : index
+// CHECK-NEXT:        %[[OLD:.*]] = memref.load %gI[%[[S]]] : memref<8xf32>
+// CHECK-NEXT:        %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}} : f32
+// CHECK-NEXT:        memref.store %[[NEW]], %gI[%[[S]]] : memref<8xf32>
+tc.def @conv1d_grad(%I: !tc.tensor<f32, [M]>, %K: !tc.tensor<f32, [N]>, %gO: !tc.tensor<f32, [M - N + 1]>) -> (%gI: !tc.tensor<f32, [M]>) {
+  tc.comprehension %gI[] "+=" (%i in [0, M - N + 1), %x in [0, N)) {
+    %0 = tc.read %gO[%i]
+    %1 = tc.read %K[%x]
+    %2 = arith.mulf %0, %1 : f32
+    tc.yield %2 at [%i + %x] : f32
+  }
+}

@@ -177,3 +177,25 @@ tc.def @f(%X: !tc.tensor<f32, [T]>) -> (%C: !tc.tensor<f32, [T]>, %D: !tc.tensor
     tc.yield %0 : f32
   }
 }
+
+// -----
+
+tc.def @f(%T: !tc.tensor<f32, [E]>, %I: !tc.tensor<i32, [B]>, %X: !tc.tensor<f32, [B]>) -> (%O: !tc.tensor<f32, [E]>) {
+  // expected-error@+1 {{'tc.comprehension' op a scatter accumulates with '+=' or '+=!', not 'max=!'}}
+  tc.comprehension %O[] "max=!" (%b in [0, B)) {
+    %0 = tc.read %X[%b]
+    %1 = tc.read %I[%b]
+    tc.yield %0 at [%1] : f32
+  }
+}
+
+// -----
+
+tc.def @f(%T: !tc.tensor<f32, [E]>, %I: !tc.tensor<i32, [B]>, %X: !tc.tensor<f32, [B]>) -> (%O: !tc.tensor<f32, [E, E]>) {
+  // expected-error@+1 {{'tc.comprehension' op a scatter into a rank-2 tensor yields 1 subscripts}}
+  tc.comprehension %O[] "+=" (%b in [0, B)) {
+    %0 = tc.read %X[%b]
+    %1 = tc.read %I[%b]
+    tc.yield %0 at [%1] : f32
+  }
+}

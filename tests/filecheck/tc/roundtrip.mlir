@@ -162,3 +162,18 @@ tc.def @cumsum(%X: !tc.tensor<f32, [T]>) -> (%C: !tc.tensor<f32, [T]>) {
     tc.yield %7 : f32
   }
 }
+
+// A scatter: the yield names the element each point adds to (an embedding's
+// gradient); there are no left-hand side indices.
+// CHECK-LABEL: tc.def @embedding_grad
+// CHECK:         tc.comprehension %gE[] "+=!" (%b in [0, B), %d in [0, D)) {
+// CHECK-NEXT:      %0 = tc.read %gO[%b, %d]
+// CHECK-NEXT:      %1 = tc.read %I[%b]
+// CHECK-NEXT:      tc.yield %0 at [%1, %d] : f32
+tc.def @embedding_grad(%LUT: !tc.tensor<f32, [E, D]>, %I: !tc.tensor<i32, [B]>, %gO: !tc.tensor<f32, [B, D]>) -> (%gE: !tc.tensor<f32, [E, D]>) {
+  tc.comprehension %gE[] "+=!" (%b in [0, B), %d in [0, D)) {
+    %0 = tc.read %gO[%b, %d]
+    %1 = tc.read %I[%b]
+    tc.yield %0 at [%1, %d] : f32
+  }
+}

@@ -1,0 +1,864 @@
+"""Reverse-mode differentiation of TC defs: the backward def as TC source.
+
+    def tmm(float(M,K) A, float(N,K) B) -> (C) { C(m,n) +=! A(m,kk) * B(n,kk) }
+
+gives the def that TC's `backward=` takes (the forward inputs, then the
+gradient `d_O` of each output; it returns the gradient of each
+floating-point tensor input, index tensors and scalars get none):
+
+    def tmm_grad(float(M, K) A, float(N, K) B, float(M, N) d_C) -> (float(M, K) d_A, float(N, K) d_B) {
+      d_A(m, kk) +=! d_C(m, n) * B(n, kk)
+      d_B(n, kk) +=! d_C(m, n) * A(m, kk)
+    }
+
+The statements are differentiated in reverse order. Each read of a tensor
+in a statement's right-hand side adds, over the statement's iteration space,
+the statement's adjoint times the read's partial derivative to that
+tensor's adjoint. Where every subscript of the read is an invertible affine
+map of the indices (`I(b, c, h + kh, w + kw)`: `h` is solved for), the
+contribution is a comprehension over the adjoint's elements, the old index
+replaced and guarded by its range (`d_in(b, c, h, w) +=! h - kh >= 0 && ...
+? d_out(b, f, h - kh, w - kw) * weight(f, c, kh, kw) : 0`); where it is not
+(a strided `2 * i + kw`, a gathered `E(I(b), d)`, folded indices), a
+scatter-accumulate statement (`d_E(I(b), d) +=! d_O(b, d)`).
+
+- A tensor written by several statements has a value per statement (MLP1's
+  `O1` before and after its ReLU). The values the adjoints read are
+  recomputed at the top of the backward def, each in a temporary of its own
+  (`O1`, then `O1_1`, ...) unless a later statement only updates it in place.
+- `max=!` and `min=!` send the gradient to the points that reach the extreme;
+  ties split it evenly (as `torch.amax`): `X(n,d) == m(n) ? d_m(n) / m_count(n) : 0`.
+  So do `fmax`/`fmin`/`max`/`min` between two values.
+- `exp`, `log`, `tanh`, `sqrt`, `rsqrt`, `sigmoid`, divisions, ternaries and
+  the other builtins of `_PARTIALS` have their derivatives; comparisons,
+  conditions and integer values carry none (a cast to an integer stops it).
+- What cannot be differentiated (`*=` reductions, `max=` into an earlier
+  value, a statement that overwrites part of an earlier value, a builtin
+  without a derivative) is a `TCError` naming the statement and why.
+
+Every index gets a `where` range unless its range is inferred from a plain
+subscript of its own; the source is parsed again before it is returned, and
+any statement whose ranges would be inferred otherwise keeps all of them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+
+from xdsl.ir.affine import AffineConstantExpr, AffineSymExpr
+
+from tcir.errors import SourceLocation, TCError
+
+from . import ast as A
+from .dtypes import is_float
+from .linear import Derived, Div, Lin, from_affine, interval, provably_le
+from .subscripts import expr_to_lin, walk
+from .unparse import expr_text, lin_text, param_text, type_text
+
+GRADIENT_PREFIX = "d_"
+"""The gradient of tensor `X` is `d_X` (a suffix is added where that name is taken)."""
+
+Range = tuple[Lin, Lin]
+
+
+@dataclass(eq=False)
+class _Value:
+    """A tensor's value: an input's, or the one a statement leaves."""
+
+    tensor: str
+    param: A.Param
+    stmt: int | None
+    """The statement that writes it (None: an input)."""
+    placeholder: str
+    """Its name in expressions until the recomputed values get their names."""
+    start: _Value | None = None
+    """The value a statement accumulating into the tensor (`+=`) starts from."""
+    contributions: list[_Statement] = field(default_factory=list)
+    """Statements adding to its adjoint, in the order they were derived."""
+    given: str | None = None
+    """The gradient input of an output's final value."""
+
+
+@dataclass
+class _Statement:
+    """A statement of the backward def; `ranges` in loop order, as `Lin`s of sizes."""
+
+    lhs: str
+    subscripts: list[A.Expr]
+    op: str
+    rhs: A.Expr
+    ranges: dict[str, Range]
+    scatter: bool = False
+    copy_of: str | None = None
+    """For the copy of another adjoint over the whole tensor: its name."""
+
+    @property
+    def lhs_indices(self) -> list[str]:
+        return [] if self.scatter else [s.name for s in self.subscripts if isinstance(s, A.IndexVar)]
+
+    @property
+    def reduces(self) -> bool:
+        return any(i not in self.lhs_indices for i in self.ranges)
+
+
+def _const(value: float, dtype: str, loc: SourceLocation) -> A.Const:
+    return A.Const(value=value, type=dtype, loc=loc)
+
+
+def _is_const(e: A.Expr, value: float) -> bool:
+    return isinstance(e, A.Const) and not isinstance(e.value, bool) and e.value == value
+
+
+def _neg(x: A.Expr) -> A.Expr:
+    if isinstance(x, A.Unary) and x.op == "-":
+        return x.x
+    if isinstance(x, A.Const):
+        return replace(x, value=-x.value)
+    return A.Unary(op="-", x=x, type=x.type, loc=x.loc)
+
+
+def _binary(op: str, a: A.Expr, b: A.Expr) -> A.Expr:
+    """`a op b` with the operand type of `a` (`b` converted by the parser)."""
+    if op == "*":
+        if _is_const(a, 1):
+            return b
+        if _is_const(b, 1):
+            return a
+        if _is_const(a, -1):
+            return _neg(b)
+        if _is_const(b, -1):
+            return _neg(a)
+    if op in ("+", "-") and _is_const(b, 0):
+        return a
+    if op == "+" and _is_const(a, 0):
+        return b
+    if op == "/" and _is_const(b, 1):
+        return a
+    result = "bool" if op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||") else a.type
+    return A.Binary(op=op, a=a, b=b, type=result, loc=a.loc)
+
+
+def _mul(a: A.Expr, b: A.Expr) -> A.Expr:
+    return _binary("*", a, b)
+
+
+def _div(a: A.Expr, b: A.Expr) -> A.Expr:
+    return _binary("/", a, b)
+
+
+def _select(c: A.Expr, a: A.Expr, b: A.Expr) -> A.Expr:
+    return A.Ternary(c=c, a=a, b=b, type=a.type, loc=a.loc)
+
+
+def _call(name: str, *args: A.Expr) -> A.Expr:
+    return A.Call(name=name, args=list(args), type=args[0].type, loc=args[0].loc)
+
+
+def _split_extreme(x: A.Expr, y: A.Expr, a: A.Expr, larger: bool) -> A.Expr:
+    """The part of adjoint `a` of `max(x, y)` (`min` unless `larger`) that
+    goes to `x`: all of it where `x` wins, half on a tie."""
+    wins = _binary(">" if larger else "<", x, y)
+    zero = _const(0.0, a.type, a.loc)
+    return _select(wins, a, _select(_binary("==", x, y), _mul(_const(0.5, a.type, a.loc), a), zero))
+
+
+Partial = Callable[[A.Call, A.Expr], list[A.Expr]]
+"""The adjoints of a call's arguments, given the call and its adjoint."""
+
+
+def _c(value: float, like: A.Expr) -> A.Const:
+    return _const(value, like.type, like.loc)
+
+
+_PARTIALS: dict[str, Partial] = {
+    "exp": lambda e, a: [_mul(a, e)],
+    "exp2": lambda e, a: [_mul(a, _mul(e, _c(math.log(2.0), e)))],
+    "expm1": lambda e, a: [_mul(a, _binary("+", e, _c(1.0, e)))],
+    "log": lambda e, a: [_div(a, e.args[0])],
+    "log2": lambda e, a: [_div(a, _mul(e.args[0], _c(math.log(2.0), e)))],
+    "log10": lambda e, a: [_div(a, _mul(e.args[0], _c(math.log(10.0), e)))],
+    "log1p": lambda e, a: [_div(a, _binary("+", _c(1.0, e), e.args[0]))],
+    "sqrt": lambda e, a: [_div(_mul(_c(0.5, e), a), e)],
+    "rsqrt": lambda e, a: [_div(_mul(_c(-0.5, e), _mul(a, e)), e.args[0])],
+    "cbrt": lambda e, a: [_div(_mul(a, e), _mul(_c(3.0, e), e.args[0]))],
+    "tanh": lambda e, a: [_mul(a, _binary("-", _c(1.0, e), _mul(e, e)))],
+    "sigmoid": lambda e, a: [_mul(a, _mul(e, _binary("-", _c(1.0, e), e)))],
+    "sin": lambda e, a: [_mul(a, _call("cos", e.args[0]))],
+    "cos": lambda e, a: [_neg(_mul(a, _call("sin", e.args[0])))],
+    "atan": lambda e, a: [_div(a, _binary("+", _c(1.0, e), _mul(e.args[0], e.args[0])))],
+    "erf": lambda e, a: [
+        _mul(_mul(a, _c(2.0 / math.sqrt(math.pi), e)), _call("exp", _neg(_mul(e.args[0], e.args[0]))))
+    ],
+    "fabs": lambda e, a: [
+        _select(_binary(">", e.args[0], _c(0.0, e)), a,
+                _select(_binary("<", e.args[0], _c(0.0, e)), _neg(a), _c(0.0, e)))
+    ],
+    "pow": lambda e, a: [
+        _mul(a, _mul(e.args[1], _call("pow", e.args[0], _binary("-", e.args[1], _c(1.0, e))))),
+        _mul(a, _mul(e, _call("log", e.args[0]))),
+    ],
+    "fma": lambda e, a: [_mul(a, e.args[1]), _mul(a, e.args[0]), a],
+    "fdivide": lambda e, a: [_div(a, e.args[1]), _neg(_div(_mul(a, e), e.args[1]))],
+    **{
+        name: (lambda larger: lambda e, a: [
+            _split_extreme(e.args[0], e.args[1], a, larger),
+            _split_extreme(e.args[1], e.args[0], a, larger),
+        ])(name.endswith("max"))
+        for name in ("fmax", "fmin", "max", "min")
+    },
+}
+"""How each differentiable builtin passes its adjoint `a` to its arguments
+(`e` is the call itself: `exp`'s derivative is `e`)."""
+
+
+class _Differentiate:
+    """The reads of an expression with the partial derivative of the
+    expression with respect to each (reads of integers and conditions have
+    none); `error` names the statement for what has no derivative."""
+
+    def __init__(self, error: Callable[[str], TCError]):
+        self.error = error
+        self.reads: list[tuple[A.Access, A.Expr]] = []
+        self.branches: list[tuple[A.Expr, bool]] = []
+        """The ternaries around the node visited, with the branch taken: a
+        read in a branch is made (and differentiated) only where it is taken."""
+
+    def run(self, e: A.Expr, adjoint: A.Expr) -> list[tuple[A.Access, A.Expr]]:
+        self.visit(e, adjoint)
+        return self.reads
+
+    def visit(self, e: A.Expr, a: A.Expr) -> None:
+        if not is_float(e.type):
+            return
+        match e:
+            case A.Access():
+                for c, taken in reversed(self.branches):
+                    zero = _const(0.0, a.type, a.loc)
+                    a = _select(c, a, zero) if taken else _select(c, zero, a)
+                self.reads.append((e, a))
+            case A.Unary(op="-", x=x):
+                self.visit(x, _neg(a))
+            case A.Binary(op="+", a=x, b=y):
+                self.visit(x, a)
+                self.visit(y, a)
+            case A.Binary(op="-", a=x, b=y):
+                self.visit(x, a)
+                self.visit(y, _neg(a))
+            case A.Binary(op="*", a=x, b=y):
+                self.visit(x, _mul(a, y))
+                self.visit(y, _mul(a, x))
+            case A.Binary(op="/", a=x, b=y):
+                self.visit(x, _div(a, y))
+                self.visit(y, _neg(_div(_mul(a, e), y)))
+            case A.Binary(op=op):
+                raise self.error(f"the float '{op}' has no derivative here")
+            case A.Ternary(c=c, a=x, b=y):
+                for branch, taken in ((x, True), (y, False)):
+                    self.branches.append((c, taken))
+                    self.visit(branch, a)
+                    self.branches.pop()
+            case A.Cast(x=x):
+                if is_float(x.type):
+                    self.visit(x, a if x.type == e.type else A.Cast(type=x.type, x=a, loc=a.loc))
+            case A.Call(name=name, args=args):
+                if name not in _PARTIALS:
+                    raise self.error(f"'{name}' has no derivative in tcir")
+                for arg, partial in zip(args, _PARTIALS[name](e, a)):
+                    self.visit(arg, partial)
+            case _:  # constants, scalar inputs, sizes
+                pass
+
+
+def _rebuild(e: A.Expr, leaf: Callable[[A.Expr], A.Expr | None], memo: dict[int, A.Expr] | None = None) -> A.Expr:
+    """`e` with every node that `leaf` maps (to a non-None) replaced, shared nodes once."""
+    memo = {} if memo is None else memo
+    done = memo.get(id(e))
+    if done is not None:
+        return done
+    result = leaf(e)
+    if result is None:
+        match e:
+            case A.Access():
+                result = replace(e, subscripts=[_rebuild(s, leaf, memo) for s in e.subscripts])
+            case A.Call():
+                result = replace(e, args=[_rebuild(s, leaf, memo) for s in e.args])
+            case A.Unary() | A.Cast():
+                result = replace(e, x=_rebuild(e.x, leaf, memo))
+            case A.Binary():
+                result = replace(e, a=_rebuild(e.a, leaf, memo), b=_rebuild(e.b, leaf, memo))
+            case A.Ternary():
+                result = replace(e, c=_rebuild(e.c, leaf, memo), a=_rebuild(e.a, leaf, memo), b=_rebuild(e.b, leaf, memo))
+            case _:
+                result = e
+    memo[id(e)] = result
+    return result
+
+
+class _Names:
+    """Names not yet used in the backward def: tensors and sizes (which no
+    index may be called), and indices (one statement's own)."""
+
+    def __init__(self, indices: set[str], tensors: set[str]):
+        self.taken = indices | tensors
+        self.tensors = set(tensors)
+
+    def fresh(self, base: str) -> str:
+        """A new tensor or size name."""
+        name = self._free(base, self.taken)
+        self.taken.add(name)
+        self.tensors.add(name)
+        return name
+
+    def index(self, base: str) -> str:
+        """An index name for a statement of its own."""
+        return self._free(base, self.tensors)
+
+    @staticmethod
+    def _free(base: str, taken: set[str]) -> str:
+        name, k = base, 0
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        return name
+
+
+class _Derivation:
+    """Derives the backward def of one checked def (see the module)."""
+
+    def __init__(self, definition: A.CheckedDef):
+        self.d = definition
+        self.sizes = definition.size_params
+        self.derived: Derived = {
+            s.name: (s.kind, [from_affine(c, (), self.sizes) for c in s.candidates])
+            for s in definition.derived_sizes
+        }
+        indices = {i for s in definition.stmts for i in s.ranges}
+        tensors = {p.name for p in (*definition.inputs, *definition.outputs, *definition.temporaries)}
+        self.names = _Names(indices, {*tensors, *self.sizes, definition.name})
+        self.values: dict[str, _Value] = {}
+        """By placeholder."""
+        self.written: list[_Value] = []
+        """The value each statement leaves."""
+        self.rhs: list[A.Expr] = []
+        self.scatter: list[list[A.Expr] | None] = []
+        """Per statement, its right-hand side and scatter subscripts reading values by placeholder."""
+        self.out: list[_Statement] = []
+        self.shapes: dict[str, list[Lin]] = {}
+        """The extent of each tensor of the backward def, by name."""
+
+    # -- errors and helpers ---------------------------------------------------------
+    def error(self, stmt: A.Stmt, why: str) -> TCError:
+        return TCError(f"cannot differentiate '{self.d.name}': the statement writing "
+                       f"'{stmt.lhs}' at {stmt.loc} {why}", stmt.loc)
+
+    def lin(self, expr: object) -> Lin:
+        return from_affine(expr, (), self.sizes)  # pyright: ignore[reportArgumentType]
+
+    def ranges(self, stmt: A.Stmt) -> dict[str, Range]:
+        return {i: (self.lin(stmt.ranges[i][0]), self.lin(stmt.ranges[i][1])) for i in stmt.loop_order}
+
+    def dims(self, param: A.Param) -> list[Lin]:
+        return [self.lin(d) for d in param.dims]
+
+    def full(self, stmt: A.Stmt) -> bool:
+        """Whether `stmt` writes every element of its tensor."""
+        if stmt.scatter is not None:
+            return True
+        dims = self.dims(self.d.tensor(stmt.lhs))
+        return all(
+            self.ranges(stmt)[i] == (Lin.const(0), dim) for i, dim in zip(stmt.lhs_indices, dims)
+        )
+
+    # -- the forward values ------------------------------------------------------------
+    def forward(self) -> None:
+        current: dict[str, _Value] = {}
+        for param in self.d.inputs:
+            if not param.is_scalar:
+                current[param.name] = self.values[param.name] = _Value(param.name, param, None, param.name)
+                self.shapes[param.name] = self.dims(param)
+        for k, stmt in enumerate(self.d.stmts):
+            def by_value(e: A.Expr) -> A.Expr | None:
+                if isinstance(e, A.Access) and e.tensor in current:
+                    return replace(e, tensor=current[e.tensor].placeholder,
+                                   subscripts=[_rebuild(s, by_value, memo) for s in e.subscripts])
+                return None
+
+            memo: dict[int, A.Expr] = {}
+            self.rhs.append(_rebuild(stmt.rhs, by_value, memo))
+            self.scatter.append(None if stmt.scatter is None else [_rebuild(s, by_value, memo) for s in stmt.scatter])
+            before = current.get(stmt.lhs)
+            accumulates = not stmt.initializes and stmt.op != "="
+            if before is not None and not self.full(stmt):
+                raise self.error(stmt, "writes part of the tensor that an earlier statement wrote")
+            if accumulates and stmt.reduction_kind != "+":
+                raise self.error(stmt, f"accumulates with '{stmt.op}' into what the tensor holds: only "
+                                 f"'+=' and '{stmt.op}!' are differentiated")
+            value = _Value(stmt.lhs, self.d.tensor(stmt.lhs), k, f"{stmt.lhs}\0{k}",
+                           before if accumulates else None)
+            current[stmt.lhs] = self.values[value.placeholder] = value
+            self.written.append(value)
+        self.final = current
+
+    # -- adjoints ------------------------------------------------------------------------
+    def backward(self, gradients: dict[str, str]) -> None:
+        for k in reversed(range(len(self.d.stmts))):
+            stmt, value = self.d.stmts[k], self.written[k]
+            adjoint = self.finish(value, None)
+            if adjoint is not None and is_float(value.param.dtype):
+                self.statement(k, stmt, value, adjoint)
+        for param in self.d.inputs:
+            if not param.is_scalar and is_float(param.dtype):
+                self.finish(self.values[param.name], gradients[param.name])
+
+    def statement(self, k: int, stmt: A.Stmt, value: _Value, adjoint: str) -> None:
+        """The contributions of statement `k` to the adjoints of what it reads."""
+        rhs, loc = self.rhs[k], stmt.loc
+        scatter = self.scatter[k]
+        point = scatter if scatter is not None else [A.IndexVar(name=i, loc=loc) for i in stmt.lhs_indices]
+        factor: A.Expr = A.Access(tensor=adjoint, subscripts=point, type=rhs.type, loc=loc)
+        if value.start is not None:  # `+=` into what the tensor held
+            value.start.contributions.append(self.copy(value.start.param, adjoint, loc))
+        kind = None if stmt.effective_op == "=" else stmt.reduction_kind
+        if kind in ("max", "min"):
+            factor = self.extreme(stmt, value, rhs, factor)
+        elif kind not in (None, "+"):
+            raise self.error(stmt, f"reduces with '{stmt.op}': only sums, 'max=!' and 'min=!' are differentiated")
+        root = A.Access(tensor=value.placeholder, subscripts=point, type=rhs.type, loc=loc)
+
+        def own_value(e: A.Expr) -> A.Expr | None:  # a pointwise statement's value: read it back
+            return root if e is rhs and kind is None and scatter is None else None
+
+        reads = _Differentiate(lambda why: self.error(stmt, why)).run(rhs, _const(1.0, rhs.type, loc))
+        merged: dict[tuple[str, str], tuple[A.Access, A.Expr]] = {}
+        for read, partial in reads:
+            target = self.values.get(read.tensor)
+            if target is None or not is_float(target.param.dtype):
+                continue
+            partial = _rebuild(partial, own_value)
+            key = (read.tensor, expr_text(read, self.sizes))
+            if key in merged:
+                partial = _binary("+", merged[key][1], partial)
+            merged[key] = (read, partial)
+        for read, partial in merged.values():
+            self.values[read.tensor].contributions.append(self.contribution(stmt, read, _mul(factor, partial)))
+
+    def extreme(self, stmt: A.Stmt, value: _Value, rhs: A.Expr, factor: A.Expr) -> A.Expr:
+        """The adjoint of a `max=!`/`min=!` reduction at each point: the
+        statement's, split evenly among the points that reach the extreme."""
+        loc = stmt.loc
+        lhs = [A.IndexVar(name=i, loc=loc) for i in stmt.lhs_indices]
+        reached = _binary("==", rhs, A.Access(tensor=value.placeholder, subscripts=lhs, type=rhs.type, loc=loc))
+        count = self.names.fresh(f"{stmt.lhs}_count")
+        self.shapes[count] = self.dims(value.param)
+        one, zero = _const(1.0, rhs.type, loc), _const(0.0, rhs.type, loc)
+        self.out.append(_Statement(count, lhs, "+=!", _select(reached, one, zero), self.ranges(stmt)))
+        share = A.Access(tensor=count, subscripts=lhs, type=rhs.type, loc=loc)
+        return _select(reached, _div(factor, share), zero)
+
+    def copy(self, param: A.Param, source: str, loc: SourceLocation) -> _Statement:
+        """`target(i0, ...) = source(i0, ...)` over the whole tensor (the target named later)."""
+        indices = [self.names.index(f"i{k}") for k in range(len(param.dims))]
+        point = [A.IndexVar(name=i, loc=loc) for i in indices]
+        rhs = A.Access(tensor=source, subscripts=point, type=param.dtype, loc=loc)
+        ranges = {i: (Lin.const(0), dim) for i, dim in zip(indices, self.dims(param))}
+        return _Statement("", point, "=", rhs, ranges, copy_of=source)
+
+    def contribution(self, stmt: A.Stmt, read: A.Access, value: A.Expr) -> _Statement:
+        """`value` added at the element `read` reads, over the statement's
+        points: over the adjoint's elements where the subscripts can be
+        solved for indices, else scattered (the target named later)."""
+        ranges = self.ranges(stmt)
+        lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
+        pivots = self.pivots(stmt, lins)
+        if pivots is None:
+            return _Statement("", list(read.subscripts), "+=", value, ranges, scatter=True)
+        dims = self.dims(self.values[read.tensor].param)
+        solved: dict[str, Lin] = {}
+        for pivot, lin in zip(pivots, lins):
+            assert lin is not None
+            coefficient = dict(lin.terms)[(pivot,)]
+            rest = lin - Lin.atom(pivot).scale(coefficient)
+            solved[pivot] = (Lin.atom(pivot) - rest).scale(coefficient)  # coefficient is 1 or -1
+        box = {**ranges, **{p: (Lin.const(0), dim) for p, dim in zip(pivots, dims)}}
+        loc = stmt.loc
+        guards: list[A.Expr] = []
+        for pivot, lin in solved.items():
+            lo, hi = ranges[pivot]
+            least, most = interval(lin, box) or (None, None)
+            old = self.integer(lin, loc)
+            if least is None or not provably_le(lo, least, self.derived):
+                guards.append(_binary(">=", old, self.integer(lo, loc)))
+            if most is None or not provably_le(most, hi - 1, self.derived):
+                guards.append(_binary("<", old, self.integer(hi, loc)))
+        value = self.decided(self.substitute(value, solved), box)
+        if guards:
+            condition = guards[0]
+            for guard in guards[1:]:
+                condition = _binary("&&", condition, guard)
+            value = _select(condition, value, _const(0.0, value.type, loc))
+        order = [*pivots, *(i for i in ranges if i not in pivots)]
+        point = [A.IndexVar(name=p, loc=loc) for p in pivots]
+        copied = isinstance(value, A.Access) and value.subscripts == point and len(order) == len(pivots)
+        return _Statement("", point, "+=", value, {i: box[i] for i in order},
+                          copy_of=value.tensor if copied and value.tensor not in self.values else None)
+
+    def pivots(self, stmt: A.Stmt, lins: list[Lin | None]) -> list[str] | None:
+        """The index each subscript can be solved for (see the module), or None."""
+        indices = set(stmt.ranges)
+        used = [set() if lin is None else set(lin.names()) & indices for lin in lins]
+        pivots: list[str] = []
+        for lin, names in zip(lins, used):
+            if lin is None or not names:
+                return None
+            single = {a for mono, c in lin.terms if len(mono) == 1 and abs(c) == 1 for a in mono}
+            others = [other for other in used if other is not names]
+            candidates = [i for i in names if i in single and not any(i in o for o in others)]
+            if len(names) > 1:  # an output index shifted by reduction indices (`h + kh`)
+                candidates = [i for i in candidates if i in stmt.lhs_indices]
+                rest = names - set(candidates[:1])
+                if len(candidates) != 1 or any(i in stmt.lhs_indices for i in rest):
+                    return None
+                if any(len(mono) > 1 and set(mono) & indices for mono, _ in lin.terms):
+                    return None
+            if not candidates or candidates[0] in pivots:
+                return None
+            pivots.append(candidates[0])
+        return pivots
+
+    def integer(self, lin: Lin, loc: SourceLocation) -> A.Expr:
+        """An int32 expression of indices and sizes with the value of `lin`."""
+        total: A.Expr | None = None
+        for mono, c in sorted(lin.terms, key=lambda t: t[1] < 0):  # `w - kw`
+            if mono == ():
+                continue
+            term: A.Expr | None = None
+            for atom in mono:
+                factor = self.atom(atom, loc)
+                term = factor if term is None else _binary("*", term, factor)
+            assert term is not None
+            magnitude = abs(c)
+            if magnitude != 1:
+                term = _binary("*", A.Const(value=magnitude, type="int32", loc=loc), term)
+            if total is None:
+                total = term if c > 0 else _neg(term)
+            else:
+                total = _binary("+" if c > 0 else "-", total, term)
+        const = lin.const_value if lin.const_value is not None else dict(lin.terms).get((), 0)
+        if total is None:
+            return A.Const(value=const, type="int32", loc=loc)
+        if const:
+            total = _binary("+" if const > 0 else "-", total, A.Const(value=abs(const), type="int32", loc=loc))
+        return total
+
+    def atom(self, atom: str | Div, loc: SourceLocation) -> A.Expr:
+        if isinstance(atom, Div):
+            den = atom.den if isinstance(atom.den, str) else None
+            divisor = self.atom(den, loc) if den is not None else A.Const(value=atom.den, type="int32", loc=loc)
+            return _binary("/", self.integer(atom.num, loc), divisor)
+        if atom in self.sizes:
+            return A.SizeRef(expr=AffineSymExpr(self.sizes.index(atom)), text=atom, loc=loc)
+        return A.IndexVar(name=atom, loc=loc)
+
+    def substitute(self, e: A.Expr, solved: dict[str, Lin]) -> A.Expr:
+        """`e` with each solved index replaced by its expression, and integer
+        subexpressions of indices written in their simplest form."""
+        def leaf(node: A.Expr) -> A.Expr | None:
+            if node.type == "int32" and not isinstance(node, A.Const | A.SizeRef | A.Access):
+                lin = expr_to_lin(node, self.sizes)
+                if lin is not None and set(lin.names()) & solved.keys():
+                    new = _substituted(lin, solved)
+                    return node if new == lin else self.integer(new, node.loc)
+            return None
+
+        return _rebuild(e, leaf)
+
+    def decided(self, e: A.Expr, box: dict[str, Range]) -> A.Expr:
+        """`e` without the conditions that hold (or fail) at every point of
+        `box`, the ranges of its indices (`h - kh + 1 >= 0` where `h >= kh`)."""
+        true, false = A.Const(value=True, type="bool", loc=e.loc), A.Const(value=False, type="bool", loc=e.loc)
+
+        def truth(node: A.Expr) -> bool | None:
+            if not (isinstance(node, A.Binary) and node.op in ("<", "<=", ">", ">=")):
+                return None
+            a, b = expr_to_lin(node.a, self.sizes), expr_to_lin(node.b, self.sizes)
+            bounds = None if a is None or b is None else interval(a - b, box)
+            if bounds is None:
+                return None
+            least, most = bounds
+            strict = node.op in ("<", ">")
+            if node.op in ("<", "<="):  # a - b < 0, a - b <= 0
+                if provably_le(most, Lin.const(-1 if strict else 0), self.derived):
+                    return True
+                return False if provably_le(Lin.const(0 if strict else 1), least, self.derived) else None
+            if provably_le(Lin.const(1 if strict else 0), least, self.derived):
+                return True
+            return False if provably_le(most, Lin.const(0 if strict else -1), self.derived) else None
+
+        def leaf(node: A.Expr) -> A.Expr | None:
+            known = truth(node)
+            if known is not None:
+                return true if known else false
+            if isinstance(node, A.Binary) and node.op in ("&&", "||"):
+                a, b = _rebuild(node.a, leaf, memo), _rebuild(node.b, leaf, memo)
+                absorbing = node.op == "||"  # true || x, false && x
+                for one, other in ((a, b), (b, a)):
+                    if isinstance(one, A.Const):
+                        return one if bool(one.value) == absorbing else other
+                return replace(node, a=a, b=b)
+            if isinstance(node, A.Ternary):
+                c = _rebuild(node.c, leaf, memo)
+                if isinstance(c, A.Const):
+                    return _rebuild(node.a if c.value else node.b, leaf, memo)
+                return replace(node, c=c, a=_rebuild(node.a, leaf, memo), b=_rebuild(node.b, leaf, memo))
+            return None
+
+        memo: dict[int, A.Expr] = {}
+        return _rebuild(e, leaf, memo)
+
+    def finish(self, value: _Value, output: str | None) -> str | None:
+        """Emit the statements that make `value`'s adjoint; returns its name
+        (`output` for an input's gradient), None if nothing flows to it."""
+        parts = list(value.contributions)
+        if value.given is not None:
+            parts.insert(0, self.copy(value.param, value.given, value.param.loc))
+        if output is None:
+            if not parts:
+                return None
+            if len(parts) == 1 and parts[0].copy_of is not None:
+                return parts[0].copy_of  # the adjoint of what it was copied from
+        if not parts:  # an input nothing reads
+            parts = [self.copy(value.param, "", value.param.loc)]
+            parts[0].rhs = _const(0.0, value.param.dtype, value.param.loc)
+        name = output or self.names.fresh(GRADIENT_PREFIX + value.tensor)
+        self.shapes[name] = self.dims(value.param)
+        for k, part in enumerate(parts):
+            part.lhs = name
+            if k == 0 and part.scatter and output is None:  # a temporary's shape: set it first
+                zero = self.copy(value.param, "", value.param.loc)
+                self.out.append(replace(zero, lhs=name, rhs=_const(0.0, value.param.dtype, value.param.loc)))
+            elif k == 0:
+                part.op = "+=!" if part.reduces else "="
+            else:
+                part.op = "+="
+            self.out.append(part)
+        return name
+
+
+def _substituted(lin: Lin, solved: dict[str, Lin]) -> Lin:
+    total = Lin()
+    for mono, c in lin.terms:
+        term = Lin.const(c)
+        for atom in mono:
+            term = term * (solved.get(atom, Lin.atom(atom)) if isinstance(atom, str) else Lin.atom(atom))
+        total = total + term
+    return total
+
+
+def _placeholders(e: A.Expr) -> Iterator[str]:
+    for node in walk(e):
+        if isinstance(node, A.Access):
+            yield node.tensor
+
+
+def _reads(statements: list[_Statement]) -> Iterator[str]:
+    for stmt in statements:
+        for e in (stmt.rhs, *stmt.subscripts):
+            yield from _placeholders(e)
+
+
+class _Backward(_Derivation):
+    """The whole backward def: adjoints, the values they read, the text."""
+
+    def run(self) -> str:
+        d = self.d
+        self.forward()
+        gradient_inputs = self.gradient_inputs()
+        gradients = {
+            p.name: self.names.fresh(GRADIENT_PREFIX + p.name)
+            for p in d.inputs
+            if not p.is_scalar and is_float(p.dtype)
+        }
+        for p in d.inputs:
+            if p.name in gradients:
+                self.shapes[gradients[p.name]] = self.dims(p)
+        if not gradients:
+            raise TCError(f"cannot differentiate '{d.name}': it has no floating-point tensor input", d.loc)
+        self.backward(gradients)
+        adjoints = self.out
+        recomputed, storage = self.recompute(adjoints)
+        statements = [*recomputed, *adjoints]
+        for stmt in statements:
+            stmt.rhs = self.renamed(stmt.rhs, storage)
+            stmt.subscripts = [self.renamed(s, storage) for s in stmt.subscripts]
+        outputs = [
+            f"{type_text(p.dtype)}({', '.join(lin_text(x) for x in self.dims(p))}) {gradients[p.name]}"
+            for p in d.inputs
+            if p.name in gradients
+        ]
+        head = (
+            f"def {d.name}_grad({', '.join([*(param_text(p, self.sizes) for p in d.inputs), *gradient_inputs])})"
+            f" -> ({', '.join(outputs)}) {{"
+        )
+        known = {p.name for p in d.inputs} | set(gradients.values()) | {self.final[p.name].given or "" for p in d.outputs}
+        for every in (set[int](), set(range(len(statements)))):
+            lines, defined = [head], set(known)
+            for k, stmt in enumerate(statements):
+                lines.append(self.line(stmt, k in every, defined))
+                defined.add(stmt.lhs)
+            text = "\n".join([*lines, "}", ""])
+            if self.verify(text, statements, final=bool(every)):
+                return text
+        raise AssertionError("unreachable: the second attempt raises")
+
+    def gradient_inputs(self) -> list[str]:
+        """`float(M, N) d_C` for each output (a dimension that is no size nor
+        number gets a size of its own), the sizes renamed where needed."""
+        params = []
+        for p in self.d.outputs:
+            dims = []
+            for k, dim in enumerate(p.dims):
+                if isinstance(dim, AffineSymExpr):
+                    dims.append(self.sizes[dim.position])
+                elif isinstance(dim, AffineConstantExpr):
+                    dims.append(str(dim.value))
+                else:
+                    dims.append(self.names.fresh(f"{p.name}_{k}"))
+            name = self.final[p.name].given = self.names.fresh(GRADIENT_PREFIX + p.name)
+            self.shapes[name] = [Lin.const(int(x)) if x.isdigit() else Lin.atom(x) for x in dims]
+            shape = f"({', '.join(dims)})" if dims else ""
+            params.append(f"{type_text(p.dtype)}{shape} {name}")
+        return params
+
+    def recompute(self, adjoints: list[_Statement]) -> tuple[list[_Statement], dict[str, str]]:
+        """The statements that compute the values the adjoints read, and the
+        name of each (a value that only its next statement reads is updated
+        in place, as the forward def does)."""
+        consumers: dict[str, set[int | None]] = {}
+        work: list[_Value] = []
+
+        def consume(placeholder: str, by: int | None) -> None:
+            value = self.values.get(placeholder)
+            if value is None or value.stmt is None:
+                return
+            if placeholder not in consumers:
+                consumers[placeholder] = set()
+                work.append(value)
+            consumers[placeholder].add(by)
+
+        for placeholder in _reads(adjoints):
+            consume(placeholder, None)
+        while work:
+            value = work.pop()
+            k = value.stmt
+            assert k is not None
+            for e in (self.rhs[k], *(self.scatter[k] or ())):
+                for placeholder in _placeholders(e):
+                    consume(placeholder, k)
+            if value.start is not None:
+                consume(value.start.placeholder, k)
+        storage: dict[str, str] = {}
+        named: set[str] = set()
+        statements: list[_Statement] = []
+        for value in sorted((self.values[p] for p in consumers), key=lambda v: v.stmt or 0):
+            k = value.stmt
+            assert k is not None
+            stmt = self.d.stmts[k]
+            prior = next((w for w in reversed(self.written[:k]) if w.tensor == value.tensor), None)
+            shared = prior is not None and consumers.get(prior.placeholder) == {k}
+            if shared:
+                assert prior is not None
+                name = storage[prior.placeholder]
+            else:
+                name = value.tensor if value.tensor not in named else self.names.fresh(value.tensor)
+                named.add(value.tensor)
+            storage[value.placeholder] = name
+            self.shapes[name] = self.dims(value.param)
+            op = stmt.op
+            if not shared and (value.start is not None or stmt.scatter is not None):
+                start = value.start.placeholder if value.start is not None else ""
+                first = self.copy(value.param, start, stmt.loc)
+                if value.start is None:
+                    first.rhs = _const(0.0 if is_float(value.param.dtype) else 0, value.param.dtype, stmt.loc)
+                statements.append(replace(first, lhs=name))
+                op = op.rstrip("!")
+            elif value.start is None and op != "=" and not stmt.initializes:
+                op += "!"  # accumulates into the zeros a fresh output starts as
+            scatter = self.scatter[k]
+            point = scatter if scatter is not None else [A.IndexVar(name=i, loc=stmt.loc) for i in stmt.lhs_indices]
+            statements.append(_Statement(name, point, op, self.rhs[k], self.ranges(stmt), scatter=scatter is not None))
+        return statements, storage
+
+    @staticmethod
+    def renamed(e: A.Expr, storage: dict[str, str]) -> A.Expr:
+        def leaf(node: A.Expr) -> A.Expr | None:
+            if isinstance(node, A.Access) and node.tensor in storage:
+                return replace(node, tensor=storage[node.tensor],
+                               subscripts=[_rebuild(s, leaf, memo) for s in node.subscripts])
+            return None
+
+        memo: dict[int, A.Expr] = {}
+        return _rebuild(e, leaf, memo)
+
+    # -- text -----------------------------------------------------------------------------
+    def line(self, stmt: _Statement, every: bool, known: set[str]) -> str:
+        subscripts = ", ".join(expr_text(s, self.sizes) for s in stmt.subscripts)
+        lhs = f"{stmt.lhs}({subscripts})" if stmt.subscripts else stmt.lhs
+        ranges = [
+            f"{i} in {lin_text(lo)}:{lin_text(hi)}"
+            for i, (lo, hi) in stmt.ranges.items()
+            if every or not self.plain(stmt, i, known)
+        ]
+        where = f" where {', '.join(ranges)}" if ranges else ""
+        return f"  {lhs} {stmt.op} {expr_text(stmt.rhs, self.sizes)}{where}"
+
+    def plain(self, stmt: _Statement, index: str, known: set[str]) -> bool:
+        """Whether range inference finds `index`'s range on its own: it starts
+        at 0 and every subscript it is in is the index alone, one of them of a
+        dimension of (known) extent its range's end, none of a smaller one."""
+        lo, hi = stmt.ranges[index]
+        if lo != Lin.const(0) or stmt.scatter:
+            return False
+        uses = [(stmt.lhs, k, s) for k, s in enumerate(stmt.subscripts)]
+        uses += [(n.tensor, k, s) for n in walk(stmt.rhs) if isinstance(n, A.Access) for k, s in enumerate(n.subscripts)]
+        exact = False
+        for tensor, dim, subscript in uses:
+            if not any(isinstance(x, A.IndexVar) and x.name == index for x in walk(subscript)):
+                continue
+            if not isinstance(subscript, A.IndexVar):
+                return False
+            if tensor not in known:
+                continue
+            extent = self.shapes[tensor][dim]
+            if not provably_le(hi, extent, self.derived):
+                return False
+            exact = exact or extent == hi
+        return exact
+
+    def verify(self, text: str, statements: list[_Statement], final: bool) -> bool:
+        """Whether TC infers the derived ranges from `text` (where it does not
+        and not `final`: False, the ranges are then all written out)."""
+        from . import parse
+
+        try:
+            (parsed,) = parse(text, f"<gradient of {self.d.name}>")
+        except TCError as error:
+            if not final:
+                return False
+            raise TCError(f"cannot differentiate '{self.d.name}': its derived backward is not valid TC "
+                          f"({error})\n{text}", self.d.loc) from None
+        for stmt, checked in zip(statements, parsed.stmts, strict=True):
+            found = {i: (from_affine(lo, (), parsed.size_params), from_affine(hi, (), parsed.size_params))
+                     for i, (lo, hi) in checked.ranges.items()}
+            if found != stmt.ranges:
+                if final:
+                    raise AssertionError(f"derived ranges {stmt.ranges} inferred as {found}\n{text}")
+                return False
+        return True
+
+
+def gradient_source(definition: A.CheckedDef) -> str:
+    """The backward def of `definition` as TC source (see the module); a
+    `TCError` names the statement that cannot be differentiated and why."""
+    return _Backward(definition).run()
