@@ -78,6 +78,11 @@ _CLUSTER: IslOptions = {
     "schedule_outer_coincidence": 1,
 }
 
+WHOLE_COMPONENT_STATEMENTS = 16
+"""Most statements a scop may have for the whole-component attempt: isl's
+ILPs there ignore `max_operations`, and an attention's derived backward (28
+statements) did not finish in 5 minutes."""
+
 FUSION_ATTEMPTS: dict[str, list[IslOptions]] = {
     "min": [_MIN],
     "max": [_CLUSTER, _WHOLE, _MIN],
@@ -130,6 +135,8 @@ class SchedulingStrategy:
         constraints = _constraints(scop)
         fallback = None
         for options in FUSION_ATTEMPTS[self.fusion]:
+            if options is _WHOLE and len(scop.statements) > WHOLE_COMPONENT_STATEMENTS:
+                continue
             schedule = self._run(constraints, options)
             if schedule is None:
                 continue

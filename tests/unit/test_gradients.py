@@ -189,7 +189,7 @@ def test_the_operator_of_a_def_without_a_gradient_runs_forward_and_says_why_in_b
         result.sum().backward()
 
 
-@pytest.mark.parametrize("name", ["conv2d", "1LUT", "softmax", "maxpool2x2"])
+@pytest.mark.parametrize("name", ["conv2d", "1LUT", "softmax", "maxpool2x2", "attention"])
 def test_derived_backward_defs_run_on_the_simulated_gpu(name):
     """The backward's kernels (a gather guarded by the output's range, a
     scatter, recomputed values) on `cuda-sim` against the CPU backend; the
