@@ -48,6 +48,23 @@ BENCH_SIZES = {
     "mv": ("mv", {"M": 64, "K": 65536}),
     "rowsum": ("rowsum", {"B": 16, "K": 1 << 22}),
     "MLP3": ("MLP3", {"B": 128, "N": 128, "O": 64, "P": 32, "Q": 2}),
+    "softmax 4096x1024": ("softmax", {"B": 4096, "N": 1024}),
+    "log-softmax 4096x1024": ("log_softmax", {"B": 4096, "N": 1024}),
+    "layernorm 4096x1024": ("layernorm", {"B": 4096, "N": 1024}),
+    "rmsnorm 4096x4096": ("rmsnorm", {"B": 4096, "N": 4096}),
+    "colsum 8192x8192": ("colsum", {"B": 8192, "N": 8192}),
+    "attention 64x512x64": ("attention", {"B": 64, "L": 512, "D": 64}),
+}
+
+#: Row-wise chains, a column sum and attention at sizes their default
+#: mappings (a block per row, split-K, attention in parts) take, small.
+REDUCTION_SIZES = {
+    "softmax": {"B": 300, "N": 1000},
+    "log_softmax": {"B": 129, "N": 70},
+    "layernorm": {"B": 200, "N": 37},
+    "rmsnorm": {"B": 130, "N": 4096},
+    "colsum": {"B": 1000, "N": 300},
+    "attention": {"B": 3, "L": 128, "D": 64},
 }
 
 
@@ -92,3 +109,22 @@ def test_torch_tensors_in_torch_tensors_out():
     out = tcir.define(case.source)[case.entry](torch.tensor(a).cuda(), torch.tensor(b).cuda())
     assert isinstance(out, torch.Tensor) and out.is_cuda
     assert_matches(out.cpu().numpy(), case.reference(a.astype(np.float64), b.astype(np.float64)))
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", REDUCTION_SIZES)
+def test_reductions_by_default_on_gpu(name, monkeypatch):
+    """The default mappings of the reduction examples on the GPU against the
+    float64 numpy reference (outputs poisoned)."""
+    import cupy
+
+    from tcir.runtime.inputs import random_inputs
+    from tcir.runtime.numpy_reference import reference_outputs
+    from tcir.runtime.signature import bind
+
+    monkeypatch.setattr("tcir.api.uninitialized", lambda xp, shape, dtype: xp.full(shape, np.nan, dtype))
+    function = tcir.define((EXAMPLES / f"{name}.tc").read_text(), f"{name}.tc")[name]
+    inputs = random_inputs(function.definition, REDUCTION_SIZES[name], 0)
+    got = function(*[cupy.asarray(a) for a in inputs])
+    expected = reference_outputs(function.definition, bind(function.definition, inputs))
+    assert_matches((cupy.asnumpy(got),), tuple(expected))
