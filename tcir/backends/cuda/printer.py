@@ -765,7 +765,7 @@ class KernelPrinter(IndentedLines):
         if store.value not in self.inlined or not isinstance(value, Operation) or len(value.operands) != 2:
             return None
         symbol = _FLOAT_BINARY.get(type(value))
-        if symbol is None and c_type(store.value.type) != "bool":
+        if symbol is None and self.ctype(store.value.type) != "bool":
             symbol = _SIGNED_BINARY.get(type(value))
         load = value.operands[0].owner
         if (

@@ -182,3 +182,21 @@ def test_buffers_threads_exchange_are_not_restrict(tmp_path: Path):
     ptx = (tmp_path / "kernel.ptx").read_text()
     after_last_barrier = ptx[ptx.rindex("bar.sync") :]
     assert "ld.global.f32" in after_last_barrier
+
+
+def test_a_float2_copy_inside_a_guard_prints():
+    """A staged float2 copy stored under a guard: the printer asked the C
+    type of its vector value for `x op= e` and failed (fuzzed on an H100:
+    "type 'vector<2xf32>' is not supported")."""
+    from tcir.tools.options_fuzz import PROBLEMS
+    from tcir.runtime.inputs import random_inputs
+
+    rmsnorm = tcir.define((EXAMPLES / "rmsnorm.tc").read_text()).rmsnorm
+    inputs = random_inputs(rmsnorm.definition, PROBLEMS["rmsnorm"], 0)
+    options = tcir.MappingOptions(
+        blocks=[3], copy_vector_width=2, fusion="outer", max_private_elements=16, num_stages=3,
+        parallel_reductions=True, positive_coefficients=False, threads=[6, 14], tile=[4, 16], unroll=64,
+        use_private_memory=False, vector_width=2, warps=[4, 2],
+    )
+    source = rmsnorm.ir(*inputs, backend="cuda", options=options)
+    assert "float2" in source
