@@ -195,8 +195,7 @@ def test_a_float2_copy_inside_a_guard_prints():
     inputs = random_inputs(rmsnorm.definition, PROBLEMS["rmsnorm"], 0)
     options = tcir.MappingOptions(
         blocks=[3], copy_vector_width=2, fusion="outer", max_private_elements=16, num_stages=3,
-        parallel_reductions=True, positive_coefficients=False, threads=[6, 14], tile=[4, 16], unroll=64,
-        use_private_memory=False, vector_width=2, warps=[4, 2],
+        parallel_reductions=True, threads=[6, 14], tile=[4, 16], use_private_memory=False,
     )
     source = rmsnorm.ir(*inputs, backend="cuda", options=options)
     assert "float2" in source
