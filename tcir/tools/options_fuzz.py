@@ -216,7 +216,10 @@ def _outputs(reference: _Reference, xp: Any) -> list[Any]:
 def _run(module: Any, entry: str, reference: _Reference, backend: str) -> list[np.ndarray]:
     from tcir.backends.cuda.launch import extract_host_program
 
+    from tcir.backends.cuda.printer import print_cuda
+
     host = extract_host_program(module, entry)
+    source = print_cuda(module)  # what the GPU would compile: its printing is checked on cuda-sim too
     if backend == "cuda-sim":
         from tcir.backends.cuda_sim.runtime import SimProgram
 
@@ -227,12 +230,11 @@ def _run(module: Any, entry: str, reference: _Reference, backend: str) -> list[n
         return outputs
     import cupy
 
-    from tcir.backends.cuda.printer import print_cuda
     from tcir.backends.cuda.runtime import CudaProgram
 
     inputs = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in reference.inputs]
     outputs = _outputs(reference, cupy)
-    CudaProgram(print_cuda(module), host)(*inputs, *outputs)
+    CudaProgram(source, host)(*inputs, *outputs)
     return [cupy.asnumpy(o) for o in outputs]
 
 
