@@ -240,7 +240,6 @@ def _coincident_when_rewritten(scop: ScopOp, plan: _Plan, combine: StmtOp, tenso
     """Whether the innermost band's members carry no dependence of the
     rewritten scop (`S` without its element, `combine` after it), and no
     other statement below the outermost band depends on `S`."""
-    name = plan.stmt.sym_name.data
     statements = []
     for s in scop.statements:
         key = (s.domain.data, s.reads.data, s.writes.data, s.may_write is not None)
@@ -258,12 +257,13 @@ def _coincident_when_rewritten(scop: ScopOp, plan: _Plan, combine: StmtOp, tenso
     loops = tuple(s.step_loop for s in scop.statements)
     loops = (*loops[: scop.statements.index(plan.stmt) + 1], None, *loops[scop.statements.index(plan.stmt) + 1 :])
     rewritten = statement_dependences(scop.context.data, tuple(statements), loops).validity
-    inner = _instances_at(_path_down_to(plan))
+    path = _path_down_to(plan)
+    inner = _instances_at(path)
     rewritten = rewritten.intersect_domain(inner).intersect_range(inner).intersect_params(scop_context(scop))
     if rewritten.is_empty():
         return True
-    outer = _prefix(_path_down_to(plan), inner, include_last=False)
-    full = _prefix(_path_down_to(plan), inner, include_last=True)
+    outer = _prefix(path, inner, include_last=False)
+    full = _prefix(path, inner, include_last=True)
     same_outer = outer.apply_range(outer.reverse())
     same_full = full.apply_range(full.reverse())
     return rewritten.intersect(same_outer).is_subset(same_full)
