@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import tcir
+from tcir.backends.cuda.runtime import cuda_available
 
 
 @dataclass(frozen=True)
@@ -172,13 +173,20 @@ PROGRAMS: dict[str, Guarded] = {
 }
 
 
-@pytest.mark.parametrize("backend", ["cpu", "cuda-sim"])
+@pytest.mark.parametrize("backend", ["cpu", "cuda-sim", "cuda"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_guarded_program(name: str, backend: str) -> None:
     program = PROGRAMS[name]
     inputs = program.inputs(np.random.default_rng(7))
     expected = program.reference(*[np.asarray(x, np.float64) if x.dtype.kind == "f" else x for x in inputs])
+    if backend == "cuda":
+        if not cuda_available():
+            pytest.skip("no GPU")
+        import cupy
+
+        inputs = [cupy.asarray(x) for x in inputs]
     got = tcir.define(program.source)[name](*inputs, backend=backend)
+    got = got.get() if hasattr(got, "get") else got
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 

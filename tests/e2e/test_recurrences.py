@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tcir
+from tcir.backends.cuda.runtime import cuda_available
 from tcir.runtime.numpy_reference import reference_outputs
 from tcir.runtime.signature import bind
 
@@ -76,6 +77,7 @@ PATHS = {
     "tiled": ("cpu", tcir.MappingOptions(tile=[2, 2, 2])),
     "cuda-sim": ("cuda-sim", None),
     "cuda-sim-tiled": ("cuda-sim", tcir.MappingOptions(tile=[4, 2, 2], threads=[4, 2])),
+    "cuda": ("cuda", None),
 }
 
 
@@ -84,7 +86,14 @@ PATHS = {
 def test_recurrence(name: str, path: str) -> None:
     args, expected = CASES[name]()
     backend, options = PATHS[path]
+    if backend == "cuda":
+        if not cuda_available():
+            pytest.skip("no GPU")
+        import cupy
+
+        args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
     got = mod[name](*args, backend=backend, options=options)
+    got = got.get() if hasattr(got, "get") else got
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
