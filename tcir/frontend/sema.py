@@ -16,7 +16,7 @@ from .dtypes import INTEGER_PRESERVING, SCALAR_TYPES, BUILTINS, builtin_name, is
     is_integral, is_narrowing, promote
 from .linear import Lin
 from .source import Source
-from .subscripts import expr_to_lin, guarded_walk, measure, walk
+from .subscripts import expr_to_lin, guarded_walk, innermost_contiguous, measure, walk
 
 NUMPY_FLOATS = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
 
@@ -275,6 +275,7 @@ class DefChecker:
                     for e, guards in guarded_walk(x) if isinstance(e, A.Access)]
         if target:  # a scatter's bounds are checked (and inferred) like a read's
             accesses.append(self.access_fact(target[0]))
+        reduction = innermost_contiguous(reduction, rhs)
         return StmtFacts(st, self.src.loc(st.pos), st.lhs, lhs_indices, reduction, rhs, accesses,
                          where_ranges, first_use, self.loops.get(st.loop) if st.loop else None, scatter)
 

@@ -59,6 +59,30 @@ def walk(e: A.Expr) -> Iterator[A.Expr]:
         stack.extend(reversed(children(node)))
 
 
+def innermost_contiguous(indices: Sequence[str], e: A.Expr) -> list[str]:
+    """`indices` (reduction indices in order of first use) as loops nest best
+    for locality: the outermost those that subscript only outer dimensions
+    of the reads in `e`, innermost one in a read's last subscript (a padded
+    convolution written with its guard first, `kh` and `kw` used before `c`,
+    still runs over `kw` innermost). Ties keep their order; an index in no
+    subscript goes outermost."""
+    reads = [r for r in walk(e) if isinstance(r, A.Access) and r.subscripts]
+
+    def names(sub: A.Expr) -> set[str]:
+        return {n.name for n in walk(sub) if isinstance(n, A.IndexVar)}
+
+    def distance(index: str) -> int:
+        """The fewest dimensions after the last one `index` subscripts, over the reads."""
+        found = [
+            len(r.subscripts) - 1 - max(k for k, sub in enumerate(r.subscripts) if index in names(sub))
+            for r in reads
+            if any(index in names(sub) for sub in r.subscripts)
+        ]
+        return min(found, default=len(indices) + max((len(r.subscripts) for r in reads), default=0))
+
+    return sorted(indices, key=distance, reverse=True)
+
+
 def gathers(e: A.Expr) -> bool:
     """Whether `e` reads a tensor at a subscript that reads a tensor (`LUT(I(i,k), j)`)."""
     return any(

@@ -54,10 +54,11 @@ def statement_names(node: isl.AstNode) -> list[str]:
 
 
 def promoted_accesses(stmt: StmtOp) -> list[ReadOp | UpdateOp]:
-    """The accesses of `stmt` that `poly-promote` redirected to a buffer, in order."""
+    """The accesses of `stmt` that `poly-promote` redirected to a buffer, in
+    order (those in the branches of guarded ternaries included)."""
     return [
         op
-        for op in stmt.body.block.ops
+        for op in stmt.body.block.walk()
         if isinstance(op, ReadOp | UpdateOp) and PROMOTED in op.attributes
     ]
 

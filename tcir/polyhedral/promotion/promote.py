@@ -414,7 +414,7 @@ class Promoter:
         consumed: set[ReadOp] = set()
         for group in groups:
             tile = group.tile
-            if group.footprint is None or tile is None or any(r.conditional for r in group.refs):
+            if group.footprint is None or tile is None or not _guarded_copyable(group):
                 continue
             if group.atomic:  # combined across the block's threads: never one shared copy
                 continue
@@ -675,7 +675,9 @@ class Promoter:
                 if ref.writes and ref.access is not None:
                     accesses = accesses.union(isl.UnionMap.from_map(ref.access))
         footprint = self._elements(site, accesses, not shared)
-        if footprint is None:
+        if footprint is not None and any(r.conditional for r in group.refs):
+            footprint = footprint.intersect_range(_bounds(footprint, group))
+        if footprint is None or footprint.is_empty():
             return None
         assert decision.group.tile is not None
         kind = "read" if into_buffer else "write"
@@ -761,6 +763,31 @@ class Promoter:
             node = node.graft_after(self._subtree(site, after, shared))
         self.schedule = node.get_schedule()
         self.copies += before + after
+
+
+def _guarded_copyable(group: Group) -> bool:
+    """Whether a shared copy of `group` is safe: a group of unconditional
+    references, or a read-only one of a tensor of static shape, copied
+    within the tensor's bounds (`_bounds`). Its guarded reads run only where
+    they are in bounds (range inference checks so), hence only on copied
+    elements, though the unguarded footprint reaches beyond (a padded
+    convolution's `I(h + kh - 1, w + kw - 1)`)."""
+    if not any(r.conditional for r in group.refs):
+        return True
+    tensor_type = group.tensor.type
+    return not group.writes and isinstance(tensor_type, TensorType) and tensor_type.static_shape() is not None
+
+
+def _bounds(footprint: isl.Map, group: Group) -> isl.Set:
+    """The elements of `group`'s tensor (of static shape), as the range of `footprint`."""
+    tensor_type = group.tensor.type
+    assert isinstance(tensor_type, TensorType)
+    shape = tensor_type.static_shape()
+    assert shape is not None
+    box = isl.Set.universe(footprint.get_space().range())
+    for k, size in enumerate(shape):
+        box = box.lower_bound_val(isl.dim_type.set, k, 0).upper_bound_val(isl.dim_type.set, k, size - 1)
+    return box
 
 
 def _read_by_statements(group: Group) -> int:

@@ -83,14 +83,16 @@ class Reference:
 
 def _scop_names(stmt: StmtOp, op: Access, access: isl.Map) -> set[str]:
     """The tuple names the statement's reads (or writes, for an update) give
-    a tensor accessed as `access`."""
+    a tensor accessed as `access` (where the relation holds: a guarded read's
+    relation holds only where its guard does)."""
     text = stmt.writes.data if isinstance(op, UpdateOp) else stmt.reads.data
     relations = isl.UnionMap(text).intersect_domain(isl.UnionSet(stmt.domain.data))
     found: set[str] = set()
 
     def match(candidate: isl.Map) -> None:
         name = candidate.get_tuple_name(isl.dim_type.out)
-        if candidate.is_equal(access.set_tuple_name(isl.dim_type.out, name)):
+        named = access.set_tuple_name(isl.dim_type.out, name)
+        if candidate.is_equal(named.intersect_domain(candidate.domain())):
             found.add(name)
 
     relations.foreach_map(match)

@@ -78,8 +78,21 @@ def test_reduction_semantics_recorded() -> None:
     o, p, q = d.stmts
     assert (o.reduces, o.initializes, o.reduction_kind, o.effective_op) == (True, True, "+", "+=!")
     assert (p.reduces, p.initializes, p.reduction_kind, p.effective_op) == (False, False, "+", "+=")
-    assert q.reduction_indices == ["k", "j"] and q.loop_order == ["i", "k", "j"]
+    # k subscripts the reads' last dimension: its loop is innermost.
+    assert q.reduction_indices == ["j", "k"] and q.loop_order == ["i", "j", "k"]
     assert q.reduction_kind == "min"
+
+
+def test_reduction_loops_nest_for_locality() -> None:
+    """A padded convolution whose guard uses the taps before the reads use
+    the channel runs over the channel outermost and `kw` innermost; ties
+    keep their order of first use."""
+    d = one("def f(float(N,C,H,W) I, float(F,C,KH,KW) Wt) -> (O) {"
+            " O(n,f,h,w) +=! (h + kh >= 1 && w + kw >= 1) ? I(n,c,h + kh - 1,w + kw - 1) * Wt(f,c,kh,kw) : 0.0"
+            " where h in 0:H, w in 0:W, kh in 0:KH, kw in 0:KW }")
+    assert d.stmts[0].reduction_indices == ["c", "kh", "kw"]
+    d = one("def f(float(N,K,K) A) -> (O) { O(i) +=! A(i,a,b) + A(i,b,a) }")
+    assert d.stmts[0].reduction_indices == ["a", "b"]
 
 
 def test_reduction_indices_in_order_of_first_appearance() -> None:
