@@ -11,7 +11,9 @@ The first that applies:
   indices are its row, reads of what the def writes are at the reader's
   row), with rows enough for every SM and rows that read little of what
   other rows read: a block per row, 16 points of it a thread (32 to 256
-  threads), the reductions spread over the block (`block_reductions`).
+  threads), the reductions spread over the block (`block_reductions`);
+  a one-statement sum of rows of at most 64 points (a global average
+  pool): a thread per row.
 - **Column sums** (every read's last subscript is the output's innermost
   index): threads along the output, the reduction split over blocks
   (split-K), partial sums added atomically.
@@ -19,11 +21,15 @@ The first that applies:
   at least 512 points, or a product of two reads each missing one of the
   output's last two indices, both of them 64 or more): register
   micro-tiles (128x128x32 on 16x16 threads, 128x64x32 on 8x16 for 64
-  columns or fewer, where such tiles fill the GPU; else 32x32x32 on 16x8),
+  columns or fewer, where such tiles fill the GPU, 64x64x32 on 16x8 where
+  those 64 columns do not; else 32x32x32 on 16x8),
   float4 reads and copies of the shared operands, their next k tiles
   copied by cp.async or staged in registers; with `allow_tf32`, sm_90's
   `wgmma` on whole tiles; split-K for 2-D outputs that even 32x32 tiles
   leave short of blocks.
+- **Pointwise convolutions** (`O(n,f,h,w) +=! I(n,c,h,w) * W(f,c)`, rows of
+  32 pixels or more): register tiles of 64 filters x 2 rows x up to 64
+  pixels a block, 4 filters x 2 rows x 2-4 pixels a thread.
 - **Other one-output layers** (convolutions, small batched products): a
   block per tile of the two innermost output dimensions, a warp along the
   innermost, the next outer dimension tiled where an operand does not
@@ -152,6 +158,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         return MappingOptions(tile=[1, x], threads=[x])
     rows = _row_chain(definition)
     if rows is not None and _independent_rows(definition, sizes, rows):
+        if len(definition.stmts) == 1 and _row_length(definition, sizes, rows) <= SHORT_ROW:
+            return _short_rows_options(definition, sizes, rows)
         return _row_chain_options(definition, sizes, rows)
     column = _column_sum(definition)
     if column is not None:
@@ -229,6 +237,10 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return register_tiled(128, [8, 16], 64, True, columns=NARROW_OUTPUT)
         if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64, True)
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=2):
+            # 64x64 tiles, 8x4 a thread, where 128x64 would leave SMs with
+            # one block (16384x64 outputs of 1024 products each).
+            return register_tiled(NARROW_OUTPUT, [16, 8], 32, True, columns=NARROW_OUTPUT)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:
             # Whole k tiles staged in registers (tmm 128x1024x1024 15.4 us on
             # an H100, 16.7 us by cp.async); C3's ragged last tile by cp.async
@@ -250,6 +262,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         return MappingOptions(tile=[*outer, 8, 32, 32], blocks=grid(8, 32), threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()
+    if _pointwise_convolution(layer) and out[-1] >= POINTWISE_COLUMNS // 2:
+        return _pointwise_options(out, [extents[i] for i in layer.reduction_indices])
     x = min(out[-1], INNER_THREADS)
     rows = out[-2] if out[-2] <= 2 * (MAX_THREADS // x) else min(out[-2], 2 * max(1, THREADS // x))
     y = rows // 2 if rows % 2 == 0 else rows
@@ -412,6 +426,23 @@ def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) ->
     return MappingOptions(blocks=grid, threads=[threads], block_reductions=True, max_private_elements=private)
 
 
+SHORT_ROW = 64
+"""Points of a row up to which a one-statement row-wise sum runs a thread
+per row (a block per row would leave most of its threads idle: a global
+average pool's 7x7 rows)."""
+SHORT_ROWS_A_BLOCK = 128
+"""Rows (threads) of a block where rows are short."""
+
+
+def _short_rows_options(definition: A.CheckedDef, sizes: list[int], rows: int) -> MappingOptions:
+    """A thread per row, `SHORT_ROWS_A_BLOCK` rows of the innermost row
+    dimension a block: each thread runs the whole chain on its row."""
+    first = definition.stmts[0]
+    extents = [evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in first.ranges.items() if i in first.lhs_indices[:rows]]
+    x = max(1, min(extents[-1], SHORT_ROWS_A_BLOCK))
+    return MappingOptions(tile=[*[1] * (rows - 1), x], threads=[x])
+
+
 MAX_PRIVATE_ELEMENTS_A_ROW = 64
 """Registers a thread may keep of its share of a row (a softmax's exponentials)."""
 
@@ -468,6 +499,50 @@ def _wide_contraction(layer: A.Stmt, out: list[int], reduction: int) -> bool:
     rows, columns = layer.lhs_indices[-2:]
     used = [{n.name for sub in r.subscripts for n in walk(sub) if isinstance(n, A.IndexVar)} for r in reads]
     return any(rows in a and columns not in a and columns in b and rows not in b for a, b in (used, used[::-1]))
+
+
+def _pointwise_convolution(layer: A.Stmt) -> bool:
+    """Whether `layer` sums, over indices that no output index shifts,
+    products of an image read at the output's last two indices (every
+    subscript an index: `I(n, c, h, w)`) and a filter read at neither of
+    them but at the third-last (`W(f, c)`): a 1x1 convolution, a GEMM whose
+    columns are the image's pixels."""
+    reads = [n for n in walk(layer.rhs) if isinstance(n, A.Access) and n.tensor != layer.lhs]
+    if not layer.reduces or len(layer.lhs_indices) < 4 or len(reads) != 2:
+        return False
+    channel, row, column = layer.lhs_indices[-3:]
+    for image, filters in (reads, reads[::-1]):
+        plain = all(isinstance(e, A.IndexVar) for e in image.subscripts)
+        if (
+            plain
+            and {row, column} <= _index_names(image)
+            and channel not in _index_names(image)
+            and channel in _index_names(filters)
+            and not {row, column} & _index_names(filters)
+        ):
+            return True
+    return False
+
+
+POINTWISE_FILTERS, POINTWISE_ROWS, POINTWISE_COLUMNS, POINTWISE_K = 64, 2, 64, 8
+"""A pointwise convolution's block tile: filters x image rows x columns, and
+the channels of a step. Images narrower than half the columns keep the
+generic mapping (a block's few threads a row copy the tiles badly)."""
+
+
+def _pointwise_options(out: list[int], reduction: list[int]) -> MappingOptions:
+    """Register tiles of a pointwise convolution: a block computes 64
+    filters on 2 rows of up to 64 pixels; a thread 4 filters on both rows at
+    2 to 4 neighbouring pixels (a divisor of the row where one is), the
+    channels' image rows and filters staged in shared memory 8 at a time."""
+    filters, columns = min(out[-3], POINTWISE_FILTERS), min(out[-1], POINTWISE_COLUMNS)
+    points = next((p for p in (4, 3, 2) if columns % p == 0), 4)
+    tiles = [-(-out[-3] // filters), -(-out[-2] // POINTWISE_ROWS), -(-out[-1] // columns)]
+    return MappingOptions(
+        tile=[*[1] * (len(out) - 3), filters, POINTWISE_ROWS, columns, *[min(r, POINTWISE_K) for r in reduction]],
+        blocks=_grid([*out[:-3], *tiles]),
+        threads=[-(-columns // points), 1, max(1, filters // 4)],
+    )
 
 
 def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:

@@ -64,6 +64,15 @@ RULES = {
             vector_width=4, copy_vector_width=4, split_k=16,
         ),
     ),
+    # 64 columns whose 128x64 tiles would not fill the GPU twice: 64x64
+    # tiles, 8x4 accumulators a thread.
+    "skinny-matmul": (
+        ("tmm", (16384, 1024), (64, 1024)),
+        tcir.MappingOptions(
+            tile=[64, 64, 32], threads=[16, 8], num_stages=3, async_copies=True, vector_width=4,
+            copy_vector_width=4,
+        ),
+    ),
     # A reduction that k tiles of 32 do not divide (C3's 1000 points) but
     # whose rows are whole float4 groups: the matmul's tiles, the last k
     # tile's float4 copies guarded, by cp.async into double buffers.
@@ -309,3 +318,37 @@ def test_attention_is_mapped_in_parts():
     # tile and batch entry on 4 blocks: 12x eager on an H100).
     assert [m.blocks for m in mappings] == [[4, 4, 64], [512, 64], [4, 64]]
     assert default_partition(_example("softmax").definition, Binding({"B": 4096, "N": 1024}, ())) is None
+
+
+POOL = "def pool(float(N,C,H,W) I) -> (O) { O(n,c) +=! I(n,c,h,w) / (H * W) }"
+POINTWISE = "def pw(float(N,C,H,W) I, float(F,C) Wt) -> (O) { O(n,f,h,w) +=! I(n,c,h,w) * Wt(f,c) }"
+
+
+def test_short_rows_take_a_thread_per_row():
+    """A global average pool's 7x7 rows: a thread a row, 128 rows a block;
+    a softmax over short rows keeps a block per row (several statements)."""
+    fn = tcir.define(POOL).pool
+    options = default_options(fn.definition, Binding({"N": 32, "C": 2048, "H": 7, "W": 7}, ()))
+    assert options == tcir.MappingOptions(tile=[1, 128], threads=[128])
+    long_rows = default_options(fn.definition, Binding({"N": 32, "C": 2048, "H": 9, "W": 9}, ()))
+    assert long_rows.block_reductions
+    softmax = default_options(_example("softmax").definition, Binding({"B": 65536, "N": 48}, ()))
+    assert softmax.block_reductions
+    x = np.random.default_rng(0).standard_normal((2, 300, 3, 5)).astype(np.float32)
+    np.testing.assert_allclose(fn(x, backend="cuda-sim"), x.mean(axis=(2, 3)), rtol=1e-5, atol=1e-6)
+
+
+def test_pointwise_convolutions_take_register_tiles():
+    """64 filters x 2 rows x the 56 pixels of a row a block, 4 x 2 x 4 a
+    thread, a block per tile of the image, filters and rows; images narrower
+    than 32 pixels keep the plane rule."""
+    fn = tcir.define(POINTWISE).pw
+    options = default_options(fn.definition, Binding({"N": 32, "C": 256, "H": 56, "W": 56, "F": 64}, ()))
+    assert options == tcir.MappingOptions(tile=[1, 64, 2, 56, 8], blocks=[28, 32], threads=[14, 1, 16])
+    narrow = default_options(fn.definition, Binding({"N": 32, "C": 512, "H": 14, "W": 14, "F": 128}, ()))
+    assert narrow.tile[:4] == [1, 16, 14, 14] and len(narrow.threads) == 2
+    # Ragged everywhere: 12 filters, 3 rows, 34 pixels (17 threads of 2), 9 channels.
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((2, 9, 3, 34)).astype(np.float32), rng.standard_normal((12, 9)).astype(np.float32)
+    assert default_options(fn.definition, bind(fn.definition, [x, w])).threads == [17, 1, 3]
+    np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), np.einsum("nchw,fc->nfhw", x, w), rtol=1e-4, atol=1e-4)
