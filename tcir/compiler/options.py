@@ -353,8 +353,7 @@ class MappingOptions(metaclass=_Interned):
         """Mapping to blocks and threads (empty sizes let the pass choose: one
         block per tile, of three tile members for split-K, else two; 32x8 or
         256 threads), memory promotion, then kernels, their index arithmetic
-        simplified; point loops of partial tiles versioned for the full ones;
-        loops that index register arrays unrolled."""
+        simplified; point loops of partial tiles versioned for the full ones."""
         blocks = ",".join(map(str, self.blocks or [0] * (3 if self.split_k > 1 else 2)))
         threads = ",".join(map(str, self.threads or [0]))
         warps = f" warps={','.join(map(str, self.warps))}" if self.warps else ""
@@ -385,8 +384,6 @@ class MappingOptions(metaclass=_Interned):
                 f"{' async-copies=true' if self.async_copies else ''}{buffers}}}"
             )
         passes += ["scf-for-loop-specialization", "gpu-check-indices", "gpu-simplify-index"]
-        if self.use_private_memory:
-            passes.append("gpu-unroll-register-loops")
         return passes
 
     def __str__(self) -> str:

@@ -3,7 +3,7 @@
     candidates = draw(seed=7, count=50, examples=Path("examples"))
     verdicts = run_candidates(candidates, backends=("cuda-sim",))
 
-`PROBLEMS` are the defs of `examples/*.tc` at small odd sizes. A candidate is
+`PROBLEMS` are the defs of `examples/*.tc` (and a few of the layer zoo's) at small odd sizes. A candidate is
 one of them with options drawn by `SearchSpace.random` (the tuner's space for
 the GPU) from a seeded generator. `check` compiles it with the GPU pipeline
 and runs the kernels on each backend (`cuda-sim`, the simulated GPU that also
@@ -66,13 +66,17 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "rmsnorm": {"B": 3, "N": 70},
     "colsum": {"B": 41, "N": 13},
     "attention": {"B": 2, "L": 9, "D": 7},
+    "zoo/conv:conv2d_pad1": {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3},
+    "zoo/conv:conv2d_1x1": {"N": 2, "C": 5, "H": 3, "W": 34, "F": 7},
+    "zoo/pool:global_avgpool": {"N": 3, "C": 37, "H": 5, "W": 3},
     "tmm@tf32": {"M": 64, "K": 32, "N": 24},
     "MLP1@tf32": {"B": 32, "M": 24, "N": 16},
     "tbmm@tf32": {"B": 2, "N": 16, "M": 16, "K": 16},
 }
-"""Each example def (named as its file) at small odd sizes; a name with
-`TF32` after it, at sizes of whole `mma.sync` groups, with `allow_tf32`
-and small integers for inputs (exact in TF32: the comparison stays exact)."""
+"""Each example def (named as its file, or `file:def`) at small odd sizes;
+a name with `TF32` after it, at sizes of whole `mma.sync` groups, with
+`allow_tf32` and small integers for inputs (exact in TF32: the comparison
+stays exact)."""
 TF32 = "@tf32"
 TF32_THREADS = (8, 16)
 """The rows of threads (Y) of TF32 candidates' mma-shaped blocks [4, Y]."""
@@ -115,9 +119,9 @@ class Verdict:
 def _function(examples: str, problem: str) -> Any:
     import tcir
 
-    name = problem.removesuffix(TF32)
-    path = Path(examples) / f"{name}.tc"
-    return tcir.define(path.read_text(), str(path))[name]
+    file, _, name = problem.removesuffix(TF32).partition(":")
+    path = Path(examples) / f"{file}.tc"
+    return tcir.define(path.read_text(), str(path))[name or file]
 
 
 def search_space(examples: str, problem: str) -> Any:
