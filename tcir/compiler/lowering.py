@@ -77,13 +77,33 @@ def final_code(module: ModuleOp, backend: str) -> str:
     return print_cuda(module)
 
 
+HALF_TYPES = ("float16",)
+"""Element types whose sums `tc-widen-accumulators` accumulates in f32."""
+
+
+def tc_passes(definition: CheckedDef, binding: Binding) -> str:
+    """The `tc`-level passes of every pipeline: sizes specialized, sums into
+    half-precision tensors accumulated in f32 (`tc-widen-accumulators`, only
+    where the def has such sums)."""
+    specialize = specialize_pass(binding.sizes)
+    widened = any(
+        s.reduction_indices
+        and s.op.rstrip("!") in ("+=", "*=")
+        and s.scatter is None
+        and s.loop is None
+        and definition.tensor(s.lhs).dtype in HALF_TYPES
+        for s in definition.stmts
+    )
+    return f"{specialize},tc-widen-accumulators" if widened else specialize
+
+
 def pipeline(definition: CheckedDef, binding: Binding, options: MappingOptions | None, backend: str) -> str:
     """The pass pipeline from `tc` to loops (CPU) or kernels (GPU backends)."""
-    specialize = specialize_pass(binding.sizes)
+    front = tc_passes(definition, binding)
     if options is None and backend == "cpu":
-        return f"{specialize},convert-tc-to-loops"
+        return f"{front},convert-tc-to-loops"
     options = resolved_options(definition, binding, options)
-    return ",".join([specialize, *options.schedule_passes(), *options.backend_passes(backend)])
+    return ",".join([front, *options.schedule_passes(), *options.backend_passes(backend)])
 
 
 def default_parts(
@@ -145,7 +165,7 @@ class StagedLowering:
         """The def specialized to the binding, as a scop (shared: do not modify)."""
         if self._scop is None:
             module = self.ir.module.clone()
-            PassManager.parse(f"{specialize_pass(self.binding.sizes)},convert-tc-to-poly").run(module)
+            PassManager.parse(f"{tc_passes(self.ir.definition, self.binding)},convert-tc-to-poly").run(module)
             self._scop = module
         return self._scop
 

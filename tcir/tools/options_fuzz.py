@@ -69,6 +69,9 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "zoo/conv:conv2d_pad1": {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_1x1": {"N": 2, "C": 5, "H": 3, "W": 34, "F": 7},
     "zoo/pool:global_avgpool": {"N": 3, "C": 37, "H": 5, "W": 3},
+    "tmm@f16": {"M": 37, "K": 29, "N": 45},
+    "MLP1@f16": {"B": 7, "M": 13, "N": 11},
+    "softmax@f16": {"B": 5, "N": 37},
     "tmm@tf32": {"M": 64, "K": 32, "N": 24},
     "MLP1@tf32": {"B": 32, "M": 24, "N": 16},
     "tbmm@tf32": {"B": 2, "N": 16, "M": 16, "K": 16},
@@ -76,8 +79,10 @@ PROBLEMS: dict[str, dict[str, int]] = {
 """Each example def (named as its file, or `file:def`) at small odd sizes;
 a name with `TF32` after it, at sizes of whole `mma.sync` groups, with
 `allow_tf32` and small integers for inputs (exact in TF32: the comparison
-stays exact)."""
+stays exact); with `F16` after it, the def on float16 (`Function.astype`),
+compared within float16's tolerance."""
 TF32 = "@tf32"
+F16 = "@f16"
 TF32_THREADS = (8, 16)
 """The rows of threads (Y) of TF32 candidates' mma-shaped blocks [4, Y]."""
 
@@ -119,9 +124,10 @@ class Verdict:
 def _function(examples: str, problem: str) -> Any:
     import tcir
 
-    file, _, name = problem.removesuffix(TF32).partition(":")
+    file, _, name = problem.removesuffix(TF32).removesuffix(F16).partition(":")
     path = Path(examples) / f"{file}.tc"
-    return tcir.define(path.read_text(), str(path))[name or file]
+    function = tcir.define(path.read_text(), str(path))[name or file]
+    return function.astype("float16") if problem.endswith(F16) else function
 
 
 def search_space(examples: str, problem: str) -> Any:

@@ -1,0 +1,70 @@
+// RUN: tcir-opt %s --split-input-file -p tc-widen-accumulators | filecheck %s
+
+// A half matmul: the products computed in f32, summed into an f32
+// temporary, rounded once into C.
+// CHECK-LABEL: tc.def @tmm(
+// CHECK-NEXT:    %[[ACC:.*]] = tc.alloc : !tc.tensor<f32, [M, N]>
+// CHECK-NEXT:    tc.comprehension %[[ACC]][%m, %n] "+=!" (%m in [0, M), %n in [0, N), %k in [0, K)) {
+// CHECK-NEXT:      %[[A:.*]] = tc.read %A[%m, %k]
+// CHECK-NEXT:      %[[A32:.*]] = arith.extf %[[A]] : f16 to f32
+// CHECK-NEXT:      %[[B:.*]] = tc.read %B[%n, %k]
+// CHECK-NEXT:      %[[B32:.*]] = arith.extf %[[B]] : f16 to f32
+// CHECK-NEXT:      %[[TWO:.*]] = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[A32]], %[[B32]] : f32
+// CHECK-NEXT:      %[[Q:.*]] = arith.mulf %[[P]], %[[TWO]] : f32
+// CHECK-NEXT:      tc.yield %[[Q]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tc.comprehension %C[%[[M:.*]], %[[N:.*]]] "=" (%[[M]] in [0, M), %[[N]] in [0, N)) {
+// CHECK-NEXT:      %[[V:.*]] = tc.read %[[ACC]][%[[M]], %[[N]]]
+// CHECK-NEXT:      %[[H:.*]] = arith.truncf %[[V]] : f32 to f16
+// CHECK-NEXT:      tc.yield %[[H]] : f16
+tc.def @tmm(%A: !tc.tensor<f16, [M, K]>, %B: !tc.tensor<f16, [N, K]>) -> (%C: !tc.tensor<f16, [M, N]>) {
+  tc.comprehension %C[%m, %n] "+=!" (%m in [0, M), %n in [0, N), %k in [0, K)) {
+    %0 = tc.read %A[%m, %k]
+    %1 = tc.read %B[%n, %k]
+    %2 = arith.constant 2.000000e+00 : f16
+    %3 = arith.mulf %0, %1 : f16
+    %4 = arith.mulf %3, %2 : f16
+    tc.yield %4 : f16
+  }
+}
+
+// -----
+
+// A sum onto C's values: they are copied into the temporary first. The
+// maximum (exact in half) and the f32 sum stay as they are.
+// CHECK-LABEL: tc.def @onto(
+// CHECK-NEXT:    %[[ACC:.*]] = tc.alloc : !tc.tensor<f32, [M]>
+// CHECK-NEXT:    tc.comprehension %C[%m] "=" (%m in [0, M))
+// CHECK:         tc.comprehension %[[ACC]][%[[I:.*]]] "=" (%[[I]] in [0, M)) {
+// CHECK-NEXT:      %[[C:.*]] = tc.read %C[%[[I]]]
+// CHECK-NEXT:      %[[W:.*]] = arith.extf %[[C]] : f16 to f32
+// CHECK-NEXT:      tc.yield %[[W]] : f32
+// CHECK:         tc.comprehension %[[ACC]][%[[J:.*]]] "+=" (%[[J]] in [0, M), %k in [0, K))
+// CHECK:           tc.yield %{{.*}} : f32
+// CHECK:         tc.comprehension %C[%[[L:.*]]] "=" (%[[L]] in [0, M))
+// CHECK-NEXT:      tc.read %[[ACC]]
+// CHECK-NEXT:      arith.truncf %{{.*}} : f32 to f16
+// CHECK:         tc.comprehension %D[%[[X:.*]]] "max=!" (%[[X]] in [0, M), %[[Y:.*]] in [0, K)) {
+// CHECK-NEXT:      %[[R:.*]] = tc.read %A[%[[X]], %[[Y]]]
+// CHECK-NEXT:      tc.yield %[[R]] : f16
+// CHECK:         tc.comprehension %E[%{{.*}}] "+=!"
+// CHECK-NOT:     arith.truncf
+tc.def @onto(%A: !tc.tensor<f16, [M, K]>, %b: !tc.tensor<f16, [M]>, %F: !tc.tensor<f32, [M, K]>) -> (%C: !tc.tensor<f16, [M]>, %D: !tc.tensor<f16, [M]>, %E: !tc.tensor<f32, [M]>) {
+  tc.comprehension %C[%m] "=" (%m in [0, M)) {
+    %0 = tc.read %b[%m]
+    tc.yield %0 : f16
+  }
+  tc.comprehension %C[%m_1] "+=" (%m_1 in [0, M), %k in [0, K)) {
+    %1 = tc.read %A[%m_1, %k]
+    tc.yield %1 : f16
+  }
+  tc.comprehension %D[%m_2] "max=!" (%m_2 in [0, M), %k_1 in [0, K)) {
+    %2 = tc.read %A[%m_2, %k_1]
+    tc.yield %2 : f16
+  }
+  tc.comprehension %E[%m_3] "+=!" (%m_3 in [0, M), %k_2 in [0, K)) {
+    %3 = tc.read %F[%m_3, %k_2]
+    tc.yield %3 : f32
+  }
+}
