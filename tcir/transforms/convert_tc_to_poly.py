@@ -12,7 +12,9 @@ context). Each comprehension gives polyhedral statements, named `S0`, `S1`,
   semantics (and `convert-tc-to-loops`) require;
 - the update statement: domain from the inferred ranges, body = the
   comprehension's body with `tc.yield` replaced by a `tc.update` of the
-  left-hand side.
+  left-hand side. A reduction whose body yields `c ? x : identity` with `c`
+  affine in the indices and sizes (a padded convolution's guard) has its
+  domain cut to where `c` holds and yields `x` (`tcir.polyhedral.guards`).
 
 A scatter (a `tc.yield` naming the element it updates) initializes the
 whole tensor, and its update writes that element: a may-write of the whole
@@ -62,6 +64,7 @@ from tcir.errors import TCError
 from tcir.lowering.tc_point import identity, reduction_of
 from tcir.polyhedral.affine_isl import IslAffineBuilder, NotAffine, box, relation
 from tcir.polyhedral.canonical import canonical_subtree
+from tcir.polyhedral.guards import guarded_reduction, unguard
 
 
 ISL_KEYWORDS = frozenset(
@@ -292,6 +295,10 @@ class ScopExtraction:
         domain = self.ranges(comp, space, len(comp.indices))
         body = comp.body.clone()
         block = body.block
+        guard = guarded_reduction(block, reduction, space) if reduction is not None else None
+        if guard is not None:  # instances that add the identity are left out
+            domain = domain.intersect(guard)
+            unguard(block)
         kind = "=" if reduction is None else reduction + "="
         yield_op = block.last_op
         assert isinstance(yield_op, YieldOp)

@@ -83,16 +83,19 @@ class Reference:
 
 def _scop_names(stmt: StmtOp, op: Access, access: isl.Map) -> set[str]:
     """The tuple names the statement's reads (or writes, for an update) give
-    a tensor accessed as `access` (where the relation holds: a guarded read's
-    relation holds only where its guard does)."""
+    a tensor accessed as `access`: those whose relation holds it (one of a
+    tensor's several reads; where the relation holds: a guarded read's holds
+    only where its guard does, on the elements within the tensor)."""
     text = stmt.writes.data if isinstance(op, UpdateOp) else stmt.reads.data
     relations = isl.UnionMap(text).intersect_domain(isl.UnionSet(stmt.domain.data))
     found: set[str] = set()
 
     def match(candidate: isl.Map) -> None:
         name = candidate.get_tuple_name(isl.dim_type.out)
+        if candidate.dim(isl.dim_type.out) != access.dim(isl.dim_type.out):
+            return
         named = access.set_tuple_name(isl.dim_type.out, name)
-        if candidate.is_equal(named.intersect_domain(candidate.domain())):
+        if named.intersect_domain(candidate.domain()).intersect_range(candidate.range()).is_subset(candidate):
             found.add(name)
 
     relations.foreach_map(match)
@@ -209,7 +212,9 @@ def references(statements: Sequence[StmtOp]) -> list[Reference]:
         if access is not None:
             matches = _scop_names(stmt, op, access)
             candidates[op.tensor] = candidates.get(op.tensor, matches) & matches
-    names = {t: min(c) for t, c in candidates.items() if c}
+    # Two tensors read at the same subscripts match each other's relations:
+    # the tensor's own name wins.
+    names = {t: t.name_hint if t.name_hint in c else min(c) for t, c in candidates.items() if c}
     written = {op.tensor for _, op, _ in found if isinstance(op, UpdateOp)}
 
     def name(tensor: SSAValue) -> str:

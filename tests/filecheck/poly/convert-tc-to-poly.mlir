@@ -132,3 +132,71 @@ tc.def @conv1d_grad(%I: !tc.tensor<f32, [M]>, %K: !tc.tensor<f32, [N]>, %gO: !tc
 // CHECK:         poly.stmt @S0 {{.*}} writes "[M, N] -> { S0[i, x] -> gI[i + x] }"
 // CHECK:           tc.update %gI[%i + %x] "+=" %{{.*}}
 // CHECK:         poly.band "[M, N] -> [{ S0[i, x] -> [(i)] }, { S0[i, x] -> [(x)] }]" permutable coincident = [0, 0]
+
+// A sum guarded by an affine condition whose other value is the identity
+// (a "same" convolution): the domain keeps only the instances where the
+// guard holds, and the body is the guarded product alone.
+// CHECK-LABEL: tc.def @same
+// CHECK:         poly.stmt @S1 domain "[T, K] -> { S1[t, k] : 0 <= t < T and k >= 0 and -t < k < K and k <= T - t }" reads "[T, K] -> { S1[t, k] -> X[-1 + t + k]; S1[t, k] -> W[k]; S1[t, k] -> Y[t] }"
+// CHECK-NEXT:    ^bb0(%t_1: index, %k: index):
+// CHECK-NEXT:      %[[X:.*]] = tc.read %X[%t_1 + %k - 1]
+// CHECK-NEXT:      %[[W:.*]] = tc.read %W[%k]
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[X]], %[[W]] : f32
+// CHECK-NEXT:      tc.update %Y[%t_1] "+=" %[[P]]
+// CHECK-NEXT:    }
+tc.def @same(%X: !tc.tensor<f32, [T]>, %W: !tc.tensor<f32, [K]>) -> (%Y: !tc.tensor<f32, [T]>) {
+  tc.comprehension %Y[%t] "+=!" (%t in [0, T), %k in [0, K)) where ["t in 0:T", "k in 0:K"] {
+    %0 = arith.index_cast %t : index to i32
+    %1 = arith.index_cast %k : index to i32
+    %2 = arith.addi %0, %1 : i32
+    %3 = arith.constant 1 : i32
+    %4 = arith.cmpi sge, %2, %3 : i32
+    %5 = arith.index_cast %t : index to i32
+    %6 = arith.index_cast %k : index to i32
+    %7 = arith.addi %5, %6 : i32
+    %8 = tc.size [T]
+    %9 = arith.index_cast %8 : index to i32
+    %10 = arith.cmpi sle, %7, %9 : i32
+    %11 = arith.andi %4, %10 : i1
+    %12 = scf.if %11 -> (f32) {
+      %13 = tc.read %X[%t + %k - 1]
+      %14 = tc.read %W[%k]
+      %15 = arith.mulf %13, %14 : f32
+      scf.yield %15 : f32
+    } else {
+      %16 = arith.constant 0.000000e+00 : f32
+      scf.yield %16 : f32
+    }
+    tc.yield %12 : f32
+  }
+}
+
+// A maximum whose other value (0.0) is not its identity keeps its guard.
+// CHECK-LABEL: tc.def @zero_max
+// CHECK:         poly.stmt @S1 domain "[T] -> { S1[t, k] : 0 <= t < T and 0 <= k <= 2 }"
+// CHECK:           scf.if
+// CHECK:           tc.update %Y[%t_1] "max=" %{{.*}}
+tc.def @zero_max(%X: !tc.tensor<f32, [T]>) -> (%Y: !tc.tensor<f32, [T]>) {
+  tc.comprehension %Y[%t] "max=!" (%t in [0, T), %k in [0, 3)) where ["t in 0:T", "k in 0:3"] {
+    %0 = arith.index_cast %t : index to i32
+    %1 = arith.index_cast %k : index to i32
+    %2 = arith.addi %0, %1 : i32
+    %3 = arith.constant 1 : i32
+    %4 = arith.cmpi sge, %2, %3 : i32
+    %5 = arith.index_cast %t : index to i32
+    %6 = arith.index_cast %k : index to i32
+    %7 = arith.addi %5, %6 : i32
+    %8 = tc.size [T]
+    %9 = arith.index_cast %8 : index to i32
+    %10 = arith.cmpi sle, %7, %9 : i32
+    %11 = arith.andi %4, %10 : i1
+    %12 = scf.if %11 -> (f32) {
+      %13 = tc.read %X[%t + %k - 1]
+      scf.yield %13 : f32
+    } else {
+      %14 = arith.constant 0.000000e+00 : f32
+      scf.yield %14 : f32
+    }
+    tc.yield %12 : f32
+  }
+}

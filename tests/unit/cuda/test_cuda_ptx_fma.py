@@ -69,3 +69,18 @@ def test_the_ratio_tells_scalar_from_vector_loads(tmp_path: Path):
     source = TMM.ir(np.zeros((128, 1024), np.float32), np.zeros((1024, 1024), np.float32), backend="cuda", options=options)
     ratio, _ = compute_loop_ratio(source, tmp_path)
     assert ratio < 4
+
+
+@needs_nvcc
+def test_padded_convolution_fuses_its_products_with_its_sums(tmp_path: Path):
+    """The guard of a "same" convolution (`c ? I(...) * W(...) : 0.0`) cuts
+    the statement's domain instead of selecting 0 in the body: the compute
+    loop multiplies and adds in `fma.rn.f32`, with no `selp` left between."""
+    conv = tcir.define((Path(__file__).parents[3] / "examples" / "zoo" / "conv.tc").read_text()).conv2d_pad1
+    image, filters = np.zeros((32, 64, 56, 56), np.float32), np.zeros((64, 64, 3, 3), np.float32)
+    path = tmp_path / "kernel.cu"
+    path.write_text(conv.ir(image, filters, backend="cuda"))
+    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", "-o", str(tmp_path / "kernel.ptx"), str(path)], check=True)
+    ptx = (tmp_path / "kernel.ptx").read_text()
+    loop = max(innermost_loops(ptx), key=lambda body: body.count("fma.rn.f32"))
+    assert loop.count("fma.rn.f32") >= 16 and "selp.f32" not in loop and "mul.rn.f32" not in loop
