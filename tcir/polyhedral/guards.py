@@ -26,6 +26,11 @@ from tcir.dialects.tc import SizeOp, YieldOp
 from tcir.polyhedral.affine_isl import IslAffineBuilder, NotAffine
 
 _IDENTITY = {"+": 0.0, "*": 1.0, "max": -math.inf, "min": math.inf}
+_CONDITION_OPS = (
+    arith.ConstantOp, arith.IndexCastOp, arith.ExtSIOp, arith.AddiOp, arith.SubiOp, arith.MuliOp,
+    arith.CmpiOp, arith.AndIOp, arith.OrIOp, SizeOp,
+)
+"""The ops an affine condition is computed by (`_Affine`)."""
 _COMPARISONS = {
     "slt": isl.PwAff.lt_set,
     "sle": isl.PwAff.le_set,
@@ -144,5 +149,5 @@ def unguard(block: Block) -> None:
     op.results[0].replace_all_uses_with(value)
     Rewriter.erase_op(op)
     for dead in reversed(list(block.ops)):  # the condition's arithmetic
-        if dead is not last and not any(r.uses for r in dead.results) and isinstance(dead, (arith.ConstantOp, arith.IndexCastOp, arith.ExtSIOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.CmpiOp, arith.AndIOp, arith.OrIOp, SizeOp)):
+        if isinstance(dead, _CONDITION_OPS) and not any(r.uses for r in dead.results):
             Rewriter.erase_op(dead)

@@ -106,7 +106,9 @@ def _block_to_f32(rewriter: Rewriter, block: Block) -> None:
         _to_f32(rewriter, op)
 
 
-def _copy(source: SSAValue, target: SSAValue, comp: ComprehensionOp, convert: type[arith.ExtFOp | arith.TruncFOp]) -> ComprehensionOp:
+def _copy(
+    source: SSAValue, target: SSAValue, comp: ComprehensionOp, convert: type[arith.ExtFOp | arith.TruncFOp]
+) -> ComprehensionOp:
     """`target[i] = convert(source[i])` over `comp`'s left-hand side indices."""
     rank = comp.lhs_type.rank
     block = Block(arg_types=[a.type for a in comp.lhs_indices])
