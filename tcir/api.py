@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
@@ -116,6 +117,26 @@ def _is_torch(value: Any) -> bool:
     return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr")
 
 
+def _numpy_view(tensor: Any) -> np.ndarray:
+    """A torch CPU tensor's memory as a numpy array (bfloat16, which numpy
+    has not, as `ml_dtypes.bfloat16`)."""
+    tensor = tensor.detach()
+    if str(tensor.dtype) == "torch.bfloat16":
+        import torch
+
+        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return tensor.numpy()
+
+
+def _torch_view(array: np.ndarray) -> Any:
+    """A numpy array's memory as a torch tensor (bfloat16 included)."""
+    import torch
+
+    if array.dtype == ml_dtypes.bfloat16:
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(array)
+
+
 def _value_range(array: Any) -> tuple[int, int] | None:
     """Min and max of an index tensor, on its own device."""
     if not int(np.prod(array.shape)):
@@ -188,7 +209,7 @@ class Function:
         except TypeError:
             target = str(dtype)
         source = self.float_type
-        if target not in ("float16", "float32", "float64"):
+        if target not in ("float16", "bfloat16", "float32", "float64"):
             raise TCError(f"{self.name}: astype takes a floating-point type, got {dtype}")
         if source is None:
             raise TCError(f"{self.name}: astype needs a def of one floating-point type")
@@ -297,7 +318,7 @@ class Function:
         if backend in ("cpu", "cuda-sim"):
             tensors = [_is_torch(a) for a in args]
             arrays = [
-                np.ascontiguousarray(a.detach().numpy() if tensor else a) if hasattr(a, "shape") else a
+                np.ascontiguousarray(_numpy_view(a) if tensor else a) if hasattr(a, "shape") else a
                 for a, tensor in zip(args, tensors)
             ]
             buffers = given or [_allocate(np, *spec) for spec in entry.outputs]
@@ -309,9 +330,7 @@ class Function:
             if given:
                 return self._result(originals)
             if any(tensors):  # torch tensors in, torch tensors out (sharing the buffers)
-                import torch
-
-                buffers = [torch.from_numpy(b) for b in buffers]
+                buffers = [_torch_view(b) for b in buffers]
             return self._result(buffers)
         assert entry.allocate is not None
         buffers = given or entry.allocate()
@@ -337,7 +356,7 @@ class Function:
                 where = "a GPU array" if backend == "cuda" else "a numpy array"
                 raise ShapeError(f"{what} must be {where} for backend '{backend}'")
             if backend != "cuda" and _is_torch(array):  # written through a numpy view
-                array = array.detach().numpy()
+                array = _numpy_view(array)
             if backend == "cuda":
                 from tcir.backends.cuda.runtime import cupy_module, is_torch_tensor
 

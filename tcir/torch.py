@@ -55,7 +55,7 @@ from tcir.errors import TCError
 from tcir.runtime.signature import NUMPY_DTYPES
 
 NAMESPACE = "tcir"
-_SCALARS = {"bool": "bool", "float16": "float", "float32": "float", "float64": "float"}
+_SCALARS = {"bool": "bool", "float16": "float", "bfloat16": "float", "float32": "float", "float64": "float"}
 _LIBRARY = torch.library.Library(NAMESPACE, "FRAGMENT")
 _registered: dict[str, tuple[Function, Any]] = {}
 

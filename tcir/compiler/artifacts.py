@@ -93,7 +93,7 @@ def _decode_host(data: Any) -> Any:
 
 def _encode_parameter(p: BufferParameter | ScalarParameter) -> dict[str, Any]:
     if isinstance(p, BufferParameter):
-        return {"name": p.name, "shape": list(p.shape), "dtype": p.dtype.str, "written": p.written}
+        return {"name": p.name, "shape": list(p.shape), "dtype": p.dtype.name, "written": p.written}
     return {"name": p.name, "ctype": p.ctype.__name__}
 
 

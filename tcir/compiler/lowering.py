@@ -34,6 +34,7 @@ from tcir.runtime.signature import Binding
 
 CPU_LOWERING_PIPELINE = ",".join(
     [
+        "arith-emulate-bf16",
         "convert-scf-to-cf",
         "arith-expand",
         "convert-cf-to-llvm",
@@ -77,7 +78,7 @@ def final_code(module: ModuleOp, backend: str) -> str:
     return print_cuda(module)
 
 
-HALF_TYPES = ("float16",)
+HALF_TYPES = ("float16", "bfloat16")
 """Element types whose sums `tc-widen-accumulators` accumulates in f32."""
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 SCALAR_TYPES: dict[str, str] = {
     **{t: t for t in (
         "bool", "uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32",
-        "int64", "float16", "float32", "float64",
+        "int64", "float16", "bfloat16", "float32", "float64",
     )},
     "float": "float32",
     "double": "float64",
@@ -17,7 +17,7 @@ SCALAR_TYPES: dict[str, str] = {
 
 _BITS = {
     "bool": 1, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32,
-    "uint32": 32, "int64": 64, "uint64": 64, "float16": 16, "float32": 32, "float64": 64,
+    "uint32": 32, "int64": 64, "uint64": 64, "float16": 16, "bfloat16": 16, "float32": 32, "float64": 64,
 }
 
 #: Builtins with their arity (CUDA math names, without the `f` suffix).
@@ -42,7 +42,7 @@ INTEGER_PRESERVING = frozenset({"min", "max"})
 
 def is_float(t: str) -> bool:
     """Whether `t` (canonical) is a floating-point type."""
-    return t.startswith("float")
+    return t.startswith("float") or t == "bfloat16"
 
 
 def is_integral(t: str) -> bool:
@@ -54,10 +54,13 @@ def promote(a: str, b: str) -> str:
     """The common type of `a` and `b`, as C's usual arithmetic conversions.
 
     A float beats any integer; otherwise the wider type wins; at equal width
-    the unsigned integer wins; bool loses to everything.
+    the unsigned integer wins; bool loses to everything. `float16` and
+    `bfloat16` meet in `float32` (as in PyTorch: neither holds the other).
     """
     if a == b:
         return a
+    if {a, b} == {"float16", "bfloat16"}:
+        return "float32"
     if is_float(a) != is_float(b):
         return a if is_float(a) else b
     if _BITS[a] != _BITS[b]:

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     Signedness,
     StringAttr,
+    BFloat16Type,
     f16,
     f32,
     f64,
@@ -53,7 +54,7 @@ from .subscripts import subscript_to_affine
 
 _INT_WIDTHS = {"bool": 1, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
 _UINT_WIDTHS = {"uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64}
-_FLOATS: dict[str, AnyFloat] = {"float16": f16, "float32": f32, "float64": f64}
+_FLOATS: dict[str, AnyFloat] = {"float16": f16, "bfloat16": BFloat16Type(), "float32": f32, "float64": f64}
 
 
 def element_type(dtype: str) -> Attribute:

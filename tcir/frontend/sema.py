@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from xdsl.ir.affine import AffineSymExpr
 
@@ -18,7 +19,7 @@ from .linear import Lin
 from .source import Source
 from .subscripts import expr_to_lin, guarded_walk, innermost_contiguous, measure, walk
 
-NUMPY_FLOATS = {"float16": np.float16, "float32": np.float32, "float64": np.float64}
+NUMPY_FLOATS = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "float64": np.float64}
 
 #: Limits on an expression after inlining lets (deeper/larger input is a TypeError).
 MAX_INLINED_DEPTH = 250

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from xdsl.ir.affine import AffineConstantExpr, AffineExpr, AffineSymExpr
 
@@ -33,6 +34,7 @@ NUMPY_DTYPES: dict[str, Any] = {
     "uint32": np.uint32,
     "uint64": np.uint64,
     "float16": np.float16,
+    "bfloat16": ml_dtypes.bfloat16,
     "float32": np.float32,
     "float64": np.float64,
 }

@@ -72,6 +72,8 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "tmm@f16": {"M": 37, "K": 29, "N": 45},
     "MLP1@f16": {"B": 7, "M": 13, "N": 11},
     "softmax@f16": {"B": 5, "N": 37},
+    "tmm@bf16": {"M": 37, "K": 29, "N": 45},
+    "layernorm@bf16": {"B": 4, "N": 29},
     "tmm@tf32": {"M": 64, "K": 32, "N": 24},
     "MLP1@tf32": {"B": 32, "M": 24, "N": 16},
     "tbmm@tf32": {"B": 2, "N": 16, "M": 16, "K": 16},
@@ -79,10 +81,10 @@ PROBLEMS: dict[str, dict[str, int]] = {
 """Each example def (named as its file, or `file:def`) at small odd sizes;
 a name with `TF32` after it, at sizes of whole `mma.sync` groups, with
 `allow_tf32` and small integers for inputs (exact in TF32: the comparison
-stays exact); with `F16` after it, the def on float16 (`Function.astype`),
-compared within float16's tolerance."""
+stays exact); with `F16` or `BF16` after it, the def on float16 or
+bfloat16 (`Function.astype`), compared within the type's tolerance."""
 TF32 = "@tf32"
-F16 = "@f16"
+F16, BF16 = "@f16", "@bf16"
 TF32_THREADS = (8, 16)
 """The rows of threads (Y) of TF32 candidates' mma-shaped blocks [4, Y]."""
 
@@ -124,10 +126,11 @@ class Verdict:
 def _function(examples: str, problem: str) -> Any:
     import tcir
 
-    file, _, name = problem.removesuffix(TF32).removesuffix(F16).partition(":")
+    file, _, name = problem.removesuffix(TF32).removesuffix(F16).removesuffix(BF16).partition(":")
     path = Path(examples) / f"{file}.tc"
     function = tcir.define(path.read_text(), str(path))[name or file]
-    return function.astype("float16") if problem.endswith(F16) else function
+    halves = {F16: "float16", BF16: "bfloat16"}
+    return next((function.astype(t) for suffix, t in halves.items() if problem.endswith(suffix)), function)
 
 
 def search_space(examples: str, problem: str) -> Any:

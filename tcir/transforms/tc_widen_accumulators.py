@@ -1,7 +1,7 @@
 """`tc-widen-accumulators`: sums of half-precision values accumulate in f32.
 
 A sum (`+=!`, `+=`) or product (`*=!`, `*=`) over reduction indices into
-a tensor of a half type (`f16`) rounds every partial result to half: the
+a tensor of a half type (`f16`, `bf16`) rounds every partial result to half: the
 error grows with the length of the reduction (1e-2 at a thousand products
 of a matmul). As cuBLAS and PyTorch do, this pass makes such a statement
 compute its right-hand side in f32 and accumulate into an f32 temporary
@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, ModuleOp
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, FloatAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
@@ -51,7 +51,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcir.dialects.tc import AllocOp, ComprehensionOp, DefOp, ReadOp, TensorType, YieldOp
 
-HALF_TYPES = (Float16Type,)
+HALF_TYPES = (Float16Type, BFloat16Type)
 """Element types whose sums accumulate in f32."""
 ACCUMULATING = ("+=", "+=!", "*=", "*=!")
 F32 = Float32Type()

@@ -24,9 +24,11 @@ from functools import cache
 from typing import Any
 
 import llvmlite.binding as llvm
+import ml_dtypes
 import numpy as np
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -68,6 +70,8 @@ def _dtype(typ: Attribute) -> np.dtype[Any]:
         return np.dtype(_INTEGER_DTYPES[typ.width.data])
     if isinstance(typ, Float16Type):
         return np.dtype(np.float16)
+    if isinstance(typ, BFloat16Type):
+        return np.dtype(ml_dtypes.bfloat16)
     if isinstance(typ, Float32Type):
         return np.dtype(np.float32)
     if isinstance(typ, Float64Type):

@@ -27,7 +27,8 @@ per-thread local arrays. Semantics chosen for C:
   as the CPU backend's `llvm.maximum`); `maxnumf`/`minnumf` are `fmaxf`/`fminf`.
 - Signless integers are signed C types; unsigned ops cast both operands to the
   unsigned type of the same width. Integer overflow is left to C (nvcc wraps).
-- f16 is `__half`; its arithmetic uses `cuda_fp16.h` operators and its math
+- f16 is `__half` and bf16 `__nv_bfloat16`; their arithmetic uses the
+  `cuda_fp16.h` and `cuda_bf16.h` operators and their math
   functions go through `float`.
 - `func.call`s name CUDA math library functions (`erfcf`, `lgamma`, ...).
 - `index` is 32-bit `int` (64-bit integer multiplies are slow on GPUs) when a
@@ -82,8 +83,10 @@ from tcir.backends.cuda.naming import NameTable
 from tcir.backends.cuda.shared_memory import alignment, dynamic_offsets, dynamic_shared_bytes, shared_buffers
 from tcir.backends.cuda.scalar_types import (
     ATOMIC_ADD_KINDS,
+    HALF_TYPES,
     PRIVATE_SPACE,
     SHARED_SPACE,
+    HalfType,
     c_type,
     int_width,
     is_float,
@@ -219,7 +222,7 @@ _REPEATS_OPERANDS = (
 
 #: Float C type -> (reinterpret as integer, reinterpret integer as it).
 _FLOAT_BITS = {
-    "__half": ("__half_as_short", "__short_as_half"),
+    **{name: (half.as_short, half.from_short) for name, half in HALF_TYPES.items()},
     "float": ("__float_as_int", "__int_as_float"),
     "double": ("__double_as_longlong", "__longlong_as_double"),
 }
@@ -240,7 +243,7 @@ def float_literal(value: float, t: Attribute) -> str:
         text = f"__int_as_float({bits})"
     if math.isinf(value) and value < 0:
         text = "-" + text
-    return f"__float2half({text})" if ctype == "__half" else text
+    return f"{HALF_TYPES[ctype].from_float}({text})" if ctype in HALF_TYPES else text
 
 
 def int_literal(value: int, t: Attribute, index32: bool = False) -> str:
@@ -310,7 +313,8 @@ class KernelPrinter(IndentedLines):
         self.helpers: set[str] = set()
         self.tensor_core_tiles = any(isinstance(op, WarpgroupMmaOp) for op in kernel.walk())
         """Whether `nvgpu.warpgroup.mma` reads shared tiles (barriers then fence them)."""
-        self.uses_half = False
+        self.headers: set[str] = set()
+        """The CUDA headers of the 16-bit float types the kernel uses."""
 
     # Output ---------------------------------------------------------------
 
@@ -324,8 +328,13 @@ class KernelPrinter(IndentedLines):
                 raise TCError(f"cuda backend: type '{t}' is not supported")
             return f"{element}{lanes}"
         name = c_type(t)
-        self.uses_half |= name == "__half"
+        if name in HALF_TYPES:
+            self.headers.add(HALF_TYPES[name].header)
         return name
+
+    def half(self, t: Attribute) -> HalfType | None:
+        """The conversions of 16-bit float type `t`, None for other types."""
+        return HALF_TYPES.get(self.ctype(t)) if is_half(t) else None
 
     def utype(self, t: Attribute) -> str:
         """The unsigned C type of integer type `t` of the same (printed) width."""
@@ -512,14 +521,14 @@ class KernelPrinter(IndentedLines):
         f32 appends `f` unless `overloaded`; f16 computes in float. Strings in
         `args` are expressions already of the computation type.
         """
-        half = is_half(t)
+        half = self.half(t)
         fn = name if overloaded or c_type(t) == "double" else name + "f"
         texts = [
-            a if isinstance(a, str) else f"__half2float({self.expr(a, ANY)})" if half else self.expr(a, ANY)
+            a if isinstance(a, str) else f"{half.to_float}({self.expr(a, ANY)})" if half else self.expr(a, ANY)
             for a in args
         ]
         call = f"{fn}({', '.join(texts)})"
-        return f"__float2half({call})" if half else call
+        return f"{half.from_float}({call})" if half else call
 
     def compute_type(self, t: Attribute) -> str:
         """The C type math functions compute `t` in (`float` for f16)."""
@@ -531,14 +540,15 @@ class KernelPrinter(IndentedLines):
         source = value.type
         src, dst = self.ctype(source), self.ctype(target)
         argument, operand = self.expr(value, ANY), self.expr(value, UNARY)
-        if src == "__half":
-            argument = operand = f"__half2float({argument})"
+        if src in HALF_TYPES:
+            argument = operand = f"{HALF_TYPES[src].to_float}({argument})"
             src = "float"
-        if dst == "__half":
+        if dst in HALF_TYPES:
+            half = HALF_TYPES[dst]
             if src == "double":
-                return f"__double2half({argument})", ATOM
-            return f"__float2half({argument if src == 'float' else f'(float){operand}'})", ATOM
-        if dst == src:  # from __half
+                return f"{half.from_double}({argument})", ATOM
+            return f"{half.from_float}({argument if src == 'float' else f'(float){operand}'})", ATOM
+        if dst == src:  # from a 16-bit float
             return argument, ATOM
         if dst == "bool" and not is_float(source):
             return f"({operand} & 1) != 0", _PRECEDENCE["!="]
@@ -581,7 +591,7 @@ class KernelPrinter(IndentedLines):
         attr = op.value
         if isinstance(attr, FloatAttr):
             self.literals[op.result] = float_literal(attr.value.data, attr.type)
-            self.uses_half |= is_half(attr.type)
+            self.ctype(attr.type)  # its header
         elif isinstance(attr, IntegerAttr):
             self.literals[op.result] = int_literal(attr.value.data, attr.type)
         else:
@@ -678,17 +688,18 @@ class KernelPrinter(IndentedLines):
         if c_type(source.type) != "bool" and not is_unsigned(source.type):
             x = f"({self.utype(source.type)}){x}"
         target = op.results[0].type
-        if is_half(target):
-            self.uses_half = True
-            self.define(op.results[0], f"__float2half((float){x})", ATOM)
+        half = self.half(target)
+        if half is not None:
+            self.define(op.results[0], f"{half.from_float}((float){x})", ATOM)
         else:
             self.define(op.results[0], f"({self.ctype(target)}){x}", UNARY)
 
     @emit.register
     def _(self, op: arith.FPToUIOp) -> None:
         x = self.expr(op.input, UNARY)
-        if is_half(op.input.type):
-            x = f"__half2float({self.expr(op.input, ANY)})"
+        half = self.half(op.input.type)
+        if half is not None:
+            x = f"{half.to_float}({self.expr(op.input, ANY)})"
         t = op.result.type
         self.define(op.result, f"({self.ctype(t)})({self.utype(t)}){x}", UNARY)
 
@@ -1034,7 +1045,7 @@ def print_cuda(module: ModuleOp) -> str:
     """The CUDA C translation unit of all kernels of `module`."""
     launched = launch_block_sizes(module)
     helpers: set[str] = set()
-    uses_half = False
+    headers: set[str] = set()
     bodies: list[str] = []
     for kernel in kernels(module):
         known = kernel.known_block_size
@@ -1044,8 +1055,6 @@ def print_cuda(module: ModuleOp) -> str:
         printer = KernelPrinter(kernel, block_size)  # type: ignore[arg-type]
         bodies.append(printer.print_kernel())
         helpers |= printer.helpers
-        uses_half |= printer.uses_half
-    head = ["// Generated by tcir (CUDA backend)."]
-    if uses_half:
-        head.append("#include <cuda_fp16.h>")
+        headers |= printer.headers
+    head = ["// Generated by tcir (CUDA backend).", *(f"#include <{h}>" for h in sorted(headers))]
     return "\n\n".join(["\n".join(head), *helper_definitions(helpers), *bodies]) + "\n"

@@ -3,12 +3,16 @@
 Index values are 64-bit (`long long`) here; the kernel printer narrows them
 to `int` where a kernel's arrays and constants allow (see `printer`). Signless integers are signed in C;
 ops that need unsigned semantics cast (`unsigned_c_type`). `i1` is `bool`.
-f16 is `__half` from `cuda_fp16.h`; bf16 and other types are unsupported.
+f16 is `__half` from `cuda_fp16.h`, bf16 `__nv_bfloat16` from `cuda_bf16.h`
+(`HALF_TYPES`: the functions that convert them); other types are unsupported.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -30,6 +34,7 @@ _SIGNED = {8: "signed char", 16: "short", 32: "int", 64: "long long"}
 _UNSIGNED = {8: "unsigned char", 16: "unsigned short", 32: "unsigned int", 64: "unsigned long long"}
 _FLOATS: dict[type[Attribute], tuple[str, str]] = {
     Float16Type: ("__half", "float16"),
+    BFloat16Type: ("__nv_bfloat16", "bfloat16"),
     Float32Type: ("float", "float32"),
     Float64Type: ("double", "float64"),
 }
@@ -91,12 +96,36 @@ def numpy_dtype(t: Attribute) -> str:
 
 def is_float(t: Attribute) -> bool:
     """Whether `t` is one of the supported float types."""
-    return isinstance(t, (Float16Type, Float32Type, Float64Type))
+    return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
 
 
 def is_half(t: Attribute) -> bool:
-    """Whether `t` is f16 (computed through `float` for math functions)."""
-    return isinstance(t, Float16Type)
+    """Whether `t` is f16 or bf16 (computed through `float` for math functions)."""
+    return isinstance(t, (Float16Type, BFloat16Type))
+
+
+@dataclass(frozen=True)
+class HalfType:
+    """A 16-bit float's CUDA header and conversion functions."""
+
+    header: str
+    to_float: str
+    from_float: str
+    from_double: str
+    as_short: str
+    from_short: str
+
+
+HALF_TYPES = {
+    "__half": HalfType(
+        "cuda_fp16.h", "__half2float", "__float2half", "__double2half", "__half_as_short", "__short_as_half"
+    ),
+    "__nv_bfloat16": HalfType(
+        "cuda_bf16.h", "__bfloat162float", "__float2bfloat16", "__double2bfloat16",
+        "__bfloat16_as_short", "__short_as_bfloat16",
+    ),
+}
+"""By C type."""
 
 
 def memory_space(t: MemRefType[Attribute]) -> int:

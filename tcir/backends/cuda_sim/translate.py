@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from io import StringIO
 from typing import Any
 
+import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
 import numpy as np
 from xdsl.dialects import arith, func, gpu, memref, scf, vector
 from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, VectorType
@@ -251,7 +252,8 @@ class KernelTranslator(IndentedLines):
         t = value.type
         if isinstance(t, IndexType):
             return "np.int64"
-        return f"np.{numpy_dtype(t)}"
+        name = numpy_dtype(t)
+        return f"np.{name}" if hasattr(np, name) else f"np.dtype({name!r}).type"  # bfloat16: ml_dtypes
 
     # Kernel -----------------------------------------------------------------------
 

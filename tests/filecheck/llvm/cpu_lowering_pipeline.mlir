@@ -1,5 +1,5 @@
 // The whole CPU lowering (tcir.compiler.lowering.CPU_LOWERING_PIPELINE).
-// RUN: tcir-opt %s -p convert-scf-to-cf,arith-expand,convert-cf-to-llvm,convert-math-to-libm,convert-math-to-llvm,convert-arith-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts | filecheck %s
+// RUN: tcir-opt %s -p arith-emulate-bf16,convert-scf-to-cf,arith-expand,convert-cf-to-llvm,convert-math-to-libm,convert-math-to-llvm,convert-arith-to-llvm,finalize-memref-to-llvm,convert-func-to-llvm,reconcile-unrealized-casts | filecheck %s
 
 func.func @scale_tanh(%X: memref<4x8xf32>, %alpha: f32, %Y: memref<4x8xf32>) {
   %c0 = arith.constant 0 : index

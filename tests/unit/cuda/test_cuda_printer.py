@@ -105,7 +105,7 @@ def _kernel(signature: str, body: str) -> str:
     ("signature", "body", "message"),
     [
         ("%X: memref<?xf32>", "", "memref type 'memref<\\?xf32>' has a dynamic shape"),
-        ("%x: bf16", "", "type 'bf16' is not supported"),
+        ("%x: f80", "", "type 'f80' is not supported"),
         (
             "%x: f32",
             "      %y = func.call @mystery(%x) : (f32) -> f32",

@@ -232,6 +232,6 @@ def test_did_you_mean(src: str, col: int, name: str, fragment: str) -> None:
 
 def test_a_type_error_lists_the_types() -> None:
     err = expect_error(ParseError, "def f(long(B) I) -> (O) { O(i) = I(i) }", 1, 7, "'long'", "expected a scalar type")
-    assert ("(bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, float32, float64, "
+    assert ("(bool, uint8, uint16, uint32, uint64, int8, int16, int32, int64, float16, bfloat16, float32, float64, "
             "float, double, int, half, byte)") in str(err)
     expect_error(ParseError, "def f(flot(B) I) -> (O) { O(i) = I(i) }", 1, 7, "'flot'", "did you mean 'float'?")
