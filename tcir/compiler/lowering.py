@@ -28,6 +28,7 @@ from tcir.compiler.defaults import default_partition, resolved_options
 from tcir.compiler.options import GPU_BACKENDS, TF32_DEFAULT, MappingOptions, specialize_pass
 from tcir.compiler.partition import lowered_in_parts, split_def
 from tcir.frontend.ast import CheckedDef
+from tcir.frontend.subscripts import walk
 from tcir.errors import TCError
 from tcir.passmanager import PassManager, print_ir
 from tcir.runtime.signature import Binding
@@ -83,8 +84,8 @@ HALF_TYPES = ("float16", "bfloat16")
 
 
 def tc_passes(definition: CheckedDef, binding: Binding) -> str:
-    """The `tc`-level passes of every pipeline: sizes specialized, sums into
-    half-precision tensors accumulated in f32 (`tc-widen-accumulators`, only
+    """The `tc`-level passes of every pipeline: sizes specialized, sums of
+    half-precision values accumulated in f32 (`tc-widen-accumulators`, only
     where the def has such sums)."""
     specialize = specialize_pass(binding.sizes)
     widened = any(
@@ -92,7 +93,7 @@ def tc_passes(definition: CheckedDef, binding: Binding) -> str:
         and s.op.rstrip("!") in ("+=", "*=")
         and s.scatter is None
         and s.loop is None
-        and definition.tensor(s.lhs).dtype in HALF_TYPES
+        and (definition.tensor(s.lhs).dtype in HALF_TYPES or any(n.type in HALF_TYPES for n in walk(s.rhs)))
         for s in definition.stmts
     )
     return f"{specialize},tc-widen-accumulators" if widened else specialize

@@ -31,7 +31,9 @@ becomes
     }
 
 A sum onto the tensor's current values (`+=`, `*=`) first copies them into
-the temporary. On the GPU the temporary is a thread's registers (the
+the temporary. A sum of half values into an f32 or f64 tensor (a
+mixed-precision contraction) computes its right-hand side in f32 as well,
+and rounds nothing. On the GPU the temporary is a thread's registers (the
 accumulators `poly-promote` keeps private, never written to memory). `max`
 and `min` reductions are exact in half and stay as they are, as do
 scatters and the steps of recurrences.
@@ -62,19 +64,21 @@ def _half(t: object) -> bool:
     return isinstance(t, HALF_TYPES)
 
 
-def _widens(comp: ComprehensionOp) -> bool:
-    return (
-        bool(comp.reduction_indices)
-        and not comp.is_scatter
-        and comp.loop is None
-        and comp.kind.data in ACCUMULATING
-        and _half(comp.lhs_type.element_type)
-    )
+def _accumulates(comp: ComprehensionOp) -> bool:
+    return bool(comp.reduction_indices) and not comp.is_scatter and comp.loop is None and comp.kind.data in ACCUMULATING
+
+
+def _computes_in_half(block: Block) -> bool:
+    return any(_half(r.type) for op in block.walk() for r in op.results if not isinstance(op, ReadOp))
 
 
 def _to_f32(rewriter: Rewriter, op: Operation) -> None:
     """Make `op`'s half results f32: reads and casts are followed by an
     `extf`; constants are made anew; other float ops are rebuilt on f32."""
+    if isinstance(op, arith.ExtFOp) and op.input.type == op.result.type:  # its input is f32 now
+        op.result.replace_all_uses_with(op.input)
+        rewriter.erase_op(op)
+        return
     if not any(_half(r.type) for r in op.results):
         return
     if isinstance(op, (ReadOp, *_CASTS)):
@@ -144,5 +148,8 @@ class TcWidenAccumulatorsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewriter = Rewriter()
-        for comp in [o for o in op.walk() if isinstance(o, ComprehensionOp) and _widens(o)]:
-            widen(rewriter, comp)
+        for comp in [o for o in op.walk() if isinstance(o, ComprehensionOp) and _accumulates(o)]:
+            if _half(comp.lhs_type.element_type):
+                widen(rewriter, comp)
+            elif _computes_in_half(comp.body.block):  # a wider output: products in f32, no rounding
+                _block_to_f32(rewriter, comp.body.block)

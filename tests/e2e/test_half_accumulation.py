@@ -19,6 +19,7 @@ from cuda_helpers import needs_nvcc, nvcc_compile  # noqa: E402
 SOURCE = """
 def tmm(float16(M,K) A, float16(N,K) B) -> (C) { C(m,n) +=! A(m,kk) * B(n,kk) }
 def onto(float16(M,K) A, float16(M) b) -> (float16(M) C) { C(m) = b(m)  C(m) += A(m,k) }
+def mixed(float16(M,K) A, float16(N,K) B) -> (float(M,N) C) { C(m,n) +=! A(m,kk) * B(n,kk) }
 def softmax(float16(B,N) X) -> (Y) {
   mx(b) max=! X(b,n)  e(b,n) = exp(X(b,n) - mx(b))  s(b) +=! e(b,n)  Y(b,n) = e(b,n) / s(b)
 }
@@ -55,6 +56,17 @@ def test_half_matmul_accumulates_in_f32(mod, backend, options):
     for k in range(1024):
         half_sums = (half_sums + np.outer(a[:, k], b[:, k]).astype(np.float16)).astype(np.float16)
     assert _relative(got, expected) * 5 < _relative(half_sums, expected)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cuda-sim"])
+def test_a_mixed_precision_contraction_rounds_nothing(mod, backend):
+    """Half inputs, a float output: products and sums in f32, as f32 inputs give."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((9, 1024)).astype(np.float16)
+    b = rng.standard_normal((7, 1024)).astype(np.float16)
+    got = mod.mixed(a, b, backend=backend)
+    expected = a.astype(np.float64) @ b.astype(np.float64).T
+    assert got.dtype == np.float32 and _relative(got, expected) < 1e-5
 
 
 @pytest.mark.parametrize("backend", ["cpu", "cuda-sim"])

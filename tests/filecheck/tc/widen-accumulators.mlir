@@ -68,3 +68,27 @@ tc.def @onto(%A: !tc.tensor<f16, [M, K]>, %b: !tc.tensor<f16, [M]>, %F: !tc.tens
     tc.yield %3 : f32
   }
 }
+
+// -----
+
+// A mixed-precision contraction (half inputs, an f32 output): the products
+// are computed in f32, nothing is rounded, no temporary.
+// CHECK-LABEL: tc.def @mixed(
+// CHECK-NEXT:    tc.comprehension %C[%m, %n] "+=!" (%m in [0, M), %n in [0, N), %k in [0, K)) {
+// CHECK-NEXT:      %[[A:.*]] = tc.read %A[%m, %k]
+// CHECK-NEXT:      %[[A32:.*]] = arith.extf %[[A]] : f16 to f32
+// CHECK-NEXT:      %[[B:.*]] = tc.read %B[%n, %k]
+// CHECK-NEXT:      %[[B32:.*]] = arith.extf %[[B]] : f16 to f32
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[A32]], %[[B32]] : f32
+// CHECK-NEXT:      tc.yield %[[P]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+tc.def @mixed(%A: !tc.tensor<f16, [M, K]>, %B: !tc.tensor<f16, [N, K]>) -> (%C: !tc.tensor<f32, [M, N]>) {
+  tc.comprehension %C[%m, %n] "+=!" (%m in [0, M), %n in [0, N), %k in [0, K)) {
+    %0 = tc.read %A[%m, %k]
+    %1 = tc.read %B[%n, %k]
+    %2 = arith.mulf %0, %1 : f16
+    %3 = arith.extf %2 : f16 to f32
+    tc.yield %3 : f32
+  }
+}
