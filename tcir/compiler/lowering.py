@@ -80,23 +80,19 @@ def final_code(module: ModuleOp, backend: str) -> str:
 
 
 HALF_TYPES = ("float16", "bfloat16")
-"""Element types whose sums `tc-widen-accumulators` accumulates in f32."""
+"""Element types whose statements `tc-widen-half-precision` computes in f32."""
 
 
 def tc_passes(definition: CheckedDef, binding: Binding) -> str:
-    """The `tc`-level passes of every pipeline: sizes specialized, sums of
-    half-precision values accumulated in f32 (`tc-widen-accumulators`, only
-    where the def has such sums)."""
+    """The `tc`-level passes of every pipeline: sizes specialized, statements
+    that compute in half precision computed in f32 (`tc-widen-half-precision`,
+    only where the def has such statements)."""
     specialize = specialize_pass(binding.sizes)
-    widened = any(
-        s.reduction_indices
-        and s.op.rstrip("!") in ("+=", "*=")
-        and s.scatter is None
-        and s.loop is None
-        and (definition.tensor(s.lhs).dtype in HALF_TYPES or any(n.type in HALF_TYPES for n in walk(s.rhs)))
+    half = any(
+        definition.tensor(s.lhs).dtype in HALF_TYPES or any(n.type in HALF_TYPES for n in walk(s.rhs))
         for s in definition.stmts
     )
-    return f"{specialize},tc-widen-accumulators" if widened else specialize
+    return f"{specialize},tc-widen-half-precision" if half else specialize
 
 
 def pipeline(definition: CheckedDef, binding: Binding, options: MappingOptions | None, backend: str) -> str:

@@ -1,4 +1,4 @@
-"""Sums of float16 values accumulate in float32 (`tc-widen-accumulators`):
+"""Sums of float16 values accumulate in float32 (`tc-widen-half-precision`):
 on the CPU reference, the simulated GPU and in the CUDA C that nvcc compiles,
 a half matmul's error against a float64 reference is that of an f32
 accumulation rounded once (20x less than accumulating in half at K=1024)."""

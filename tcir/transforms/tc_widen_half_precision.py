@@ -1,11 +1,13 @@
-"""`tc-widen-accumulators`: sums of half-precision values accumulate in f32.
+"""`tc-widen-half-precision`: half-precision statements compute in f32.
 
-A sum (`+=!`, `+=`) or product (`*=!`, `*=`) over reduction indices into
-a tensor of a half type (`f16`, `bf16`) rounds every partial result to half: the
-error grows with the length of the reduction (1e-2 at a thousand products
-of a matmul). As cuBLAS and PyTorch do, this pass makes such a statement
-compute its right-hand side in f32 and accumulate into an f32 temporary
-of the tensor's shape, rounded once into the tensor afterwards:
+A statement computing in a half type (`f16`, `bf16`) rounds every
+operation's result to half; a sum (`+=!`, `+=`) or product (`*=!`, `*=`)
+over reduction indices rounds every partial result: the error grows with
+the length of the reduction (1e-2 at a thousand products of a matmul). As
+cuBLAS, PyTorch and torch.compile do, this pass makes every statement whose
+right-hand side computes in half compute it in f32, and round once, where
+it stores. A reduction into a half tensor accumulates into an f32
+temporary of the tensor's shape, rounded once into the tensor afterwards:
 
     tc.comprehension %C[%m, %n] "+=!" (%m in [0, M), %n in [0, N), %k in [0, K)) {
       %a = tc.read %A[%m, %k]
@@ -31,12 +33,12 @@ becomes
     }
 
 A sum onto the tensor's current values (`+=`, `*=`) first copies them into
-the temporary. A sum of half values into an f32 or f64 tensor (a
-mixed-precision contraction) computes its right-hand side in f32 as well,
-and rounds nothing. On the GPU the temporary is a thread's registers (the
-accumulators `poly-promote` keeps private, never written to memory). `max`
-and `min` reductions are exact in half and stay as they are, as do
-scatters and the steps of recurrences.
+the temporary; on the GPU the temporary is a thread's registers (the
+accumulators `poly-promote` keeps private, never written to memory). A sum
+of half values into an f32 or f64 tensor (a mixed-precision contraction)
+rounds nothing. Other statements (`=`, `max=`, `min=`, scatters, the steps
+of recurrences) compute in f32 and round their value once (`truncf`) before
+they store it.
 """
 
 from __future__ import annotations
@@ -126,6 +128,15 @@ def _copy(
     return ComprehensionOp(target, "=", comp.ranges[:rank], comp.symbol_names, Region(block))
 
 
+def _round_yield(rewriter: Rewriter, comp: ComprehensionOp) -> None:
+    """`comp`'s yielded (f32) value rounded to its half tensor's type."""
+    last = comp.body.block.last_op
+    assert isinstance(last, YieldOp)
+    rounded = arith.TruncFOp(last.value, comp.lhs_type.scalar_type)
+    rewriter.insert_op(rounded, InsertPoint.before(last))
+    last.operands[0] = rounded.result
+
+
 def widen(rewriter: Rewriter, comp: ComprehensionOp) -> None:
     """Accumulate `comp` in an f32 temporary (see the module)."""
     _block_to_f32(rewriter, comp.body.block)
@@ -141,15 +152,18 @@ def widen(rewriter: Rewriter, comp: ComprehensionOp) -> None:
 
 
 @dataclass(frozen=True)
-class TcWidenAccumulatorsPass(ModulePass):
-    """Sums of half-precision values computed and accumulated in f32, rounded once."""
+class TcWidenHalfPrecisionPass(ModulePass):
+    """Half-precision statements computed (and sums accumulated) in f32, rounded once."""
 
-    name = "tc-widen-accumulators"
+    name = "tc-widen-half-precision"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewriter = Rewriter()
-        for comp in [o for o in op.walk() if isinstance(o, ComprehensionOp) and _accumulates(o)]:
-            if _half(comp.lhs_type.element_type):
+        for comp in [o for o in op.walk() if isinstance(o, ComprehensionOp)]:
+            half = _half(comp.lhs_type.element_type)
+            if half and _accumulates(comp):
                 widen(rewriter, comp)
-            elif _computes_in_half(comp.body.block):  # a wider output: products in f32, no rounding
+            elif _computes_in_half(comp.body.block):
                 _block_to_f32(rewriter, comp.body.block)
+                if half:  # rounded once, where it is stored
+                    _round_yield(rewriter, comp)

@@ -1,4 +1,4 @@
-// RUN: tcir-opt %s --split-input-file -p tc-widen-accumulators | filecheck %s
+// RUN: tcir-opt %s --split-input-file -p tc-widen-half-precision | filecheck %s
 
 // A half matmul: the products computed in f32, summed into an f32
 // temporary, rounded once into C.
@@ -90,5 +90,34 @@ tc.def @mixed(%A: !tc.tensor<f16, [M, K]>, %B: !tc.tensor<f16, [N, K]>) -> (%C: 
     %2 = arith.mulf %0, %1 : f16
     %3 = arith.extf %2 : f16 to f32
     tc.yield %3 : f32
+  }
+}
+
+// -----
+
+// An elementwise statement in half: computed in f32, rounded once where it
+// is stored; a copy (no arithmetic in half) stays as it is.
+// CHECK-LABEL: tc.def @elementwise(
+// CHECK-NEXT:    tc.comprehension %Y[%i] "=" (%i in [0, N)) {
+// CHECK-NEXT:      %[[X:.*]] = tc.read %X[%i]
+// CHECK-NEXT:      %[[X32:.*]] = arith.extf %[[X]] : f16 to f32
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[X32]] : f32
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[E]], %[[X32]] : f32
+// CHECK-NEXT:      %[[H:.*]] = arith.truncf %[[S]] : f32 to f16
+// CHECK-NEXT:      tc.yield %[[H]] : f16
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tc.comprehension %Z[%{{.*}}] "=" (%{{.*}} in [0, N)) {
+// CHECK-NEXT:      %[[C:.*]] = tc.read %X[%{{.*}}]
+// CHECK-NEXT:      tc.yield %[[C]] : f16
+tc.def @elementwise(%X: !tc.tensor<f16, [N]>) -> (%Y: !tc.tensor<f16, [N]>, %Z: !tc.tensor<f16, [N]>) {
+  tc.comprehension %Y[%i] "=" (%i in [0, N)) {
+    %0 = tc.read %X[%i]
+    %1 = math.exp %0 : f16
+    %2 = arith.addf %1, %0 : f16
+    tc.yield %2 : f16
+  }
+  tc.comprehension %Z[%j] "=" (%j in [0, N)) {
+    %3 = tc.read %X[%j]
+    tc.yield %3 : f16
   }
 }
