@@ -117,6 +117,12 @@ def _is_torch(value: Any) -> bool:
     return type(value).__module__.startswith("torch") and hasattr(value, "data_ptr")
 
 
+AUTOTUNE_MODES = (None, "quick")
+QUICK_TUNING: dict[str, Any] = {"candidates": 8, "population": 4, "max_time": 60.0, "verbose": False}
+"""`tune()`'s knobs for `autotune="quick"`: 8 candidates (the default mapping
+first, then the genetic search's), a minute at most."""
+
+
 def _numpy_view(tensor: Any) -> np.ndarray:
     """A torch CPU tensor's memory as a numpy array (bfloat16, which numpy
     has not, as `ml_dtypes.bfloat16`)."""
@@ -147,9 +153,12 @@ def _value_range(array: Any) -> tuple[int, int] | None:
 class Function:
     """One TC def: call it on arrays, inspect its IR at any stage."""
 
-    def __init__(self, ir: DefIR):
+    def __init__(self, ir: DefIR, autotune: str | None = None):
         self.definition = definition = ir.definition
         self._ir = ir
+        self.autotune = autotune
+        """"quick": a first call with new shapes and no options tunes briefly
+        (`QUICK_TUNING`) where the cache holds no measurements of them."""
         self._compiled: dict[tuple[Any, ...], _Entry] = {}
         self._launchers: dict[MappingOptions | None, dict[tuple[Any, ...], Callable[..., Any]]] = {}
         """Options (None: the default), then argument types, shapes and dtypes ->
@@ -297,9 +306,13 @@ class Function:
                 current_device()
             binding = bind(self.definition, args)
             if options is None:  # tuned options for these shapes, if any
-                from tcir.compiler.compiled import best_options
+                from tcir.compiler.compiled import best_options, measured_before
 
                 options = best_options(self.definition, binding, backend)
+                if options is None and self.autotune == "quick" and not measured_before(
+                    self.definition, binding, backend
+                ):
+                    options = self.tune(*args, backend=backend, **QUICK_TUNING)
             kernel = self._compile(binding, options, backend)
             host = getattr(kernel, "host", None)  # the GPU backends' host program
             error = host.empty_dimension_error(args) if host is not None else None
@@ -447,9 +460,11 @@ class Function:
 class Module:
     """The defs of a TC source, as attributes (`mod.mm`) or items (`mod["2LUT"]`)."""
 
-    def __init__(self, source: str, filename: str = "<string>"):
+    def __init__(self, source: str, filename: str = "<string>", autotune: str | None = None):
+        if autotune not in AUTOTUNE_MODES:
+            raise TCError(f"define: autotune must be one of {', '.join(map(repr, AUTOTUNE_MODES))}, got {autotune!r}")
         self.definitions = parse_tc(source, filename)
-        self._functions = {d.name: Function(DefIR.of(d)) for d in self.definitions}
+        self._functions = {d.name: Function(DefIR.of(d), autotune) for d in self.definitions}
 
     def __getattr__(self, name: str) -> Function:
         functions = self.__dict__.get("_functions", {})
@@ -470,6 +485,12 @@ class Module:
         return list(self._functions)
 
 
-def define(source: str, filename: str = "<string>") -> Module:
-    """Parse and check every def of TC `source`; raises `tcir.TCError` subclasses."""
-    return Module(source, filename)
+def define(source: str, filename: str = "<string>", *, autotune: str | None = None) -> Module:
+    """Parse and check every def of TC `source`; raises `tcir.TCError` subclasses.
+
+    `autotune="quick"`: as Triton's `@autotune`, the first call of a def with
+    new shapes and no `options=` (where the compilation cache holds no
+    measurements of them) measures a few candidates first, the default
+    mapping among them, in parallel processes, and uses and caches the
+    fastest."""
+    return Module(source, filename, autotune)

@@ -62,6 +62,22 @@ def best_options(
     return known[0] if known else None
 
 
+def measured_before(
+    definition: CheckedDef,
+    shapes: Binding | Mapping[str, int],
+    backend: str,
+    cache: CompilationCache | str | os.PathLike[str] | None = None,
+) -> bool:
+    """Whether the cache holds measurements of `definition` at these sizes on
+    this machine's `backend` (a tuning run, even one the default won)."""
+    try:
+        key = ProblemKey.of(definition, _sizes(shapes), target_architecture(backend))
+        return bool(open_cache(cache).measurements(key))
+    except (sqlite3.Error, OSError, TCError) as e:
+        log.warning("compilation cache unusable: %s", e)
+        return True  # nothing to tune into
+
+
 def compile_cached(
     ir: DefIR,
     binding: Binding,

@@ -381,3 +381,20 @@ def test_the_best_and_the_default_are_timed_again(tmm, cache_dir, monkeypatch, c
         assert tuner.cache.best(tuner.key) == (tiled, 1.0)
         assert tuner.cache.get_code(tuner.key, tiled) is not None
     assert best_options(tmm.definition, SIZES, "cpu", cache_dir) == result.best
+
+
+def test_quick_autotune_on_first_call(cache_dir):
+    """`define(..., autotune="quick")`: the first call with new shapes measures
+    a few candidates (the default first) and computes right; later calls, and
+    a new module's call, use the cached options without measuring again."""
+    source = (EXAMPLES / "tmm.tc").read_text()
+    a, b = inputs()
+    mod = tcir.define(source, autotune="quick")
+    np.testing.assert_allclose(mod.tmm(a, b), a @ b.T, rtol=1e-4, atol=1e-4)
+    measured = _measurements(cache_dir / FILE_NAME)
+    assert 1 <= measured <= 8 + 2 * VERIFY_ROUNDS  # the candidates, and the best and the default timed again
+    np.testing.assert_allclose(mod.tmm(a, b), a @ b.T, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(tcir.define(source, autotune="quick").tmm(a, b), a @ b.T, rtol=1e-4, atol=1e-4)
+    assert _measurements(cache_dir / FILE_NAME) == measured
+    with pytest.raises(TCError, match="autotune must be one of None, 'quick', got 'always'"):
+        tcir.define(source, autotune="always")
