@@ -117,31 +117,57 @@ def _member_filter(
     return relation.intersect_range(isl.UnionSet.from_set(mapped)).domain(), size
 
 
-def _sub_tile_filter(node: isl.ScheduleNode, counts: Sequence[tuple[int, int]], ident: str) -> isl.UnionSet:
+def _runs(node: isl.ScheduleNode, member: int, count: int) -> tuple[isl.UnionMap, isl.Space, int, int, int]:
+    """The instances -> values of band `node`'s `member`, their space, the
+    first value, the stride and the length of each of `count` equal runs."""
+    schedule = node.band_get_partial_schedule().get_union_pw_aff(member)
+    relation = isl.UnionMap.from_union_pw_aff(schedule).intersect_domain(node.get_domain())
+    values = isl.Set.from_union_set(relation.range())
+    low, high = values.dim_min_val(0), values.dim_max_val(0)
+    if not (low.is_int() and high.is_int()):
+        raise TCError("poly-map-to-gpu: warps need tiles of a known size (specialize the sizes)")
+    step = values.get_stride_info(0).get_stride().to_python()
+    first = low.to_python()
+    points = (high.to_python() - first) // step + 1
+    return relation, values.get_space(), first, step, step * -(-points // count)
+
+
+def _threads_divide_runs(node: isl.ScheduleNode, counts: Sequence[tuple[int, int, int]]) -> bool:
+    """Whether each member's threads divide its runs (`_sub_tile_filter`)."""
+    for member, count, threads in counts:
+        _, _, _, step, length = _runs(node, member, count)
+        if length % (step * threads):
+            return False
+    return True
+
+
+def _sub_tile_filter(
+    node: isl.ScheduleNode, counts: Sequence[tuple[int, int, int]], ident: str, dealt: bool
+) -> isl.UnionSet:
     """Instances below band `node` in the sub-tile numbered `ident`: the
-    values of each member (`counts`: member, sub-tiles along it, x first)
-    cut into that many runs of equal length, the sub-tiles numbered with
-    the first member's fastest."""
+    values of each member (`counts`: member, sub-tiles along it and threads
+    along it, x first) cut into that many runs of equal length, the
+    sub-tiles numbered with the first member's fastest. Where `dealt`, each
+    run's values also go to the member's threads round-robin from the run's
+    start (every sub-tile alike, where the threads do not divide a run:
+    dealt from the tile's start, the sub-tiles would differ)."""
     result = node.get_domain()
     subs = [f"sub{k}" for k in range(len(counts))]
-    for sub, (member, count) in zip(subs, counts):
-        schedule = node.band_get_partial_schedule().get_union_pw_aff(member)
-        relation = isl.UnionMap.from_union_pw_aff(schedule).intersect_domain(node.get_domain())
-        values = isl.Set.from_union_set(relation.range())
-        low, high = values.dim_min_val(0), values.dim_max_val(0)
-        if not (low.is_int() and high.is_int()):
-            raise TCError("poly-map-to-gpu: warps need tiles of a known size (specialize the sizes)")
-        step = values.get_stride_info(0).get_stride().to_python()
-        first = low.to_python()
-        points = (high.to_python() - first) // step + 1
-        length = step * -(-points // count)
-        run = isl.Set(f"[{sub}] -> {{ [t] : {sub} = floor((t - ({first})) / {length}) }}")
-        result = result.intersect(relation.intersect_range(isl.UnionSet.from_set(run.align_params(values.get_space()))).domain())
+    for k, (sub, (member, count, threads)) in enumerate(zip(subs, counts)):
+        relation, space, first, step, length = _runs(node, member, count)
+        thread = THREAD_IDS[k]
+        dealing = (
+            f" and {thread} < {threads} and exists (e : t - ({first}) - {length} * {sub} = {step} * ({thread} + {threads} * e))"
+            if dealt
+            else ""
+        )
+        run = isl.Set(f"[{sub}, {thread}] -> {{ [t] : {sub} = floor((t - ({first})) / {length}){dealing} }}")
+        result = result.intersect(relation.intersect_range(isl.UnionSet.from_set(run.align_params(space))).domain())
     number, stride = [], 1
-    for sub, (_, count) in zip(subs, counts):
+    for sub, (_, count, _) in zip(subs, counts):
         number.append(f"{stride} * {sub}")
         stride *= count
-    bounds = " and ".join(f"0 <= {sub} < {count}" for sub, (_, count) in zip(subs, counts))
+    bounds = " and ".join(f"0 <= {sub} < {count}" for sub, (_, count, _) in zip(subs, counts))
     numbering = isl.Set(f"[{ident}, {', '.join(subs)}] -> {{ : {ident} = {' + '.join(number)} and {bounds} }}")
     result = result.intersect_params(numbering)
     for sub in subs:
@@ -506,15 +532,19 @@ class GpuMapping:
         for path, mapped in sites.items():
             node = node_at(schedule, path)
             result = node.get_domain()
-            for k, member in enumerate(reversed(mapped)):
-                thread_filter, _ = _member_filter(
-                    node, member, THREAD_IDS[k], self.threads[k], self.threads[k]
-                )
-                result = result.intersect(thread_filter)
             unmapped = list(THREAD_IDS[len(mapped) : used])
-            if self.warps and len(mapped) == len(self.threads):  # else the warp id is 0 too
-                counts = list(zip(reversed(mapped), self.warps))
-                result = result.intersect(_sub_tile_filter(node, counts, unmapped.pop()))
+            warped = bool(self.warps) and len(mapped) == len(self.threads)  # else the warp id is 0 too
+            counts = list(zip(reversed(mapped), self.warps, self.threads)) if warped else []
+            dealt = warped and not _threads_divide_runs(node, counts)
+            for k, member in enumerate(reversed(mapped)):
+                if dealt and k < len(counts):  # dealt per sub-tile below
+                    continue
+                # Round-robin over the whole tile: where threads divide the
+                # sub-tiles, the same as per sub-tile.
+                thread_filter, _ = _member_filter(node, member, THREAD_IDS[k], self.threads[k], self.threads[k])
+                result = result.intersect(thread_filter)
+            if warped:
+                result = result.intersect(_sub_tile_filter(node, counts, unmapped.pop(), dealt))
             edits.append((path, _zero_filter(result, unmapped)))
         for path in leaves:
             domain = node_at(schedule, path).get_domain()
