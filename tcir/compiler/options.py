@@ -100,8 +100,10 @@ class MappingOptions(metaclass=_Interned):
     sub-tile's points round-robin. `threads=[4, 8]`, `warps=[4, 2]` on a
     128x128 tile launches 4x8x8 threads, each warp owning a 64x32 sub-tile
     (CUTLASS's warp tile): what `mma.sync` fragments want, and a thread's
-    register tile a block of rows and columns near each other. Empty: one
-    sub-tile, the block is `threads`."""
+    register tile a block of rows and columns near each other. Where
+    `threads` do not divide the sub-tiles, the warps beyond the first idle
+    (the block's tile is `threads`' alone). Empty: one sub-tile, the block
+    is `threads`."""
     unroll: int = 1
     """Unroll innermost loops up to this many instances (a sequential loop
     that does not fit partially, by a divisor of its trip count)."""

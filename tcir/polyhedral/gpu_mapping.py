@@ -141,27 +141,16 @@ def _threads_divide_runs(node: isl.ScheduleNode, counts: Sequence[tuple[int, int
     return True
 
 
-def _sub_tile_filter(
-    node: isl.ScheduleNode, counts: Sequence[tuple[int, int, int]], ident: str, dealt: bool
-) -> isl.UnionSet:
+def _sub_tile_filter(node: isl.ScheduleNode, counts: Sequence[tuple[int, int, int]], ident: str) -> isl.UnionSet:
     """Instances below band `node` in the sub-tile numbered `ident`: the
     values of each member (`counts`: member, sub-tiles along it and threads
     along it, x first) cut into that many runs of equal length, the
-    sub-tiles numbered with the first member's fastest. Where `dealt`, each
-    run's values also go to the member's threads round-robin from the run's
-    start (every sub-tile alike, where the threads do not divide a run:
-    dealt from the tile's start, the sub-tiles would differ)."""
+    sub-tiles numbered with the first member's fastest."""
     result = node.get_domain()
     subs = [f"sub{k}" for k in range(len(counts))]
-    for k, (sub, (member, count, threads)) in enumerate(zip(subs, counts)):
-        relation, space, first, step, length = _runs(node, member, count)
-        thread = THREAD_IDS[k]
-        dealing = (
-            f" and {thread} < {threads} and exists (e : t - ({first}) - {length} * {sub} = {step} * ({thread} + {threads} * e))"
-            if dealt
-            else ""
-        )
-        run = isl.Set(f"[{sub}, {thread}] -> {{ [t] : {sub} = floor((t - ({first})) / {length}){dealing} }}")
+    for sub, (member, count, _) in zip(subs, counts):
+        relation, space, first, _, length = _runs(node, member, count)
+        run = isl.Set(f"[{sub}] -> {{ [t] : {sub} = floor((t - ({first})) / {length}) }}")
         result = result.intersect(relation.intersect_range(isl.UnionSet.from_set(run.align_params(space))).domain())
     number, stride = [], 1
     for sub, (_, count, _) in zip(subs, counts):
@@ -533,18 +522,16 @@ class GpuMapping:
             node = node_at(schedule, path)
             result = node.get_domain()
             unmapped = list(THREAD_IDS[len(mapped) : used])
-            warped = bool(self.warps) and len(mapped) == len(self.threads)  # else the warp id is 0 too
-            counts = list(zip(reversed(mapped), self.warps, self.threads)) if warped else []
-            dealt = warped and not _threads_divide_runs(node, counts)
             for k, member in enumerate(reversed(mapped)):
-                if dealt and k < len(counts):  # dealt per sub-tile below
-                    continue
-                # Round-robin over the whole tile: where threads divide the
-                # sub-tiles, the same as per sub-tile.
                 thread_filter, _ = _member_filter(node, member, THREAD_IDS[k], self.threads[k], self.threads[k])
                 result = result.intersect(thread_filter)
-            if warped:
-                result = result.intersect(_sub_tile_filter(node, counts, unmapped.pop(), dealt))
+            # Warps where their threads divide every sub-tile (round-robin over
+            # the tile is then the same as over each sub-tile); else the warp
+            # id is 0 too (the other warps idle), as it is where warps do not
+            # match the mapped members.
+            counts = list(zip(reversed(mapped), self.warps, self.threads))
+            if self.warps and len(mapped) == len(self.threads) and _threads_divide_runs(node, counts):
+                result = result.intersect(_sub_tile_filter(node, counts, unmapped.pop()))
             edits.append((path, _zero_filter(result, unmapped)))
         for path in leaves:
             domain = node_at(schedule, path).get_domain()
