@@ -76,7 +76,7 @@ def _computes_in_half(block: Block) -> bool:
 
 def _to_f32(rewriter: Rewriter, op: Operation) -> None:
     """Make `op`'s half results f32: reads and casts are followed by an
-    `extf`; constants are made anew; other float ops are rebuilt on f32."""
+    `extf`; constants are made anew; other float ops get f32 results."""
     if isinstance(op, arith.ExtFOp) and op.input.type == op.result.type:  # its input is f32 now
         op.result.replace_all_uses_with(op.input)
         rewriter.erase_op(op)
@@ -93,14 +93,9 @@ def _to_f32(rewriter: Rewriter, op: Operation) -> None:
         assert isinstance(op.value, FloatAttr)
         rewriter.replace_op(op, arith.ConstantOp(FloatAttr(op.value.value.data, F32)))
         return
-    wide = op.__class__.create(
-        operands=list(op.operands),
-        result_types=[F32 if _half(r.type) else r.type for r in op.results],
-        properties=dict(op.properties),
-        attributes=dict(op.attributes),
-        regions=[op.detach_region(r) for r in list(op.regions)],
-    )
-    rewriter.replace_op(op, wide)
+    for result in list(op.results):
+        if _half(result.type):
+            Rewriter.replace_value_with_new_type(result, F32)
 
 
 def _block_to_f32(rewriter: Rewriter, block: Block) -> None:
