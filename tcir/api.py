@@ -32,6 +32,7 @@ from tcir.errors import ShapeError, TCError, check_keywords
 from tcir.frontend import parse as parse_tc
 from tcir.frontend.subscripts import gathers
 from tcir.passmanager import PassManager, print_ir
+from tcir.runtime.host_program import to_numpy
 from tcir.runtime.index_check import IndexChecker
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, scalar_value
 
@@ -121,17 +122,6 @@ AUTOTUNE_MODES = (None, "quick")
 QUICK_TUNING: dict[str, Any] = {"candidates": 8, "population": 4, "max_time": 60.0, "verbose": False}
 """`tune()`'s knobs for `autotune="quick"`: 8 candidates (the default mapping
 first, then the genetic search's), a minute at most."""
-
-
-def _numpy_view(tensor: Any) -> np.ndarray:
-    """A torch CPU tensor's memory as a numpy array (bfloat16, which numpy
-    has not, as `ml_dtypes.bfloat16`)."""
-    tensor = tensor.detach()
-    if str(tensor.dtype) == "torch.bfloat16":
-        import torch
-
-        return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return tensor.numpy()
 
 
 def _torch_view(array: np.ndarray) -> Any:
@@ -331,7 +321,7 @@ class Function:
         if backend in ("cpu", "cuda-sim"):
             tensors = [_is_torch(a) for a in args]
             arrays = [
-                np.ascontiguousarray(_numpy_view(a) if tensor else a) if hasattr(a, "shape") else a
+                np.ascontiguousarray(to_numpy(a) if tensor else a) if hasattr(a, "shape") else a
                 for a, tensor in zip(args, tensors)
             ]
             buffers = given or [_allocate(np, *spec) for spec in entry.outputs]
@@ -369,7 +359,7 @@ class Function:
                 where = "a GPU array" if backend == "cuda" else "a numpy array"
                 raise ShapeError(f"{what} must be {where} for backend '{backend}'")
             if backend != "cuda" and _is_torch(array):  # written through a numpy view
-                array = _numpy_view(array)
+                array = to_numpy(array)
             if backend == "cuda":
                 from tcir.backends.cuda.runtime import cupy_module, is_torch_tensor
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from tcir.errors import TCError
@@ -166,8 +167,13 @@ def to_numpy(value: Any) -> Any:
         return value
     if hasattr(value, "__cuda_array_interface__") and hasattr(value, "get"):
         return value.get()  # cupy
-    if type(value).__module__.startswith("torch"):
-        return value.detach().cpu().numpy()
+    if type(value).__module__.startswith("torch"):  # a view of a CPU tensor's memory
+        tensor = value.detach().cpu()
+        if str(tensor.dtype) == "torch.bfloat16":  # numpy has no bfloat16: ml_dtypes' is the same bits
+            import torch
+
+            return tensor.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+        return tensor.numpy()
     return np.asarray(value)
 
 
