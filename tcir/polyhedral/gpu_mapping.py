@@ -117,9 +117,13 @@ def _member_filter(
     return relation.intersect_range(isl.UnionSet.from_set(mapped)).domain(), size
 
 
-def _runs(node: isl.ScheduleNode, member: int, count: int) -> tuple[isl.UnionMap, isl.Space, int, int, int]:
-    """The instances -> values of band `node`'s `member`, their space, the
-    first value, the stride and the length of each of `count` equal runs."""
+Runs = tuple[isl.UnionMap, isl.Space, int, int, int]
+"""A member's instances -> values, their space, the first value, the stride
+and the length of each of its equal runs (`_runs`)."""
+
+
+def _runs(node: isl.ScheduleNode, member: int, count: int) -> Runs:
+    """`count` equal runs of the values of band `node`'s `member`."""
     schedule = node.band_get_partial_schedule().get_union_pw_aff(member)
     relation = isl.UnionMap.from_union_pw_aff(schedule).intersect_domain(node.get_domain())
     values = isl.Set.from_union_set(relation.range())
@@ -132,31 +136,20 @@ def _runs(node: isl.ScheduleNode, member: int, count: int) -> tuple[isl.UnionMap
     return relation, values.get_space(), first, step, step * -(-points // count)
 
 
-def _threads_divide_runs(node: isl.ScheduleNode, counts: Sequence[tuple[int, int, int]]) -> bool:
-    """Whether each member's threads divide its runs (`_sub_tile_filter`)."""
-    for member, count, threads in counts:
-        _, _, _, step, length = _runs(node, member, count)
-        if length % (step * threads):
-            return False
-    return True
-
-
-def _sub_tile_filter(node: isl.ScheduleNode, counts: Sequence[tuple[int, int, int]], ident: str) -> isl.UnionSet:
+def _sub_tile_filter(node: isl.ScheduleNode, runs: Sequence[Runs], counts: Sequence[int], ident: str) -> isl.UnionSet:
     """Instances below band `node` in the sub-tile numbered `ident`: the
-    values of each member (`counts`: member, sub-tiles along it and threads
-    along it, x first) cut into that many runs of equal length, the
-    sub-tiles numbered with the first member's fastest."""
+    values of each member (x first) cut into `runs` (`counts` of them along
+    it), the sub-tiles numbered with the first member's fastest."""
     result = node.get_domain()
-    subs = [f"sub{k}" for k in range(len(counts))]
-    for sub, (member, count, _) in zip(subs, counts):
-        relation, space, first, _, length = _runs(node, member, count)
+    subs = [f"sub{k}" for k in range(len(runs))]
+    for sub, (relation, space, first, _, length) in zip(subs, runs):
         run = isl.Set(f"[{sub}] -> {{ [t] : {sub} = floor((t - ({first})) / {length}) }}")
         result = result.intersect(relation.intersect_range(isl.UnionSet.from_set(run.align_params(space))).domain())
     number, stride = [], 1
-    for sub, (_, count, _) in zip(subs, counts):
+    for sub, count in zip(subs, counts):
         number.append(f"{stride} * {sub}")
         stride *= count
-    bounds = " and ".join(f"0 <= {sub} < {count}" for sub, (_, count, _) in zip(subs, counts))
+    bounds = " and ".join(f"0 <= {sub} < {count}" for sub, count in zip(subs, counts))
     numbering = isl.Set(f"[{ident}, {', '.join(subs)}] -> {{ : {ident} = {' + '.join(number)} and {bounds} }}")
     result = result.intersect_params(numbering)
     for sub in subs:
@@ -529,9 +522,10 @@ class GpuMapping:
             # the tile is then the same as over each sub-tile); else the warp
             # id is 0 too (the other warps idle), as it is where warps do not
             # match the mapped members.
-            counts = list(zip(reversed(mapped), self.warps, self.threads))
-            if self.warps and len(mapped) == len(self.threads) and _threads_divide_runs(node, counts):
-                result = result.intersect(_sub_tile_filter(node, counts, unmapped.pop()))
+            if self.warps and len(mapped) == len(self.threads):
+                runs = [_runs(node, member, count) for member, count in zip(reversed(mapped), self.warps)]
+                if all(length % (step * threads) == 0 for (*_, step, length), threads in zip(runs, self.threads)):
+                    result = result.intersect(_sub_tile_filter(node, runs, self.warps, unmapped.pop()))
             edits.append((path, _zero_filter(result, unmapped)))
         for path in leaves:
             domain = node_at(schedule, path).get_domain()
