@@ -375,10 +375,7 @@ def implied_nonnegative(
 
     names: dict[str, str] = {}
     opaque: dict[Mono, str] = {}
-    constraints = [f"{_isl_text(c, names, opaque)} >= 0" for c in conditions]
-    for index, (lo, hi) in ranges.items():
-        i = _isl_text(Lin.atom(index), names, opaque)
-        constraints.append(f"{_isl_text(lo, names, opaque)} <= {i} < {_isl_text(hi, names, opaque)}")
+    constraints = _within(conditions, ranges, names, opaque)
     constraints.append(f"{_isl_text(e, names, opaque)} < 0")
     used = Lin.make([*e.terms, *(t for c in conditions for t in c.terms),
                      *(t for lo, hi in ranges.values() for t in (*lo.terms, *hi.terms))])
@@ -419,10 +416,7 @@ def out_of_bounds_sizes(
 
     names: dict[str, str] = {}
     opaque: dict[Mono, str] = {}
-    conditions = [f"{_isl_text(guard, names, opaque)} >= 0" for guard in guards]
-    for index, (lo, hi) in ranges.items():
-        i = _isl_text(Lin.atom(index), names, opaque)
-        conditions.append(f"{_isl_text(lo, names, opaque)} <= {i} < {_isl_text(hi, names, opaque)}")
+    conditions = _within(guards, ranges, names, opaque)
     text = _isl_text(sub, names, opaque)
     conditions.append(f"({text} < 0 or {text} >= {_isl_text(extent, names, opaque)})")
     used = Lin.make([*sub.terms, *extent.terms, *(t for g in guards for t in g.terms),
@@ -442,6 +436,18 @@ def out_of_bounds_sizes(
         .align_params(bad.get_space()).subtract(bad).is_empty()
     )
     return OutOfBounds(str(bad), {names[n]: n for n in names if n not in ranges}, placeholders, always)
+
+
+def _within(
+    conditions: Sequence[Lin], ranges: dict[str, tuple[Lin, Lin]], names: dict[str, str], opaque: dict[Mono, str]
+) -> list[str]:
+    """isl constraints: every one of `conditions` >= 0, and each index of
+    `ranges` within `lo <= i < hi`."""
+    constraints = [f"{_isl_text(c, names, opaque)} >= 0" for c in conditions]
+    for index, (lo, hi) in ranges.items():
+        i = _isl_text(Lin.atom(index), names, opaque)
+        constraints.append(f"{_isl_text(lo, names, opaque)} <= {i} < {_isl_text(hi, names, opaque)}")
+    return constraints
 
 
 def _isl_text(e: Lin, names: dict[str, str], opaque: dict[Mono, str]) -> str:
