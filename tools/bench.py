@@ -3,6 +3,7 @@
     python tools/bench.py [--json results.json] [--only tmm,MLP3] [--no-compile] [--plot roofline.svg]
     python tools/bench.py --from-json results.json --plot roofline.svg    # redraw, no GPU
     python tools/bench.py --backward [--only softmax]   # derived backward defs vs eager autograd
+    python tools/bench.py --dtype float16 [--only tmm]  # half precision: HALF_CONFIGS vs torch in that type
 
 For each configuration (section 7 sizes), every implementation is checked
 against PyTorch eager (float32, TF32 off; with `--tf32`, TF32 allowed to
@@ -13,6 +14,13 @@ implementation: p50 device time per call (CUDA events around many launches)
 and p50 wall time per call including a synchronize (full Python overhead),
 plus the roofline floor of the kernel: max(flops / measured fp32 rate,
 bytes / measured bandwidth), both measured in the same run.
+
+With `--dtype float16` or `bfloat16`, the contractions and row-wise layers of
+`HALF_CONFIGS` run with every float tensor of their defs in that type
+(inputs made by torch, passed to tcir and to torch alike), against torch in
+the same type (cuBLAS accumulates in f32); both are checked against a
+float64 reference of the same inputs, and a row is ok where tcir's error is
+at most twice torch's.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import statistics
 import sys
 import time
@@ -89,6 +98,29 @@ def configs(torch: Any) -> list[Config]:
                       2 * 128 * (128 * 64 + 64 * 32 + 32 * 2), mlp3))
     out += reduction_configs(torch)
     return out
+
+
+HALF_CONFIGS = (
+    "tmm 128x1024x1024", "tmm 128x4096x16384", "tmm 4096x4096x4096", "tbmm 64,256,256,256", "MLP1",
+    "softmax 4096x1024", "layernorm 4096x1024",
+)
+"""The configurations of `--dtype float16/bfloat16`."""
+
+
+def half_configs(torch: Any) -> list[Config]:
+    """`HALF_CONFIGS`: two of the paper's, a large square matmul and a
+    batched one of 64 256x256 products besides."""
+    extra = [
+        Config("tmm 4096x4096x4096", "tmm", {"M": 4096, "K": 4096, "N": 4096}, 2 * 4096**3, lambda a, b: a @ b.T),
+        Config("tbmm 64,256,256,256", "tbmm", {"B": 64, "N": 256, "M": 256, "K": 256}, 2 * 64 * 256**3,
+               lambda x, y: torch.bmm(x, y.transpose(1, 2))),
+    ]
+    return [c for c in configs(torch) + extra if c.label in HALF_CONFIGS]
+
+
+def with_dtype(source: str, dtype: str) -> str:
+    """`source` with every `float` tensor declared as `dtype`."""
+    return re.sub(r"\bfloat(?=\s*\()", dtype, source)
 
 
 def reduction_configs(torch: Any) -> list[Config]:
@@ -347,12 +379,17 @@ def run(
     compile_peer: bool,
     tune_seconds: float,
     ptxas: bool = False,
+    dtype: str | None = None,
 ) -> dict[str, Any]:
     import tcir
 
-    function = tcir.define((EXAMPLES / f"{config.example}.tc").read_text())[config.example]
+    source = (EXAMPLES / f"{config.example}.tc").read_text()
+    function = tcir.define(with_dtype(source, dtype) if dtype else source)[config.example]
     inputs = device_inputs(function.definition, config.sizes, cupy)
     tensors = [torch.as_tensor(x, device="cuda") for x in inputs]
+    if dtype:  # torch makes the half inputs (cupy has no bfloat16); tcir takes them as they are
+        tensors = [t.to(getattr(torch, dtype)) if t.is_floating_point() else t for t in tensors]
+        inputs = tensors
     reference = config.peer(*tensors)
     options = tcir.MappingOptions(**config.options) if config.options else None
     started = time.perf_counter()
@@ -361,6 +398,9 @@ def run(
     row: dict[str, Any] = {"config": config.label, "tcir_compile_s": time.perf_counter() - started}
     error = check(result, reference, torch)
     row["tcir_error"] = error
+    if dtype:  # both against float64
+        exact = config.peer(*[t.double() if t.is_floating_point() else t for t in tensors])
+        row["tcir_error64"], row["eager_error64"] = check(result, exact, torch), check(reference, exact, torch)
     from tcir.compiler.defaults import default_options
     from tcir.runtime.signature import bind
 
@@ -400,6 +440,8 @@ def run(
     row["roofline_ms"] = max(config.flops / flop_rate, moved / bandwidth) * 1e3
     row["flops"], row["bytes"] = config.flops, moved
     row["ok"] = max(error, row["nopromo_error"], row.get("tuned_error", 0.0)) <= 1e-3
+    if dtype:
+        row["ok"] = row["tcir_error64"] <= 2 * row["eager_error64"] + 1e-6
     return row
 
 
@@ -428,6 +470,10 @@ def main() -> None:
         "--tf32", action="store_true",
         help="allow TF32: tcir with MappingOptions(allow_tf32=True), eager and torch.compile with "
         "torch.backends.cuda.matmul.allow_tf32 and cudnn.allow_tf32",
+    )
+    parser.add_argument(
+        "--dtype", choices=("float16", "bfloat16"),
+        help="time HALF_CONFIGS in this type against torch in it (errors against float64)",
     )
     parser.add_argument("--plot", metavar="FILE", help="draw a roofline of the results (SVG, PNG...)")
     parser.add_argument("--from-json", metavar="FILE", help="plot the results of an earlier run, measure nothing")
@@ -459,7 +505,7 @@ def main() -> None:
     print(f"measured peaks: {peaks[0] / 1e12:.1f} TFLOP/s fp32, {peaks[1] / 1e12:.2f} TB/s")
     bare, ours = call_overhead_us(cupy)
     print(f"per-call host overhead: bare cupy launch {bare:.1f} us, tcir call {ours:.1f} us")
-    labels = {c.label for c in configs(torch)}
+    labels = {c.label for c in configs(torch) + half_configs(torch)}
     # A label may hold commas ("tbmm 500,26,72,26"): the whole text first.
     wanted = {args.only} if args.only in labels else set(filter(None, args.only.split(",")))
     rows = []
@@ -468,7 +514,8 @@ def main() -> None:
         f"{'roof':>8} {'tcir wall':>9} {'eager wall':>10} {'ok':>3}"
     )
     print(header)
-    selected = [c for c in configs(torch) if not wanted or c.example in wanted or c.label in wanted]
+    pool = half_configs(torch) if args.dtype else configs(torch)
+    selected = [c for c in pool if not wanted or c.example in wanted or c.label in wanted]
     if args.options:
         selected = [
             dataclasses.replace(c, label=f"{c.label} {text}", options=json.loads(text))
@@ -482,7 +529,7 @@ def main() -> None:
         ]
     for config in selected:
         try:
-            row = run(config, torch, cupy, peaks, not args.no_compile, args.tuned, args.ptxas)
+            row = run(config, torch, cupy, peaks, not args.no_compile, args.tuned, args.ptxas, args.dtype)
         except Exception as e:  # keep going: report the failure in the table
             row = {"config": config.label, "error": f"{type(e).__name__}: {e}"[:300]}
             print(f"{config.label:24} FAILED {row['error']}", flush=True)
@@ -500,7 +547,9 @@ def main() -> None:
                 if "tuned_device_ms" in row
                 else ""
             )
-            + (f"  ptxas {row['ptxas']}" if "ptxas" in row else ""),
+            + (f"  ptxas {row['ptxas']}" if "ptxas" in row else "")
+            + (f"  error vs f64: tcir {row['tcir_error64']:.2e}, torch {row['eager_error64']:.2e}"
+               if "tcir_error64" in row else ""),
             flush=True,
         )
     overhead = {"bare_cupy_launch_us": bare, "tcir_call_us": ours}

@@ -51,6 +51,7 @@ import math
 
 from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
 from tcir.frontend import ast as A
+from tcir.frontend.dtypes import HALF_TYPES
 from tcir.frontend.subscripts import gathers, walk
 from tcir.runtime.signature import Binding, evaluate
 
@@ -121,6 +122,43 @@ def _wgmma_options(outer: list[int], rows: int, columns: int) -> MappingOptions:
         async_copies=True,
         copy_vector_width=VECTOR_WIDTH,
         warpgroup_mma=True,
+    )
+
+
+MMA_ROWS, MMA_COLUMNS, MMA_POINTS = 16, 8, 16
+"""The m, n and k of a half-precision `mma.sync` (m16n8k16): a contraction
+whose output and reduction are whole multiples runs on the tensor cores."""
+
+
+def _half_contraction(definition: A.CheckedDef, layer: A.Stmt) -> bool:
+    """Whether `layer` sums products of two reads of one half type over one
+    reduction index (what `poly-map-to-mma` runs as m16n8k16 `mma.sync`)."""
+    rhs = layer.rhs
+    if not (layer.op.startswith("+=") and len(layer.reduction_indices) == 1 and isinstance(rhs, A.Binary)):
+        return False
+    factors = (rhs.a, rhs.b)
+    if rhs.op != "*" or not all(isinstance(f, A.Access) for f in factors):
+        return False
+    types = {definition.tensor(f.tensor).dtype for f in factors}  # pyright: ignore[reportAttributeAccessIssue]
+    return len(types) == 1 and types <= set(HALF_TYPES)
+
+
+def _half_mma_options(outer: list[int], size: int) -> MappingOptions:
+    """`size` x `size` x 32 tiles of a half contraction on m16n8k16
+    `mma.sync`: warps of 4 x 8 threads (2 x 4 of them for 128, 1 x 2 for
+    64), each thread 64 accumulators of its warp's sub-tile, rows 8 apart
+    and columns 4 apart, the operands' tiles in shared memory filled by
+    cp.async (4 halves a copy)."""
+    warps = [2, 4] if size == 128 else [1, 2]
+    return MappingOptions(
+        tile=[*outer, size, size, K_TILE],
+        threads=[4, 8],
+        warps=warps,
+        max_private_elements=(size // warps[0] // 8) * (size // warps[1] // 4),
+        num_stages=3,
+        async_copies=True,
+        vector_width=VECTOR_WIDTH,
+        copy_vector_width=VECTOR_WIDTH,
     )
 
 
@@ -227,6 +265,9 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         def whole_tiles(rows: int, columns: int) -> bool:  # wgmma's groups tile the output
             return out[-2] % rows == 0 and out[-1] % columns == 0
 
+        if _half_contraction(definition, layer) and out[-2] % MMA_ROWS == 0 and out[-1] % MMA_COLUMNS == 0 and steps % MMA_POINTS == 0:
+            size = 128 if fills_gpu(128) else 64
+            return dataclasses.replace(_half_mma_options(outer, size), blocks=grid(size, size))
         if allow_tf32 and whole and fills_gpu(128) and whole_tiles(128, 128):
             return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):

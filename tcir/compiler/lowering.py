@@ -28,6 +28,7 @@ from tcir.compiler.defaults import default_partition, resolved_options
 from tcir.compiler.options import GPU_BACKENDS, TF32_DEFAULT, MappingOptions, specialize_pass
 from tcir.compiler.partition import lowered_in_parts, split_def
 from tcir.frontend.ast import CheckedDef
+from tcir.frontend.dtypes import HALF_TYPES
 from tcir.frontend.subscripts import walk
 from tcir.errors import TCError
 from tcir.passmanager import PassManager, print_ir
@@ -77,10 +78,6 @@ def final_code(module: ModuleOp, backend: str) -> str:
     from tcir.backends.cuda.printer import print_cuda
 
     return print_cuda(module)
-
-
-HALF_TYPES = ("float16", "bfloat16")
-"""Element types whose statements `tc-widen-half-precision` computes in f32."""
 
 
 def tc_passes(definition: CheckedDef, binding: Binding) -> str:

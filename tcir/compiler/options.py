@@ -374,6 +374,8 @@ class MappingOptions(metaclass=_Interned):
             passes.append(f"poly-vectorize{{width={self.vector_width}}}")
         if self.allow_tf32:
             passes.append("poly-map-to-mma{warpgroup=true}" if self.warpgroup_mma else "poly-map-to-mma")
+        else:  # half contractions only
+            passes.append("poly-map-to-mma{allow-tf32=false}")
         passes.append("convert-poly-to-gpu")
         if self.copy_vector_width > 1 and self.use_shared_memory:
             passes.append(f"gpu-vectorize-copies{{max-width={self.copy_vector_width}}}")

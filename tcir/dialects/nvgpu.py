@@ -32,6 +32,17 @@ D = A B + C, A and B read as TF32 (their top 19 bits: 10 of mantissa).
 MLIR passes the fragments as vectors; they are the scalars of their
 registers here, as in the rest of tcir's kernels.
 
+For float16 and bfloat16 operands (f32 accumulators), m16n8k16:
+
+    %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a0, ..., %a7, %b0, ..., %b3, %c0, %c1, %c2, %c3)
+        <{mmaShape = [16, 8, 16]}> : (f16, ..., f16, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+
+a0..a7 are A[g][2t], A[g][2t+1], A[g+8][2t], A[g+8][2t+1], A[g][2t+8],
+A[g][2t+9], A[g+8][2t+8], A[g+8][2t+9] of the 16x16 A (PTX packs each pair
+in a register); b0..b3 are B[2t][g], B[2t+1][g], B[2t+8][g], B[2t+9][g] of
+the 16x8 B; C and D as for TF32. The products and sums are exact in f32
+but for the order of the sums: no precision is lost beyond the inputs'.
+
 And sm_90's warpgroup-level multiply-accumulate (`wgmma.mma_async`, made
 synchronous), as MLIR's `nvgpu.warpgroup.generate.descriptor` and
 `nvgpu.warpgroup.mma`, for TF32 with both operands in shared memory:
@@ -62,6 +73,8 @@ from xdsl.dialects.builtin import (
     I32,
     AffineMapAttr,
     ArrayAttr,
+    BFloat16Type,
+    Float16Type,
     Float32Type,
     IndexType,
     IntAttr,
@@ -171,10 +184,12 @@ class DeviceAsyncWaitOp(IRDLOperation):
         return self.num_groups.value.data
 
 
-MMA_SHAPE = (16, 8, 8)
-"""The m, n, k of the TF32 `mma.sync` (m16n8k8)."""
-MMA_REGISTERS = (4, 2, 4)
-"""Registers a thread holds of the A, B and C fragments of m16n8k8 (TF32)."""
+MmaOperandType = Float32Type | Float16Type | BFloat16Type
+"""Element types of `mma.sync`'s A and B: f32 (read as TF32), f16, bf16."""
+MMA_SHAPES = {"tf32": (16, 8, 8), "half": (16, 8, 16)}
+"""The m, n, k of `mma.sync` for TF32 (m16n8k8) and for the half types (m16n8k16)."""
+MMA_OPERANDS = {"tf32": (4, 2, 4), "half": (8, 4, 4)}
+"""Elements a thread holds of the A, B and C fragments of each."""
 
 
 @irdl_op_definition
@@ -183,8 +198,8 @@ class MmaSyncOp(IRDLOperation):
 
     name = "nvgpu.mma.sync"
 
-    matrix_a = var_operand_def(Float32Type)
-    matrix_b = var_operand_def(Float32Type)
+    matrix_a = var_operand_def(MmaOperandType)
+    matrix_b = var_operand_def(MmaOperandType)
     matrix_c = var_operand_def(Float32Type)
     res = var_result_def(Float32Type)
     mma_shape = prop_def(ArrayAttr[IntegerAttr], prop_name="mmaShape")
@@ -193,24 +208,38 @@ class MmaSyncOp(IRDLOperation):
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, a: Sequence[SSAValue], b: Sequence[SSAValue], c: Sequence[SSAValue]):
+        kind = "tf32" if isinstance(a[0].type, Float32Type) else "half"
         super().__init__(
             operands=[a, b, c],
             result_types=[[c_.type for c_ in c]],
             properties={
-                "mmaShape": ArrayAttr(IntegerAttr(d, i64) for d in MMA_SHAPE),
-                "tf32Enabled": UnitAttr(),
+                "mmaShape": ArrayAttr(IntegerAttr(d, i64) for d in MMA_SHAPES[kind]),
+                **({"tf32Enabled": UnitAttr()} if kind == "tf32" else {}),
             },
         )
 
+    @property
+    def kind(self) -> str:
+        """"tf32" or "half": which of `MMA_SHAPES` the operands' type asks for."""
+        return "tf32" if all(isinstance(v.type, Float32Type) for v in self.matrix_a) else "half"
+
     def verify_(self) -> None:
+        kind = self.kind
         shape = tuple(d.value.data for d in self.mma_shape.data)
-        if shape != MMA_SHAPE or self.tf32_enabled is None:
-            raise VerifyException(f"'{self.name}' op supports mmaShape = [16, 8, 8] with tf32Enabled only")
-        counts = (len(self.matrix_a), len(self.matrix_b), len(self.matrix_c))
-        if counts != MMA_REGISTERS or len(self.res) != MMA_REGISTERS[2]:
+        types = {v.type for v in (*self.matrix_a, *self.matrix_b)}
+        if kind == "half" and len(types) != 1:
+            raise VerifyException(f"'{self.name}' op takes A and B of one type, got {', '.join(sorted(map(str, types)))}")
+        if shape != MMA_SHAPES[kind] or (self.tf32_enabled is not None) != (kind == "tf32"):
             raise VerifyException(
-                f"'{self.name}' op takes 4, 2 and 4 registers of A, B and C and gives 4, "
-                f"got {counts[0]}, {counts[1]}, {counts[2]} and {len(self.res)}"
+                f"'{self.name}' op supports mmaShape = [16, 8, 8] with tf32Enabled (f32 operands) "
+                "and mmaShape = [16, 8, 16] (f16 or bf16 operands) only"
+            )
+        expected = MMA_OPERANDS[kind]
+        counts = (len(self.matrix_a), len(self.matrix_b), len(self.matrix_c))
+        if counts != expected or len(self.res) != expected[2]:
+            raise VerifyException(
+                f"'{self.name}' op takes {expected[0]}, {expected[1]} and {expected[2]} registers of A, B and C "
+                f"and gives {expected[2]}, got {counts[0]}, {counts[1]}, {counts[2]} and {len(self.res)}"
             )
 
 

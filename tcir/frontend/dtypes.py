@@ -88,3 +88,8 @@ def builtin_name(name: str) -> tuple[str, bool] | None:
     if name.endswith("f") and name[:-1] in BUILTINS and name[:-1] not in INTEGER_PRESERVING:
         return name[:-1], True
     return None
+
+
+HALF_TYPES = ("float16", "bfloat16")
+"""The 16-bit float types: stored in half precision, computed in float32
+(`tc-widen-half-precision`), contracted on the tensor cores."""

@@ -36,7 +36,7 @@ from typing import TypeVar
 
 import islpy as isl
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AffineMapAttr, DictionaryAttr, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import AffineMapAttr, BFloat16Type, DictionaryAttr, Float16Type, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
@@ -57,7 +57,9 @@ GROUP_ROWS = 8
 
 @dataclass(frozen=True)
 class Contraction:
-    """A statement `C[..] += X[..] * Y[..]` of f32 elements and plain iterators."""
+    """A statement `C[..] += X[..] * Y[..]` of plain iterators, C of f32 and
+    X, Y both of f32, or both of a half type read through `arith.extf` (as
+    `tc-widen-half-precision` leaves them)."""
 
     stmt: StmtOp
     update: UpdateOp
@@ -66,6 +68,11 @@ class Contraction:
     """Iterators (positions) in the output's subscripts."""
     reduction: int
     """The one iterator the operands share that the output does not use."""
+
+    @property
+    def half(self) -> bool:
+        """Whether the operands are f16 or bf16 (m16n8k16), not f32 (TF32 m16n8k8)."""
+        return not isinstance(self.reads[0].tensor_type.scalar_type, Float32Type)
 
     def operand_of(self, iterator: int) -> ReadOp | None:
         """The operand that uses `iterator` (a row or column of the output)
@@ -82,26 +89,42 @@ def _iterators(op: ReadOp | UpdateOp) -> set[int]:
     return {args.index(v) for v in op.subscript_operands}  # pyright: ignore[reportArgumentType]
 
 
+def _factor_read(value: SSAValue) -> ReadOp | None:
+    """The read that a factor of the product is: the read's f32 result, or
+    the `arith.extf` of a read of f16 or bf16 to f32."""
+    owner = value.owner
+    if isinstance(owner, arith.ExtFOp) and isinstance(owner.input.type, Float16Type | BFloat16Type):
+        owner = owner.input.owner
+    return owner if isinstance(owner, ReadOp) else None
+
+
 def contraction(stmt: StmtOp) -> Contraction | None:
     """`stmt` as a contraction, or None where it is not one."""
     ops = list(stmt.body.block.ops)
     reads = [o for o in ops if isinstance(o, ReadOp)]
     products = [o for o in ops if isinstance(o, arith.MulfOp)]
     updates = [o for o in ops if isinstance(o, UpdateOp)]
-    if len(ops) != 4 or len(reads) != 2 or len(products) != 1 or len(updates) != 1:
+    widened = [o for o in ops if isinstance(o, arith.ExtFOp)]
+    if len(ops) != 4 + len(widened) or len(reads) != 2 or len(products) != 1 or len(updates) != 1:
         return None
     (product,), (update,) = products, updates
-    if set(product.operands) != {r.result for r in reads} or len(set(product.operands)) != 2:
+    factors = [_factor_read(v) for v in product.operands]
+    if set(factors) != set(reads) or len(set(factors)) != 2 or len(widened) not in (0, 2):
         return None
     if update.value != product.result or update.kind.data != "+=":
         return None
     if ATOMIC in update.attributes and PROMOTED not in update.attributes:
         return None  # split-K's atomic sums: only into the thread's private accumulators
+    element = reads[0].tensor_type.scalar_type
+    if reads[1].tensor_type.scalar_type != element or isinstance(element, Float32Type) == bool(widened):
+        return None  # f32 operands as they are, or one half type widened
+    if not isinstance(element, Float32Type | Float16Type | BFloat16Type):
+        return None
+    if not isinstance(update.tensor_type.scalar_type, Float32Type):
+        return None
     args = set(stmt.body.block.args)
     for op in (*reads, update):
-        if not isinstance(op.tensor_type.scalar_type, Float32Type) or op.symbol_names:
-            return None
-        if not set(op.subscript_operands).issubset(args) or PROMOTED_SYMBOLS in op.attributes:  # pyright: ignore[reportArgumentType]
+        if op.symbol_names or not set(op.subscript_operands).issubset(args) or PROMOTED_SYMBOLS in op.attributes:  # pyright: ignore[reportArgumentType]
             return None
     subscripts = update.subscripts
     if not all(isinstance(e, AffineDimExpr) for e in subscripts) or len(set(subscripts)) != len(subscripts):
@@ -126,14 +149,17 @@ class Layout:
     """Y: the block's threads along y (the rows of a thread are Y apart)."""
     steps: int
     """Consecutive reduction points a thread reads of a row of A or B, one
-    float2 or float4 load: 2, an mma's points k0 + 2t and k0 + 2t + 1 as
-    its k = t and t + 4 (permuting k alike in A and B leaves their product),
-    or 4, those of two mmas in a row over 16 points, k0 + 4t + {0, 1} and
-    k0 + 4t + {2, 3}."""
+    vector load. TF32: 2, an mma's points k0 + 2t and k0 + 2t + 1 as its
+    k = t and t + 4 (permuting k alike in A and B leaves their product), or
+    4, those of two mmas in a row over 16 points, k0 + 4t + {0, 1} and
+    k0 + 4t + {2, 3}. Half types: 4, an mma's points k0 + 4t .. k0 + 4t + 3
+    as its k = 2t, 2t + 1, 2t + 8, 2t + 9, or 8, those of two mmas over 32."""
+    per_mma: int = 2
+    """Points a thread reads of a row for one mma: 2 (TF32), 4 (half types)."""
 
     @property
     def points(self) -> int:
-        """Reduction points of one leader: 8 per mma."""
+        """Reduction points of one leader: 8 per TF32 mma, 16 per half one."""
         return 4 * self.steps
 
 
@@ -223,8 +249,9 @@ def layout(found: Contraction, scop: ScopOp) -> Layout | None:
                 f"and 0 <= thread_x < {x} and 0 <= thread_y < {y}",
             ).intersect(domain)  # fmt: skip
             if owned.is_equal(expected):
-                for steps in (4, 2):
-                    candidate = Layout(row, column, y, steps)
+                per_mma = 4 if found.half else 2
+                for steps in (2 * per_mma, per_mma):
+                    candidate = Layout(row, column, y, steps, per_mma)
                     if groups_fit(found, _groups(found, candidate), _same_mma(found, candidate), chain, warps):
                         return candidate
                 return None
@@ -379,9 +406,12 @@ def mma_statement(found: Contraction, at: Layout) -> StmtOp:
     b_row = [read(b_op, {at.column: b_column, found.reduction: point + p}) for p in range(at.steps)]
     places = [{at.row: row + at.rows * r, at.column: column + 4 * e} for r in (0, 1) for e in (0, 1)]
     c: Sequence[SSAValue] = [read(found.update, place) for place in places]
-    for chunk in range(0, at.steps, 2):  # k = t, t + 4 of this mma: points chunk, chunk + 1
-        a = [a_rows[r][chunk + q] for q in (0, 1) for r in (0, 1)]
-        mma = MmaSyncOp(a, [b_row[chunk], b_row[chunk + 1]], c)
+    for chunk in range(0, at.steps, at.per_mma):
+        if found.half:  # k = 2t, 2t + 1 (points chunk, chunk + 1), 2t + 8, 2t + 9 (the next two)
+            a = [a_rows[r][chunk + 2 * h + q] for h in (0, 1) for r in (0, 1) for q in (0, 1)]
+        else:  # k = t, t + 4: points chunk, chunk + 1
+            a = [a_rows[r][chunk + q] for q in (0, 1) for r in (0, 1)]
+        mma = MmaSyncOp(a, b_row[chunk : chunk + at.per_mma], c)
         block.add_op(mma)
         c = mma.res
     writes = [shifted_write(block, found.update, value, place) for place, value in zip(places, c)]
@@ -434,7 +464,7 @@ def _pad_for_fragments(scop: ScopOp, found: Contraction, at: Layout) -> None:
     buffers = scop.attributes.get(BUFFERS)
     a_op, b_op = found.operand_of(at.row), found.operand_of(at.column)
     names = [op.attributes.get(PROMOTED) if op is not None else None for op in (a_op, b_op)]
-    if at.steps != 4 or not isinstance(buffers, DictionaryAttr) or names[0] == names[1]:
+    if found.half or at.steps != 4 or not isinstance(buffers, DictionaryAttr) or names[0] == names[1]:
         return
     types = dict(buffers.data)
     for name, (modulus, residue) in zip(names, (ROW_PADDING, COLUMN_PADDING)):
@@ -455,12 +485,15 @@ def replace_statement(scop: ScopOp, stmt: StmtOp, replacement: StmtOp) -> None:
     Rewriter.replace_op(stmt, replacement)
 
 
-def rewrite(scop: ScopOp) -> int:
+def rewrite(scop: ScopOp, allow_tf32: bool = True) -> int:
     """Give each contraction of `scop` that fits `mma.sync` its mma statement,
-    its shared tiles padded for the fragments; the count."""
+    its shared tiles padded for the fragments; the count. Contractions of
+    f32 operands only with `allow_tf32`."""
     done = 0
     for stmt in scop.statements:
         found = contraction(stmt)
+        if found is not None and not (found.half or allow_tf32):
+            continue
         at = layout(found, scop) if found is not None else None
         if found is None or at is None:
             continue

@@ -249,7 +249,7 @@ def rewrite(scop: ScopOp) -> int:
     done = 0
     for stmt in scop.statements:
         found = contraction(stmt)
-        at = layout(found, scop) if found is not None else None
+        at = layout(found, scop) if found is not None and not found.half else None
         if found is None or at is None:
             continue
         replace_statement(scop, stmt, wgmma_statement(found, at))

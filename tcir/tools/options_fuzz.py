@@ -74,6 +74,9 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "softmax@f16": {"B": 5, "N": 37},
     "tmm@bf16": {"M": 37, "K": 29, "N": 45},
     "layernorm@bf16": {"B": 4, "N": 29},
+    "tmm@mma@f16": {"M": 64, "K": 64, "N": 48},
+    "tbmm@mma@bf16": {"B": 2, "N": 32, "M": 32, "K": 16},
+    "MLP1@mma@f16": {"B": 32, "M": 48, "N": 16},
     "tmm@tf32": {"M": 64, "K": 32, "N": 24},
     "MLP1@tf32": {"B": 32, "M": 24, "N": 16},
     "tbmm@tf32": {"B": 2, "N": 16, "M": 16, "K": 16},
@@ -82,9 +85,12 @@ PROBLEMS: dict[str, dict[str, int]] = {
 a name with `TF32` after it, at sizes of whole `mma.sync` groups, with
 `allow_tf32` and small integers for inputs (exact in TF32: the comparison
 stays exact); with `F16` or `BF16` after it, the def on float16 or
-bfloat16 (`Function.astype`), compared within the type's tolerance."""
+bfloat16 (`Function.astype`), compared within the type's tolerance; with
+`MMA` before those, at sizes of whole m16n8k16 groups, half of its
+candidates' blocks and tiles shaped for `mma.sync` (`_mma_shaped`)."""
 TF32 = "@tf32"
 F16, BF16 = "@f16", "@bf16"
+MMA = "@mma"
 TF32_THREADS = (8, 16)
 """The rows of threads (Y) of TF32 candidates' mma-shaped blocks [4, Y]."""
 
@@ -126,7 +132,7 @@ class Verdict:
 def _function(examples: str, problem: str) -> Any:
     import tcir
 
-    file, _, name = problem.removesuffix(TF32).removesuffix(F16).removesuffix(BF16).partition(":")
+    file, _, name = problem.removesuffix(TF32).removesuffix(F16).removesuffix(BF16).removesuffix(MMA).partition(":")
     path = Path(examples) / f"{file}.tc"
     function = tcir.define(path.read_text(), str(path))[name or file]
     halves = {F16: "float16", BF16: "bfloat16"}
@@ -151,8 +157,11 @@ def draw(seed: int, count: int, examples: Path | str, problems: Sequence[str] = 
     for k in range(count):
         name = names[k % len(names)]
         options = spaces[name].random(rng)
+        batch = int(name.startswith("tbmm"))
         if name.endswith(TF32):
-            options = _tf32_options(options, rng, batch=int(name.startswith("tbmm")))
+            options = _tf32_options(options, rng, batch)
+        elif MMA in name and rng.random() < 1 / 2:
+            options = _mma_shaped(options, rng, batch, points=16)
         candidates.append(Candidate(str(examples), name, options.to_json()))
     return candidates
 
@@ -175,13 +184,18 @@ def _tf32_options(options: MappingOptions, rng: random.Random, batch: int) -> Ma
             parallel_reductions=False, split_k=1, use_shared_memory=True,
             max_shared_memory=max(options.max_shared_memory, 49152),
         )
+    return replace(_mma_shaped(options, rng, batch, points=8), allow_tf32=True)
+
+
+def _mma_shaped(options: MappingOptions, rng: random.Random, batch: int, points: int) -> MappingOptions:
+    """`options` with a block of 4 x Y threads (or of 4 x 8 threads a warp,
+    `warps` of them) and tiles of whole `mma.sync` groups (2Y rows, 8
+    columns, `points` of the reduction: 8 for TF32, 16 for half types)."""
     rows = rng.choice(TF32_THREADS)
     across, down = (rng.choice((1, 2)), rng.choice((1, 2))) if rows == 8 else (1, 1)
     warps = [across, down] if rows == 8 else []
-    tile = [2 * rows * down * rng.choice((1, 2)), 8 * across * rng.choice((1, 2, 4)), 8 * rng.choice((1, 2, 4))]
-    return replace(
-        options, allow_tf32=True, threads=[4, rows], warps=warps, tile=[1] * batch + tile, parallel_reductions=False
-    )
+    tile = [2 * rows * down * rng.choice((1, 2)), 8 * across * rng.choice((1, 2, 4)), points * rng.choice((1, 2, 4))]
+    return replace(options, threads=[4, rows], warps=warps, tile=[1] * batch + tile, parallel_reductions=False)
 
 
 # --- checking one candidate (in a worker process) -------------------------------

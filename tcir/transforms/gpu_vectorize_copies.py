@@ -12,11 +12,11 @@ width=W}` makes of a copy's group loop)
       memref.store %v, %S[.., %j + %l] : memref<..xMxf32, 3>
     }
 
-becomes, where the copy's element is `f32` or `i32`, N and M are multiples of W
-and `%i + %lb` and `%j + %lb` are multiples of W whatever the thread
-(every coefficient of their linear forms is), so that both groups are
-aligned to 4 * W bytes on a base aligned to 16 (the shared buffer's
-`memref.alloca` gets that alignment if it has less),
+becomes, where the copy's element is `f32`, `i32`, `f16` or `bf16`, N and
+M are multiples of W and `%i + %lb` and `%j + %lb` are multiples of W
+whatever the thread (every coefficient of their linear forms is), so that
+both groups are aligned to W elements' bytes on a base aligned to 16 (the
+shared buffer's `memref.alloca` gets that alignment if it has less),
 
     %v = vector.load %A[.., %i + %lb] : memref<..xNxf32>, vector<Wxf32>
     vector.store %v, %S[.., %j + %lb] : memref<..xMxf32, 3>, vector<Wxf32>
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu, memref, scf, vector
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, VectorType, f32, i32
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, VectorType, bf16, f16, f32, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -73,6 +73,11 @@ def _aligned_index(forms: IntegerForms, index: SSAValue, iv: SSAValue, lb: SSAVa
     return all(c % width == 0 for c in rest.values())
 
 
+VECTOR_ELEMENTS = {f32: 4, i32: 4, f16: 2, bf16: 2}
+"""Element types a copy moves as vectors (float4, int4, 4 or 2 halves;
+signless integers: the values TC reads), and their bytes."""
+
+
 def _row_multiple(ref: SSAValue, width: int) -> bool:
     shape = ref.type.get_shape() if isinstance(ref.type, MemRefType) else ()
     return bool(shape) and shape[-1] > 0 and shape[-1] % width == 0
@@ -102,7 +107,7 @@ def _vectorize(loop: scf.ForOp, forms: IntegerForms, max_width: int) -> bool:
         or not load.res.has_one_use()
         or memory_space(load.memref.type) != 0
         or memory_space(store.memref.type) != SHARED_SPACE
-        or element not in (f32, i32)  # float4, int4 (signless: the values TC reads)
+        or element not in VECTOR_ELEMENTS
         or not _row_multiple(load.memref, width)
         or not _row_multiple(store.memref, width)
     ):
@@ -117,8 +122,9 @@ def _vectorize(loop: scf.ForOp, forms: IntegerForms, max_width: int) -> bool:
             for k, index in enumerate(indices)
         ):
             return False
-    if alloca.alignment is None or alloca.alignment.value.data < 4 * width:  # rows on vector boundaries
-        alloca.alignment = IntegerAttr(4 * width, 64)
+    bytes_ = VECTOR_ELEMENTS[element] * width
+    if alloca.alignment is None or alloca.alignment.value.data < bytes_:  # rows on vector boundaries
+        alloca.alignment = IntegerAttr(bytes_, 64)
     # The copy at the group's first element, before the loop, which goes.
     builder = Builder(InsertPoint.before(loop))
     mapping: dict[SSAValue, SSAValue] = {iv: loop.lb}

@@ -70,15 +70,19 @@ from tcir.polyhedral.scop import module_scops
 
 @dataclass(frozen=True)
 class PolyMapToMmaPass(ModulePass):
-    """Run each fitting f32 contraction of a mapped scop as TF32 `mma.sync`
-    (or, with `warpgroup`, sm_90's `wgmma` where it fits)."""
+    """Run each fitting contraction of a mapped scop on the tensor cores:
+    f16/bf16 ones as m16n8k16 `mma.sync`, f32 ones (with `allow_tf32`) as
+    TF32 `mma.sync` or, with `warpgroup`, sm_90's `wgmma` where it fits."""
 
     name = "poly-map-to-mma"
 
     warpgroup: bool = False
+    allow_tf32: bool = True
+    """Whether f32 contractions may run with TF32 products; false leaves
+    them as they are (half ones lose nothing on the tensor cores)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for scop in module_scops(op):
-            if self.warpgroup:
+            if self.warpgroup and self.allow_tf32:
                 wgmma.rewrite(scop)
-            mma.rewrite(scop)
+            mma.rewrite(scop, self.allow_tf32)

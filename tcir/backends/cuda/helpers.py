@@ -238,6 +238,60 @@ __device__ __forceinline__ float tc_swizzled(const float* start, int r, int k) {
   return *(const float*)(row + 16 * chunk + 4 * (column & 3));
 }""",
 }
+HALF_MMA = {"__half": ("tc_mma_f16", "f16", "__half_as_short", "__half2float"),
+            "__nv_bfloat16": ("tc_mma_bf16", "bf16", "__bfloat16_as_short", "__bfloat162float")}
+"""By C type of the operands: the `nvgpu.mma.sync` m16n8k16 helper, PTX's
+type, and the conversions its packing and fallback use."""
+
+
+def _half_mma_helper(c_type: str) -> str:
+    """`tc_mma_f16`/`tc_mma_bf16(d0..d3, a0..a7, b0..b3, c0..c3)`: the warp's
+    D = A B + C (m16n8k16, f32 accumulators) from its threads' fragments
+    (g = lane / 4, t = lane % 4; a0..a7 = A[g][2t], A[g][2t+1], A[g+8][2t],
+    A[g+8][2t+1] and the same at k + 8; b0..b3 = B[2t][g], B[2t+1][g],
+    B[2t+8][g], B[2t+9][g]; c, d as for TF32), each pair packed in one
+    register, its first element in the low half. Before sm_80, the same sums
+    in f32 from the other threads' registers by shuffles."""
+    name, ptx, as_short, to_float = HALF_MMA[c_type]
+    halves = ", ".join(f"{c_type} a{k}" for k in range(8)) + ", " + ", ".join(f"{c_type} b{k}" for k in range(4))
+    pack = lambda lo, hi: f'"r"(tc_pack_half2({as_short}({lo}), {as_short}({hi})))'  # noqa: E731
+    a = ", ".join(pack(f"a{k}", f"a{k + 1}") for k in range(0, 8, 2))
+    b = ", ".join(pack(f"b{k}", f"b{k + 1}") for k in range(0, 4, 2))
+    floats = lambda n, p: ", ".join(f"{to_float}({p}{k})" for k in range(n))  # noqa: E731
+    return f"""\
+__device__ __forceinline__ void {name}(float& d0, float& d1, float& d2, float& d3, {halves},
+                                          float c0, float c1, float c2, float c3) {{
+#if __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.{ptx}.{ptx}.f32 {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%10, %11, %12, %13}};"
+      : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
+      : {a},
+        {b},
+        "f"(c0), "f"(c1), "f"(c2), "f"(c3));
+#else
+  const int lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 32;
+  const int g = lane / 4, t = lane % 4;
+  const float a[8] = {{{floats(8, "a")}}}, b[4] = {{{floats(4, "b")}}};
+  d0 = c0, d1 = c1, d2 = c2, d3 = c3;
+  for (int k = 0; k < 16; ++k) {{
+    const int from = (k % 8) / 2, high = k / 8, odd = k % 2;
+    const float top = __shfl_sync(0xffffffffu, a[4 * high + odd], 4 * g + from);
+    const float bottom = __shfl_sync(0xffffffffu, a[4 * high + 2 + odd], 4 * g + from);
+    const float left = __shfl_sync(0xffffffffu, b[2 * high + odd], 8 * t + from);
+    const float right = __shfl_sync(0xffffffffu, b[2 * high + odd], 8 * t + 4 + from);
+    d0 += top * left, d1 += top * right, d2 += bottom * left, d3 += bottom * right;
+  }}
+#endif
+}}"""
+
+
+HELPERS["tc_pack_half2"] = """\
+__device__ __forceinline__ unsigned tc_pack_half2(short low, short high) {
+  return (unsigned)(unsigned short)low | ((unsigned)(unsigned short)high << 16);
+}"""
+for _c_type, (_name, *_) in HALF_MMA.items():
+    HELPERS[_name] = _half_mma_helper(_c_type)
+
+
 WGMMA_PREFIX = "tc_wgmma_m64n"
 """Helpers `tc_wgmma_m64n<N>k8`, one per N (`wgmma_helper`)."""
 

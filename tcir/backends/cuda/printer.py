@@ -67,7 +67,7 @@ from tcir.backends.cuda.helpers import helper_definitions
 from tcir.dialects.check import IndexOp
 from tcir.ir.integer_forms import trip_count
 from tcir.ir.loop_hints import UNROLL_HINT
-from tcir.backends.cuda.helpers import WGMMA_PREFIX
+from tcir.backends.cuda.helpers import HALF_MMA, WGMMA_PREFIX
 from tcir.dialects.nvgpu import (
     COPY_BYTES,
     DeviceAsyncCopyOp,
@@ -292,6 +292,10 @@ def index32_fits(kernel: gpu.FuncOp) -> bool:
     return all(_memref_fits(v.type) for v in values if isinstance(v.type, MemRefType))
 
 
+HALF_VECTORS = {2: "unsigned", 4: "uint2", 8: "uint4"}
+"""The C types that carry vectors of 16-bit floats (which copies only move)."""
+
+
 class KernelPrinter(IndentedLines):
     """Prints one `gpu.func` kernel; collects the helpers and headers it needs."""
 
@@ -324,6 +328,8 @@ class KernelPrinter(IndentedLines):
         if isinstance(t, VectorType):  # float2, float4, int4...: what gpu-vectorize-copies makes
             element = c_type(t.element_type)
             (lanes,) = t.get_shape()
+            if element in HALF_TYPES and lanes in HALF_VECTORS:  # only copied: their bits
+                return HALF_VECTORS[lanes]
             if element not in ("float", "int") or lanes not in (2, 4):
                 raise TCError(f"cuda backend: type '{t}' is not supported")
             return f"{element}{lanes}"
@@ -845,10 +851,11 @@ class KernelPrinter(IndentedLines):
 
     @emit.register
     def _(self, op: MmaSyncOp) -> None:
-        self.helpers.add("tc_mma_tf32")
+        helper = "tc_mma_tf32" if op.kind == "tf32" else HALF_MMA[c_type(op.matrix_a[0].type)][0]
+        self.helpers |= {helper} if op.kind == "tf32" else {"tc_pack_half2", helper}
         names = [self.names.declare(r) for r in op.res]
         self.line(f"float {', '.join(names)};")
-        self.line(f"tc_mma_tf32({', '.join([*names, *(self.expr(v, ANY) for v in op.operands)])});")
+        self.line(f"{helper}({', '.join([*names, *(self.expr(v, ANY) for v in op.operands)])});")
 
     @emit.register
     def _(self, op: WarpgroupGenerateDescriptorOp) -> None:

@@ -171,20 +171,29 @@ class Launch:
 
     def mma_sync(self, lanes: np.ndarray, a: Sequence[Any], b: Sequence[Any], c: Sequence[Any],
                  site: int) -> tuple[np.ndarray, ...]:
-        """`nvgpu.mma.sync` (m16n8k8, TF32) by `lanes`: all 32 threads of
-        each of their warps must be there; D = tf32(A) tf32(B) + C per warp,
-        from and to the threads' registers (see `tcir.dialects.nvgpu`)."""
+        """`nvgpu.mma.sync` by `lanes` (m16n8k8 TF32 for 4 registers of A,
+        m16n8k16 f16/bf16 for 8): all 32 threads of each of their warps must
+        be there; D = A B + C per warp (A and B as TF32, or exactly), from
+        and to the threads' registers (see `tcir.dialects.nvgpu`)."""
         self._whole(lanes, WARP, "mma.sync", "warp", site)
         lane = lanes % WARP
         order = np.argsort(lanes, kind="stable")
         g, t = lane[order] // 4, lane[order] % 4
         w = np.repeat(np.arange(order.size // WARP), WARP)
         per_lane = lambda v: np.broadcast_to(np.asarray(v, np.float32), lanes.shape)[order]  # noqa: E731
-        A, B, C = (np.zeros((order.size // WARP, *shape), np.float64) for shape in ((16, 8), (8, 8), (16, 8)))
-        for value, row, column in zip(a, (g, g + 8, g, g + 8), (t, t, t + 4, t + 4)):
-            A[w, row, column] = _tf32(per_lane(value))
-        for value, row in zip(b, (t, t + 4)):
-            B[w, row, g] = _tf32(per_lane(value))
+        k = 4 * len(b)  # 8 (TF32), 16 (half)
+        A, B, C = (np.zeros((order.size // WARP, *shape), np.float64) for shape in ((16, k), (k, 8), (16, 8)))
+        if len(a) == 4:
+            for value, row, column in zip(a, (g, g + 8, g, g + 8), (t, t, t + 4, t + 4)):
+                A[w, row, column] = _tf32(per_lane(value))
+            for value, row in zip(b, (t, t + 4)):
+                B[w, row, g] = _tf32(per_lane(value))
+        else:
+            half_rows, half_columns = (g, g, g + 8, g + 8) * 2, (2 * t, 2 * t + 1) * 2 + (2 * t + 8, 2 * t + 9) * 2
+            for value, row, column in zip(a, half_rows, half_columns):
+                A[w, row, column] = per_lane(value)
+            for value, row in zip(b, (2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9)):
+                B[w, row, g] = per_lane(value)
         places = list(zip((g, g, g + 8, g + 8), (2 * t, 2 * t + 1, 2 * t, 2 * t + 1)))
         for value, (row, column) in zip(c, places):
             C[w, row, column] = per_lane(value)

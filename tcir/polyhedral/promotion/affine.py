@@ -74,13 +74,23 @@ def single_multi_aff(function: isl.PwMultiAff) -> isl.MultiAff:
     return pieces[0]
 
 
-def function_of(relation: isl.Map, hidden: Sequence[str]) -> isl.MultiAff:
+def function_of(relation: isl.Map, hidden: Sequence[str], late: Sequence[str] = ()) -> isl.MultiAff:
     """The single-valued `relation` as one quasi-affine function, once the
-    parameters `hidden` are projected out (they must be implied by the domain)."""
+    parameters `hidden` are projected out (they must be implied by the
+    domain), and `late` too unless the function does not involve them:
+    projecting a block id out with the thread ids can split a function
+    that is the same in every block (the private index of a warp's
+    sub-tile, `(m mod 32) floordiv 8`) into dozens of pieces."""
     for name in hidden:
         position = relation.find_dim_by_name(isl.dim_type.param, name)
         if position >= 0:
             relation = relation.project_out(isl.dim_type.param, position, 1)
+    present = [n for n in late if relation.find_dim_by_name(isl.dim_type.param, n) >= 0]
+    if present:
+        found = _independent_of(relation, present)
+        if found is not None:
+            return found
+        return function_of(relation, present)
     if not relation.is_single_valued():
         raise NotExpressible(f"{relation} is not a function")
     try:
@@ -88,6 +98,23 @@ def function_of(relation: isl.Map, hidden: Sequence[str]) -> isl.MultiAff:
     except isl.Error as error:  # a function isl cannot write without the existentials it hides
         raise NotExpressible(str(error)) from None
     return single_multi_aff(function.coalesce())
+
+
+def _independent_of(relation: isl.Map, names: Sequence[str]) -> isl.MultiAff | None:
+    """`relation` as one function that involves none of the parameters
+    `names`, without them; None where it is not one."""
+    if not relation.is_single_valued():
+        return None
+    try:
+        function = single_multi_aff(isl.PwMultiAff.from_map(relation).coalesce())
+    except (isl.Error, NotExpressible):
+        return None
+    for name in names:
+        position = function.find_dim_by_name(isl.dim_type.param, name)
+        if function.involves_dims(isl.dim_type.param, position, 1):
+            return None
+        function = function.drop_dims(isl.dim_type.param, position, 1)
+    return function
 
 
 def affine_map_attr(function: isl.MultiAff, symbols: Sequence[str]) -> AffineMapAttr:

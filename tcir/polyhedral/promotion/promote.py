@@ -359,7 +359,7 @@ class Promoter:
             function = pairs.apply_range(index).intersect_domain(site.instances)
             try:
                 result.append(
-                    function_of(isl.Map.from_union_map(function), MAPPING_IDS)
+                    function_of(isl.Map.from_union_map(function), THREAD_IDS, late=BLOCK_IDS)
                 )
             except NotExpressible:
                 return None
@@ -869,13 +869,13 @@ def _thread_exclusive(footprint: isl.Map, ids: Sequence[str] = THREAD_IDS) -> bo
 
 def _in_groups(footprint: isl.Map, decision: Decision, width: int) -> bool:
     """Whether each tile's `footprint` (`{ [p] -> T[a] }`) is made of whole
-    aligned groups of `width` consecutive elements of 32 bits along the
-    last dimension, that the buffer holds at aligned places: where
+    aligned groups of `width` consecutive elements of 32 or 16 bits along
+    the last dimension, that the buffer holds at aligned places: where
     `VectorCopy` deals groups that one vector load and store can move."""
     tile = decision.group.tile
     assert tile is not None
     element = decision.group.tensor.type.scalar_type  # type: ignore[attr-defined]
-    if width == 1 or tile.strides[-1] != 1 or getattr(element, "bitwidth", None) != 32:
+    if width == 1 or tile.strides[-1] != 1 or getattr(element, "bitwidth", None) not in (16, 32):
         return False
     rank = footprint.dim(isl.dim_type.out)
     a = [f"a{k}" for k in range(rank)]

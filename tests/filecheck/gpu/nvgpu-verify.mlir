@@ -7,6 +7,7 @@
 // CHECK-NEXT: "nvgpu.device_async_create_group"() : () -> ()
 // CHECK-NEXT: "nvgpu.device_async_wait"() <{numGroups = 1 : i32}> : () -> ()
 // CHECK: %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %b, %c, %c, %c, %c) <{mmaShape = [16 : i64, 8 : i64, 8 : i64], tf32Enabled, operandSegmentSizes = array<i32: 4, 2, 4>}> : (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+// CHECK: %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %a, %a, %a, %a, %b, %b, %b, %b, %c, %c, %c, %c) <{mmaShape = [16 : i64, 8 : i64, 16 : i64], operandSegmentSizes = array<i32: 8, 4, 4>}> : (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, f32, f32, f32, f32) -> (f32, f32, f32, f32)
 // CHECK: %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i, %i) : (memref<2x64x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index, index) -> !nvgpu.warpgroup.descriptor
 // CHECK-NEXT: %b = "nvgpu.warpgroup.generate.descriptor"(%T, %i, %i) : (memref<16x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
 // CHECK-NEXT: = "nvgpu.warpgroup.mma"(%a, %b, %c, %c, %c, %c, %c, %c, %c, %c) <{mmaShape = [64 : i64, 16 : i64, 8 : i64], tf32Enabled}>
@@ -60,7 +61,7 @@ func.func @mma(%a: f32, %b: f32, %c: f32) -> f32 {
 
 // Another shape.
 func.func @mma_shape(%a: f32, %b: f32, %c: f32) {
-  // expected-error@+1 {{'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled only}}
+  // expected-error@+1 {{'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled (f32 operands) and mmaShape = [16, 8, 16] (f16 or bf16 operands) only}}
   %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 4], tf32Enabled, operandSegmentSizes = array<i32: 4, 2, 4>}> : (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
@@ -69,7 +70,7 @@ func.func @mma_shape(%a: f32, %b: f32, %c: f32) {
 
 // Without tf32Enabled (f32 operands are TF32 only).
 func.func @mma_f32(%a: f32, %b: f32, %c: f32) {
-  // expected-error@+1 {{'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled only}}
+  // expected-error@+1 {{'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled (f32 operands) and mmaShape = [16, 8, 16] (f16 or bf16 operands) only}}
   %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 8], operandSegmentSizes = array<i32: 4, 2, 4>}> : (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
@@ -80,6 +81,42 @@ func.func @mma_f32(%a: f32, %b: f32, %c: f32) {
 func.func @mma_registers(%a: f32, %b: f32, %c: f32) {
   // expected-error@+1 {{'nvgpu.mma.sync' op takes 4, 2 and 4 registers of A, B and C and gives 4, got 4, 1, 4 and 4}}
   %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 8], tf32Enabled, operandSegmentSizes = array<i32: 4, 1, 4>}> : (f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+
+// -----
+
+// The half types' m16n8k16 (f16 or bf16 operands, f32 accumulators): 8, 4
+// and 4 registers of A, B and C, 4 results. A valid one round-trips.
+func.func @mma_half(%a: bf16, %b: bf16, %c: f32) -> f32 {
+  %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %a, %a, %a, %a, %b, %b, %b, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 16], operandSegmentSizes = array<i32: 8, 4, 4>}> : (bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, bf16, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return %d0 : f32
+}
+
+// -----
+
+// f16 A with bf16 B.
+func.func @mma_mixed(%a: f16, %b: bf16, %c: f32) {
+  // expected-error@+1 {{'nvgpu.mma.sync' op takes A and B of one type, got bf16, f16}}
+  %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %a, %a, %a, %a, %b, %b, %b, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 16], operandSegmentSizes = array<i32: 8, 4, 4>}> : (f16, f16, f16, f16, f16, f16, f16, f16, bf16, bf16, bf16, bf16, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+
+// -----
+
+// Half operands in the TF32 shape.
+func.func @mma_half_shape(%a: f16, %b: f16, %c: f32) {
+  // expected-error@+1 {{'nvgpu.mma.sync' op supports mmaShape = [16, 8, 8] with tf32Enabled (f32 operands) and mmaShape = [16, 8, 16] (f16 or bf16 operands) only}}
+  %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 8], tf32Enabled, operandSegmentSizes = array<i32: 4, 2, 4>}> : (f16, f16, f16, f16, f16, f16, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+
+// -----
+
+// Four registers of A in the half shape.
+func.func @mma_half_registers(%a: f16, %b: f16, %c: f32) {
+  // expected-error@+1 {{'nvgpu.mma.sync' op takes 8, 4 and 4 registers of A, B and C and gives 4, got 4, 4, 4 and 4}}
+  %d0, %d1, %d2, %d3 = "nvgpu.mma.sync"(%a, %a, %a, %a, %b, %b, %b, %b, %c, %c, %c, %c) <{mmaShape = [16, 8, 16], operandSegmentSizes = array<i32: 4, 4, 4>}> : (f16, f16, f16, f16, f16, f16, f16, f16, f32, f32, f32, f32) -> (f32, f32, f32, f32)
   func.return
 }
 

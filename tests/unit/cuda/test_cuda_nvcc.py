@@ -199,3 +199,21 @@ def test_a_float2_copy_inside_a_guard_prints():
     )
     source = rmsnorm.ir(*inputs, backend="cuda", options=options)
     assert "float2" in source
+
+
+@needs_nvcc
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_default_compiles_to_mma_sync(dtype: str, tmp_path: Path):
+    """The default mapping of a half tmm 128x1024x1024: m16n8k16 mma.sync on
+    .f16 or .bf16 operands with f32 accumulators in the PTX for sm_90, its
+    copies by cp.async, no local memory (no spills)."""
+    import ml_dtypes
+
+    source = (EXAMPLES / "tmm.tc").read_text().replace("float(", f"{dtype}(")
+    tmm = tcir.define(source).tmm
+    element = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    inputs = np.zeros((128, 1024), element), np.zeros((1024, 1024), element)
+    text = _ptx(tmm.ir(*inputs, backend="cuda"), "sm_90", tmp_path)
+    ptx_type = "f16" if dtype == "float16" else "bf16"
+    assert f"mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32" in text
+    assert "cp.async" in text and ".local" not in text
