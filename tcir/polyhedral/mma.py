@@ -1,4 +1,5 @@
-"""Contractions of mapped scops as warp-level TF32 `mma.sync` (m16n8k8).
+"""Contractions of mapped scops as warp-level `mma.sync`: TF32 m16n8k8 for
+f32 operands, m16n8k16 for f16 and bf16 ones (f32 accumulators both).
 
 A statement `C[.., i, j] += X[.., i, k] * Y[.., j, k]` (any affine layout of
 the operands) of a kernel whose block is `threads = [4, Y]` (Y a multiple of
@@ -26,6 +27,13 @@ so only where that is exact: every group lies in the statement's domain
 of its shared tiles (one block, one k step), and the threads own exactly
 the points above, so that the 32 threads of each warp run each `mma.sync`
 together.
+
+Half operands (`Contraction.half`: reads of f16 or bf16 widened by
+`arith.extf`) use the same rows, columns and accumulators; a thread's 4
+consecutive reduction points of a row are the mma's k = 2t, 2t + 1,
+2t + 8, 2t + 9 (A's registers a0..a7: rows g, g + 8, pairs of k), so a
+leader does 16 (one mma) or 32 (two) points; the half values go to the
+mma as they are read, unwidened.
 """
 
 from __future__ import annotations

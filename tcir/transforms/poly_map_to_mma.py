@@ -1,4 +1,4 @@
-"""`poly-map-to-mma`: contractions on the tensor cores, TF32 `mma.sync`.
+"""`poly-map-to-mma{allow-tf32=true warpgroup=false}`: contractions on the tensor cores, `mma.sync`.
 
 Runs on scops mapped by `poly-map-to-gpu` (and promoted by `poly-promote`).
 A statement `C[.., i, j] += X[.., i, k] * Y[.., j, k]` of f32 elements whose
@@ -29,6 +29,14 @@ becomes
 The rows of its operands' shared tiles grow (A's to 16 mod 32 words, B's
 to 4 mod 8) so that each quarter warp's float4 fragment reads hit distinct
 banks: `memref<32x36xf32, 3>` of A becomes `memref<32x48xf32, 3>`.
+
+A contraction of f16 or bf16 operands (read through `arith.extf`, as
+`tc-widen-half-precision` leaves them) into f32 accumulators becomes
+m16n8k16 `mma.sync` in the same way, whatever `allow-tf32` (false leaves
+f32 contractions as they are; the GPU pipelines run it so for every
+mapping): one instance in 32 per 16 or 32 points of the reduction, its
+half values given to `"nvgpu.mma.sync"(...) <{mmaShape = [16, 8, 16]}>`
+as read (see `tcir.polyhedral.mma`).
 
 Statements that are no such contraction, or whose mapping, domain or tiles
 do not give whole warps whole groups, are left as they are. The products
