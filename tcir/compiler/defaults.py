@@ -147,8 +147,9 @@ def _half_mma_options(outer: list[int], size: int) -> MappingOptions:
     """`size` x `size` x 32 tiles of a half contraction on m16n8k16
     `mma.sync`: warps of 4 x 8 threads (2 x 4 of them for 128, 1 x 2 for
     64), each thread 64 accumulators of its warp's sub-tile, rows 8 apart
-    and columns 4 apart, the operands' tiles in shared memory filled by
-    cp.async (4 halves a copy)."""
+    and columns 4 apart, the operands' tiles in shared memory (rows on
+    16-byte boundaries, read 8 halves at once) filled by cp.async (16
+    bytes a copy)."""
     warps = [2, 4] if size == 128 else [1, 2]
     return MappingOptions(
         tile=[*outer, size, size, K_TILE],
@@ -157,9 +158,13 @@ def _half_mma_options(outer: list[int], size: int) -> MappingOptions:
         max_private_elements=(size // warps[0] // 8) * (size // warps[1] // 4),
         num_stages=3,
         async_copies=True,
-        vector_width=VECTOR_WIDTH,
-        copy_vector_width=VECTOR_WIDTH,
+        vector_width=HALF_VECTOR_WIDTH,
+        copy_vector_width=HALF_VECTOR_WIDTH,
     )
+
+
+HALF_VECTOR_WIDTH = 8
+"""16 bytes of a 16-bit type: a thread's loads and copies of half operands."""
 
 
 def _copy_width(rows: int, row: int, threads: int) -> int:

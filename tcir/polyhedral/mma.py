@@ -455,34 +455,57 @@ def relation(stmt: StmtOp, ops: Sequence[ReadOp | UpdateOp]) -> str:
     return str(result.coalesce())
 
 
-ROW_PADDING = (32, 16)
-"""Row lengths of A's shared tile (words, modulus and residue) whose
-quarter warps read rows g and g + 1 of a float4 fragment 16 banks apart."""
-COLUMN_PADDING = (8, 4)
+ROW_PADDING = (128, 64)
+"""Row lengths of A's shared tile (bytes, modulus and residue) whose
+quarter warps read rows g and g + 1 of a 16-byte fragment 16 banks apart."""
+COLUMN_PADDING = (32, 16)
 """Row lengths of B's, whose quarter warps read rows j0 and j0 + 4 (the
 column listing) 16 banks apart."""
+FRAGMENT_BYTES = 16
+"""What a thread reads of a row at once where the padding applies."""
 
 
 def _pad_for_fragments(scop: ScopOp, found: Contraction, at: Layout) -> None:
-    """Lengthen the rows of the shared tiles that a float4 layout reads so
-    that no quarter warp's loads share a bank (`ROW_PADDING`,
-    `COLUMN_PADDING`): `poly-promote`'s padding suits one element per row
-    and thread, not the fragments' 4 x 2 rows and columns per quarter warp.
-    The buffers' indices stay; only their row length grows."""
+    """Set the row length of the shared tiles that a layout reads 16 bytes
+    a row at (TF32's float4, 8 halves) so that no quarter warp's loads
+    share a bank (`ROW_PADDING`, `COLUMN_PADDING`): `poly-promote`'s padding
+    suits one element per row and thread, not the fragments' 4 x 2 rows and
+    columns per quarter warp. The buffers' indices stay; f32 rows only
+    grow, half rows are the shortest that hold the fragments' points (the
+    promoted rows, padded for 8-wide reads, would need to double)."""
     buffers = scop.attributes.get(BUFFERS)
     a_op, b_op = found.operand_of(at.row), found.operand_of(at.column)
     names = [op.attributes.get(PROMOTED) if op is not None else None for op in (a_op, b_op)]
-    if found.half or at.steps != 4 or not isinstance(buffers, DictionaryAttr) or names[0] == names[1]:
+    element = 2 if found.half else 4
+    if at.steps * element != FRAGMENT_BYTES or not isinstance(buffers, DictionaryAttr) or names[0] == names[1]:
         return
     types = dict(buffers.data)
-    for name, (modulus, residue) in zip(names, (ROW_PADDING, COLUMN_PADDING)):
+    for op, name, (modulus, residue) in zip((a_op, b_op), names, (ROW_PADDING, COLUMN_PADDING)):
         kind = types.get(name.data) if isinstance(name, StringAttr) else None
         if not isinstance(kind, MemRefType) or kind.memory_space != IntegerAttr(SHARED_SPACE, 64) or len(kind.shape) < 2:
             continue
         shape = list(kind.get_shape())
-        shape[-1] += (residue - shape[-1]) % modulus
+        length = _row_extent(found.stmt, op) if found.half else shape[-1]  # pyright: ignore[reportArgumentType]
+        if length is None:
+            continue
+        shape[-1] = length + (residue // element - length) % (modulus // element)
         types[name.data] = MemRefType(kind.element_type, shape, memory_space=kind.memory_space)
     scop.attributes[BUFFERS] = DictionaryAttr(types)
+
+
+def _row_extent(stmt: StmtOp, op: ReadOp) -> int | None:
+    """One more than the largest last index of `op`'s promoted buffer over
+    `stmt`'s instances (None where its index is not known)."""
+    index = op.attributes.get(PROMOTED_MAP)
+    if not isinstance(index, AffineMapAttr) or index.data.num_symbols:
+        return None
+    access = isl.Map.from_multi_aff(affine_map_to_isl(index.data, stmt.sym_name.data, []))
+    image = isl.Set(stmt.domain.data).apply(access)
+    last = image.dim(isl.dim_type.set) - 1
+    if image.dim(isl.dim_type.param) or image.is_empty():
+        return None
+    bound = image.project_out(isl.dim_type.set, 0, last).lexmax().sample_point()
+    return bound.get_coordinate_val(isl.dim_type.set, 0).to_python() + 1
 
 
 def replace_statement(scop: ScopOp, stmt: StmtOp, replacement: StmtOp) -> None:

@@ -2,8 +2,8 @@
 between global and shared memory with one vector load and store (float2,
 float4).
 
-In every `gpu.func`, an `scf.for` of W iterations (W = 2 or 4, at most
-`max-width`, step 1) whose body is index arithmetic around one scalar
+In every `gpu.func`, an `scf.for` of W iterations (W = 2, 4 or 8, at most
+`max-width` and 16 bytes, step 1) whose body is index arithmetic around one scalar
 copy from a global memref to a shared one (what `poly-promote{copy-vector-
 width=W}` makes of a copy's group loop)
 
@@ -74,8 +74,10 @@ def _aligned_index(forms: IntegerForms, index: SSAValue, iv: SSAValue, lb: SSAVa
 
 
 VECTOR_ELEMENTS = {f32: 4, i32: 4, f16: 2, bf16: 2}
-"""Element types a copy moves as vectors (float4, int4, 4 or 2 halves;
+"""Element types a copy moves as vectors (float4, int4, 8 halves...;
 signless integers: the values TC reads), and their bytes."""
+VECTOR_BYTES = 16
+"""The widest vector load and store (float4, uint4)."""
 
 
 def _row_multiple(ref: SSAValue, width: int) -> bool:
@@ -108,6 +110,7 @@ def _vectorize(loop: scf.ForOp, forms: IntegerForms, max_width: int) -> bool:
         or memory_space(load.memref.type) != 0
         or memory_space(store.memref.type) != SHARED_SPACE
         or element not in VECTOR_ELEMENTS
+        or VECTOR_ELEMENTS[element] * width > VECTOR_BYTES
         or not _row_multiple(load.memref, width)
         or not _row_multiple(store.memref, width)
     ):

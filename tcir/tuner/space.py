@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcir.frontend.ast import CheckedDef
+from tcir.frontend.dtypes import HALF_TYPES
 from tcir.runtime.signature import evaluate
 from tcir.compiler.defaults import atomic_sum
 from tcir.compiler.options import (
@@ -135,6 +136,9 @@ class SearchSpace:
                 len(s.ranges) if atomic else len(s.lhs_indices) for s, atomic in zip(definition.stmts, sums)
             )
             mapped = min(3, max(parallel, default=1))
+            # 8 elements are 16 bytes only of the 16-bit types.
+            half = any(p.dtype in HALF_TYPES for p in (*definition.inputs, *definition.outputs))
+            widths = VECTOR_WIDTHS if half else tuple(w for w in VECTOR_WIDTHS if w <= 4)
             blocks = (None, *size_candidates(extents, MAX_GRID_DIM))
             threads = (None, *size_candidates(extents, MAX_THREADS_PER_BLOCK))
             genes += [
@@ -147,8 +151,8 @@ class SearchSpace:
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
                 Gene("num_stages", tuple(range(1, MAX_STAGES + 1))),
                 Gene("async_copies", (False, True)),
-                Gene("vector_width", VECTOR_WIDTHS),
-                Gene("copy_vector_width", VECTOR_WIDTHS),
+                Gene("vector_width", widths),
+                Gene("copy_vector_width", widths),
             ]
             if any(sums):
                 genes += [Gene("parallel_reductions", (False, True)), Gene("split_k", SPLIT_K_CHOICES)]
