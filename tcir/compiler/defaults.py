@@ -143,19 +143,21 @@ def _half_contraction(definition: A.CheckedDef, layer: A.Stmt) -> bool:
     return len(types) == 1 and types <= set(HALF_TYPES)
 
 
-def _half_mma_options(outer: list[int], size: int) -> MappingOptions:
-    """`size` x `size` x 32 tiles of a half contraction on m16n8k16
-    `mma.sync`: warps of 4 x 8 threads (2 x 4 of them for 128, 1 x 2 for
-    64), each thread 64 accumulators of its warp's sub-tile, rows 8 apart
-    and columns 4 apart, the operands' tiles in shared memory (rows on
-    16-byte boundaries, read 8 halves at once) filled by cp.async (16
-    bytes a copy)."""
-    warps = [2, 4] if size == 128 else [1, 2]
+def _half_mma_options(outer: list[int], rows: int, columns: int) -> MappingOptions:
+    """`rows` x `columns` tiles of a half contraction on m16n8k16
+    `mma.sync`: warps of 4 x 8 threads, each thread the accumulators of its
+    warp's sub-tile, rows 8 apart and columns 4 apart: 128 x 128 x 32 tiles
+    on 2 x 4 warps (64 accumulators), or, where those leave SMs idle,
+    32 x 64 x 64 on 1 x 2 (32: twice the blocks of 64 x 64 tiles). The
+    operands' tiles are in shared memory (rows on 16-byte boundaries, read
+    8 halves at once), filled by cp.async (16 bytes a copy)."""
+    warps, k_tile = ([2, 4], K_TILE) if rows == 128 else ([1, 2], 2 * K_TILE)
     return MappingOptions(
-        tile=[*outer, size, size, K_TILE],
+        tile=[*outer, rows, columns, k_tile],
         threads=[4, 8],
         warps=warps,
-        max_private_elements=(size // warps[0] // 8) * (size // warps[1] // 4),
+        max_private_elements=(rows // warps[0] // 8) * (columns // warps[1] // 4),
+        max_shared_memory=SMALL_HALF_TILE_SHARED if rows < 128 else DEFAULT.max_shared_memory,
         num_stages=3,
         async_copies=True,
         vector_width=HALF_VECTOR_WIDTH,
@@ -163,6 +165,8 @@ def _half_mma_options(outer: list[int], size: int) -> MappingOptions:
     )
 
 
+SMALL_HALF_TILE_SHARED = 65536
+"""Shared bytes allowed the 32 x 64 x 64 half tiles (double-buffered)."""
 HALF_VECTOR_WIDTH = 8
 """16 bytes of a 16-bit type: a thread's loads and copies of half operands."""
 
@@ -271,8 +275,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return out[-2] % rows == 0 and out[-1] % columns == 0
 
         if _half_contraction(definition, layer) and out[-2] % MMA_ROWS == 0 and out[-1] % MMA_COLUMNS == 0 and steps % MMA_POINTS == 0:
-            size = 128 if fills_gpu(128) else 64
-            return dataclasses.replace(_half_mma_options(outer, size), blocks=grid(size, size))
+            rows, columns = (128, 128) if fills_gpu(128) else (32, 64)
+            return dataclasses.replace(_half_mma_options(outer, rows, columns), blocks=grid(rows, columns))
         if allow_tf32 and whole and fills_gpu(128) and whole_tiles(128, 128):
             return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
