@@ -132,8 +132,11 @@ whose output and reduction are whole multiples runs on the tensor cores."""
 
 def _half_contraction(definition: A.CheckedDef, layer: A.Stmt) -> bool:
     """Whether `layer` sums products of two reads of one half type over one
-    reduction index (what `poly-map-to-mma` runs as m16n8k16 `mma.sync`)."""
+    reduction index, into a half or (mixed precision) a float32 tensor
+    (what `poly-map-to-mma` runs as m16n8k16 `mma.sync`)."""
     rhs = layer.rhs
+    if isinstance(rhs, A.Cast) and rhs.type == "float32":
+        rhs = rhs.x
     if not (layer.op.startswith("+=") and len(layer.reduction_indices) == 1 and isinstance(rhs, A.Binary)):
         return False
     factors = (rhs.a, rhs.b)
@@ -245,9 +248,11 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             pass's choice."""
             return _grid([*out[:-2], -(-out[-2] // rows), -(-out[-1] // columns)]) if outer else []
 
-        def fills_gpu(tile: int, columns: int | None = None, times: int = 1) -> bool:  # enough blocks of tile x columns outputs
-            blocks = math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // (columns or tile))
-            return blocks >= times * BLOCKS_TO_FILL_GPU
+        def blocks(tile: int, columns: int | None = None) -> int:  # of tile x columns outputs
+            return math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // (columns or tile))
+
+        def fills_gpu(tile: int, columns: int | None = None, times: int = 1) -> bool:
+            return blocks(tile, columns) >= times * BLOCKS_TO_FILL_GPU
 
         # A ragged last k tile is staged in registers where its copies are
         # float4 groups (guarded: C3's 1000 points, 19.2 us on an H200); with
@@ -274,9 +279,13 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         def whole_tiles(rows: int, columns: int) -> bool:  # wgmma's groups tile the output
             return out[-2] % rows == 0 and out[-1] % columns == 0
 
-        if _half_contraction(definition, layer) and out[-2] % MMA_ROWS == 0 and out[-1] % MMA_COLUMNS == 0 and steps % MMA_POINTS == 0:
-            rows, columns = (128, 128) if fills_gpu(128) else (32, 64)
-            return dataclasses.replace(_half_mma_options(outer, rows, columns), blocks=grid(rows, columns))
+        mma = out[-2] % MMA_ROWS == 0 and out[-1] % MMA_COLUMNS == 0 and steps % MMA_POINTS == 0
+        if mma and _half_contraction(definition, layer):
+            # Tiles of 32 x 64 where 128 x 128 leave SMs idle, if they fill half
+            # of them; fewer blocks (an MLP's 128 x 128 outputs): split-K below.
+            for rows, columns in ((128, 128), (32, 64)):
+                if fills_gpu(rows, columns) or (rows == 32 and 2 * blocks(rows, columns) >= BLOCKS_TO_FILL_GPU):
+                    return dataclasses.replace(_half_mma_options(outer, rows, columns), blocks=grid(rows, columns))
         if allow_tf32 and whole and fills_gpu(128) and whole_tiles(128, 128):
             return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):

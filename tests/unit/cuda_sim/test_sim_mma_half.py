@@ -77,18 +77,39 @@ def test_half_contractions_compute_numpy_exactly(dtype, a_shape, b_shape, option
 
 
 @pytest.mark.parametrize("dtype", TYPES)
-def test_half_default_runs_on_the_tensor_cores(dtype):
-    """Random values: the default mapping of a whole-tile shape uses the
-    mma; sums in f32 rounded once, as the CPU reference, within one
-    rounding of the type."""
+@pytest.mark.parametrize("large", [(4096, 4096, 4096), (128, 1024, 1024)], ids=["128x128", "32x64"])
+def test_half_defaults_run_on_the_tensor_cores(dtype, large):
+    """The defaults of half contractions that fill the GPU with 128 x 128
+    or 32 x 64 tiles are mma-shaped; on random values at a small size (a
+    ragged last k tile too), sums in f32 rounded once, as the CPU
+    reference, within one rounding of the type."""
     tmm = tcir.define(TMM.format(t=dtype)).tmm
+    m, n, k = large
+    zeros = np.zeros((m, k), TYPES[dtype]), np.zeros((n, k), TYPES[dtype])
+    options = default_options(tmm.definition, bind(tmm.definition, zeros))
+    assert options.threads == [4, 8] and options.warps and not options.allow_tf32
     rng = np.random.default_rng(0)
     a = rng.standard_normal((64, 96)).astype(TYPES[dtype])
     b = rng.standard_normal((128, 96)).astype(TYPES[dtype])
-    options = default_options(tmm.definition, bind(tmm.definition, (a, b)))
-    assert options.threads == [4, 8] and not options.allow_tf32
-    assert "nvgpu.mma.sync" in tmm.ir(a, b, backend="cuda-sim")
-    got = tmm(a, b, backend="cuda-sim").astype(np.float64)
+    assert "nvgpu.mma.sync" in tmm.ir(a, b, backend="cuda-sim", options=options)
+    got = tmm(a, b, backend="cuda-sim", options=options).astype(np.float64)
     reference = tmm(a, b, backend="cpu").astype(np.float64)
     eps = float(ml_dtypes.finfo(TYPES[dtype]).eps)
     assert np.abs(got - reference).max() <= eps * np.abs(reference).max()
+
+
+def test_mixed_precision_layer_runs_on_the_tensor_cores():
+    """MLP1 on float16 inputs writes float32 (its `fmaxf`): a contraction of
+    half operands into f32 without rounding, on the mma like a half one."""
+    from pathlib import Path
+
+    source = (Path(__file__).parents[3] / "examples" / "MLP1.tc").read_text().replace("float(", "float16(")
+    mlp = tcir.define(source).MLP1
+    assert mlp.definition.outputs[0].dtype == "float32"
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s).astype(np.float16) for s in ((32, 64), (64, 64), (64,))]
+    options = O(tile=[32, 64, 64], threads=[4, 8], warps=[1, 2], num_stages=3, async_copies=True,
+                vector_width=8, copy_vector_width=8)
+    assert "nvgpu.mma.sync" in mlp.ir(*inputs, backend="cuda-sim", options=options)
+    got = mlp(*inputs, backend="cuda-sim", options=options)
+    np.testing.assert_allclose(got, mlp(*inputs, backend="cpu"), rtol=1e-5, atol=1e-5)
