@@ -152,13 +152,13 @@ class MappingOptions(metaclass=_Interned):
     of its own and the fusion and scheduler options do not apply."""
     vector_width: int = 1
     """Elements a thread reads at once from a shared buffer, as CUDA's float2
-    and float4 (1, 2 or 4): shared rows padded to aligned, conflict-free
+    and float4 (1, 2 or 4; 8 for 16-bit types, 16 bytes): shared rows padded to aligned, conflict-free
     vectors (`poly-promote{vector-width=...}`) and each kernel's reduction
     point loop unrolled by the width (`poly-vectorize`), so that nvcc loads
     them with one instruction."""
     copy_vector_width: int = 1
     """Elements a thread moves at once from global to shared memory (1, 2
-    or 4: float, float2, float4): the copies deal aligned groups of that
+    or 4: float, float2, float4; 8 halves are 16 bytes too): the copies deal aligned groups of that
     many consecutive elements to the threads (`poly-promote{copy-vector-
     width=...}`) and each group moves with one vector load and store
     (`gpu-vectorize-copies`), where the tile's rows are whole groups;
