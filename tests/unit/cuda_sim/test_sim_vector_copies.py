@@ -80,7 +80,7 @@ def test_the_host_program_records_the_alignment_of_vector_loads():
     assert host.aligned_params == ((0, 16),)  # A is read by vectors; B only written
 
 
-@pytest.mark.parametrize("width", [0, 3, 8, True])
+@pytest.mark.parametrize("width", [0, 3, 16, True])
 def test_bad_copy_vector_width_is_a_tc_error(width):
     with pytest.raises(tcir.TCError, match="copy_vector_width"):
         O(copy_vector_width=width)
