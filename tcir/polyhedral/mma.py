@@ -485,7 +485,7 @@ def _pad_for_fragments(scop: ScopOp, found: Contraction, at: Layout) -> None:
         if not isinstance(kind, MemRefType) or kind.memory_space != IntegerAttr(SHARED_SPACE, 64) or len(kind.shape) < 2:
             continue
         shape = list(kind.get_shape())
-        length = _row_extent(found.stmt, op) if found.half else shape[-1]  # pyright: ignore[reportArgumentType]
+        length = _row_extent(scop, name.data) if found.half else shape[-1]  # pyright: ignore[reportAttributeAccessIssue]
         if length is None:
             continue
         shape[-1] = length + (residue // element - length) % (modulus // element)
@@ -493,19 +493,26 @@ def _pad_for_fragments(scop: ScopOp, found: Contraction, at: Layout) -> None:
     scop.attributes[BUFFERS] = DictionaryAttr(types)
 
 
-def _row_extent(stmt: StmtOp, op: ReadOp) -> int | None:
-    """One more than the largest last index of `op`'s promoted buffer over
-    `stmt`'s instances (None where its index is not known)."""
-    index = op.attributes.get(PROMOTED_MAP)
-    if not isinstance(index, AffineMapAttr) or index.data.num_symbols:
-        return None
-    access = isl.Map.from_multi_aff(affine_map_to_isl(index.data, stmt.sym_name.data, []))
-    image = isl.Set(stmt.domain.data).apply(access)
-    last = image.dim(isl.dim_type.set) - 1
-    if image.dim(isl.dim_type.param) or image.is_empty():
-        return None
-    bound = image.project_out(isl.dim_type.set, 0, last).lexmax().sample_point()
-    return bound.get_coordinate_val(isl.dim_type.set, 0).to_python() + 1
+def _row_extent(scop: ScopOp, buffer: str) -> int | None:
+    """One more than the largest last index of the promoted `buffer` that
+    any access of `scop`'s statements uses (None where one is not known)."""
+    extent = 0
+    for stmt in scop.statements:
+        for op in stmt.body.block.ops:
+            if not isinstance(op, ReadOp | UpdateOp) or op.attributes.get(PROMOTED) != StringAttr(buffer):
+                continue
+            index = op.attributes.get(PROMOTED_MAP)
+            if not isinstance(index, AffineMapAttr) or index.data.num_symbols:
+                return None
+            access = isl.Map.from_multi_aff(affine_map_to_isl(index.data, stmt.sym_name.data, []))
+            image = isl.Set(stmt.domain.data).apply(access)
+            if image.dim(isl.dim_type.param):
+                return None
+            if image.is_empty():
+                continue
+            last = image.project_out(isl.dim_type.set, 0, image.dim(isl.dim_type.set) - 1).lexmax().sample_point()
+            extent = max(extent, last.get_coordinate_val(isl.dim_type.set, 0).to_python() + 1)
+    return extent or None
 
 
 def replace_statement(scop: ScopOp, stmt: StmtOp, replacement: StmtOp) -> None:
