@@ -220,7 +220,7 @@ class MmaSyncOp(IRDLOperation):
 
     @property
     def kind(self) -> str:
-        """"tf32" or "half": which of `MMA_SHAPES` the operands' type asks for."""
+        """Which of `MMA_SHAPES` the operands' type asks for: `tf32` or `half`."""
         return "tf32" if all(isinstance(v.type, Float32Type) for v in self.matrix_a) else "half"
 
     def verify_(self) -> None:
