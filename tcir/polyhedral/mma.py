@@ -476,7 +476,7 @@ def _pad_for_fragments(scop: ScopOp, found: Contraction, at: Layout) -> None:
     buffers = scop.attributes.get(BUFFERS)
     a_op, b_op = found.operand_of(at.row), found.operand_of(at.column)
     names = [op.attributes.get(PROMOTED) if op is not None else None for op in (a_op, b_op)]
-    element = 2 if found.half else 4
+    element = found.reads[0].tensor_type.scalar_type.bitwidth // 8  # pyright: ignore[reportAttributeAccessIssue]
     if at.steps * element != FRAGMENT_BYTES or not isinstance(buffers, DictionaryAttr) or names[0] == names[1]:
         return
     types = dict(buffers.data)

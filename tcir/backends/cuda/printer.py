@@ -851,8 +851,11 @@ class KernelPrinter(IndentedLines):
 
     @emit.register
     def _(self, op: MmaSyncOp) -> None:
-        helper = "tc_mma_tf32" if op.kind == "tf32" else HALF_MMA[c_type(op.matrix_a[0].type)][0]
-        self.helpers |= {helper} if op.kind == "tf32" else {"tc_pack_half2", helper}
+        helper = "tc_mma_tf32"
+        if op.kind == "half":  # pairs of halves packed into the mma's 32-bit registers
+            helper = HALF_MMA[c_type(op.matrix_a[0].type)][0]
+            self.helpers.add("tc_pack_half2")
+        self.helpers.add(helper)
         names = [self.names.declare(r) for r in op.res]
         self.line(f"float {', '.join(names)};")
         self.line(f"{helper}({', '.join([*names, *(self.expr(v, ANY) for v in op.operands)])});")
