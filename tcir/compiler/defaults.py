@@ -125,6 +125,33 @@ def _wgmma_options(outer: list[int], rows: int, columns: int) -> MappingOptions:
     )
 
 
+WGMMA_ROWS, HALF_K_TILE = 64, 64
+"""A warpgroup's rows, and a half k tile: one 128-byte swizzled row."""
+HALF_WGMMA_COLUMNS = (128, 64, 32, 16)
+"""Columns of the 64-row half `wgmma` tiles, the first that fills the GPU."""
+
+
+def _half_wgmma_options(outer: list[int], rows: int, columns: int) -> MappingOptions:
+    """`rows` x `columns` x 64 tiles of a half contraction on sm_90's
+    `wgmma` (m64nNk16, four a k tile): a warpgroup of 4 x 8 x 4 threads per
+    64 rows, each its 64 x `columns` part of the tile; the operands' tiles
+    in swizzled shared buffers filled by cp.async of 16 bytes, 3 k steps
+    ahead (2 for 128 x 256 tiles, whose 128 accumulators a thread leave
+    room for one block an SM)."""
+    stages = 4 if columns == 256 else WGMMA_STAGES
+    return MappingOptions(
+        tile=[*outer, rows, columns, HALF_K_TILE],
+        threads=[4, 8],
+        warps=[1, rows // 16],
+        max_private_elements=columns // 2,
+        max_shared_memory=max(DEFAULT.max_shared_memory, (stages - 1) * (rows + columns) * HALF_K_TILE * 2),
+        num_stages=stages,
+        async_copies=True,
+        copy_vector_width=HALF_VECTOR_WIDTH,
+        warpgroup_mma=True,
+    )
+
+
 MMA_ROWS, MMA_COLUMNS, MMA_POINTS = 16, 8, 16
 """The m, n and k of a half-precision `mma.sync` (m16n8k16): a contraction
 whose output and reduction are whole multiples runs on the tensor cores."""
@@ -279,8 +306,15 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         def whole_tiles(rows: int, columns: int) -> bool:  # wgmma's groups tile the output
             return out[-2] % rows == 0 and out[-1] % columns == 0
 
+        half = _half_contraction(definition, layer)
+        if half and out[-2] % WGMMA_ROWS == 0 and steps % HALF_K_TILE == 0:
+            tiles = [(2 * WGMMA_ROWS, 256)] if fills_gpu(2 * WGMMA_ROWS, 256, times=4) else []
+            tiles += [(WGMMA_ROWS, c) for c in HALF_WGMMA_COLUMNS if fills_gpu(WGMMA_ROWS, c)]
+            tiles = [t for t in tiles if whole_tiles(*t)] or [(WGMMA_ROWS, c) for c in HALF_WGMMA_COLUMNS[-1:] if whole_tiles(WGMMA_ROWS, c)]
+            if tiles:
+                return dataclasses.replace(_half_wgmma_options(outer, *tiles[0]), blocks=grid(*tiles[0]))
         mma = out[-2] % MMA_ROWS == 0 and out[-1] % MMA_COLUMNS == 0 and steps % MMA_POINTS == 0
-        if mma and _half_contraction(definition, layer):
+        if mma and half:
             # Tiles of 32 x 64 where 128 x 128 leave SMs idle, if they fill half
             # of them; fewer blocks (an MLP's 128 x 128 outputs): split-K below.
             for rows, columns in ((128, 128), (32, 64)):

@@ -180,12 +180,14 @@ class MappingOptions(metaclass=_Interned):
     `mma.sync` (`poly-map-to-mma`). A choice of precision, so the user's and
     never the tuner's; the defaults then pick such a mapping."""
     warpgroup_mma: bool = False
-    """With `allow_tf32`, run a contraction whose mapping fits sm_90's
-    warpgroup-level `wgmma` instead (`threads=[4, 8]`, `warps=[1, W]` with W
-    a multiple of 4: warpgroups of 64 rows of a tile of N <= 256 columns and
-    32 of k, `poly-map-to-mma{warpgroup=true}`): 4 warps issue one m64nNk8
-    from shared tiles in the 128-byte swizzle, without loading fragments
-    into registers. CUDA runs it on sm_90 (H100), elsewhere by plain loads."""
+    """Run a contraction of f16 or bf16 operands (or, with `allow_tf32`, of
+    f32 ones) whose mapping fits sm_90's warpgroup-level `wgmma` on it
+    (`threads=[4, 8]`, `warps=[1, W]` with W a multiple of 4: warpgroups of
+    64 rows of a tile of N <= 256 columns and 128 bytes of k, 32 f32 or 64
+    halves, `poly-map-to-mma{warpgroup=true}`): 4 warps issue one m64nNk8
+    (TF32) or m64nNk16 (halves) from shared tiles in the 128-byte swizzle,
+    without loading fragments into registers. CUDA runs it on sm_90 (H100),
+    elsewhere by plain loads."""
     specialize: bool = True
     """Specialize the sizes before the polyhedral passes (`tc-specialize`, as
     the JIT does); false keeps them symbolic where the passes allow."""
@@ -373,10 +375,8 @@ class MappingOptions(metaclass=_Interned):
             )
         if self.vector_width > 1:
             passes.append(f"poly-vectorize{{width={self.vector_width}}}")
-        if self.allow_tf32:
-            passes.append("poly-map-to-mma{warpgroup=true}" if self.warpgroup_mma else "poly-map-to-mma")
-        else:  # half contractions only
-            passes.append("poly-map-to-mma{allow-tf32=false}")
+        mma = [*(["warpgroup=true"] if self.warpgroup_mma else []), *([] if self.allow_tf32 else ["allow-tf32=false"])]
+        passes.append(f"poly-map-to-mma{{{' '.join(mma)}}}" if mma else "poly-map-to-mma")
         passes.append("convert-poly-to-gpu")
         if self.copy_vector_width > 1 and self.use_shared_memory:
             passes.append(f"gpu-vectorize-copies{{max-width={self.copy_vector_width}}}")

@@ -45,15 +45,19 @@ but for the order of the sums: no precision is lost beyond the inputs'.
 
 And sm_90's warpgroup-level multiply-accumulate (`wgmma.mma_async`, made
 synchronous), as MLIR's `nvgpu.warpgroup.generate.descriptor` and
-`nvgpu.warpgroup.mma`, for TF32 with both operands in shared memory:
+`nvgpu.warpgroup.mma`, with both operands in shared memory, for TF32:
 
     %a = "nvgpu.warpgroup.generate.descriptor"(%As, %s, %i, %k)
         : (memref<3x128x32xf32, #nvgpu.swizzle<128>, 3>, index, index, index) -> !nvgpu.warpgroup.descriptor
     %d0, ..., %d63 = "nvgpu.warpgroup.mma"(%a, %b, %c0, ..., %c63) <{mmaShape = [64, 128, 8], tf32Enabled}>
 
+and for float16 and bfloat16 (f32 accumulators, exact products), m64nNk16:
+
+    %d0, ..., %d63 = "nvgpu.warpgroup.mma"(%a, %b, %c0, ..., %c63) <{mmaShape = [64, 128, 16], operandType = f16}>
+
 The 128 threads of a warpgroup (4 consecutive warps, the first a multiple
-of 4) run it together: D = A B^T + C for the 64x8 A whose rows start at the
-A descriptor's element (consecutive rows of its buffer) and the Nx8 B (rows
+of 4) run it together: D = A B^T + C for the 64xK A whose rows start at the
+A descriptor's element (consecutive rows of its buffer) and the NxK B (rows
 of B likewise, the reduction along both buffers' rows: K-major). Thread
 (w = warp in the group, g = lane / 4, t = lane % 4) holds accumulators
 4j .. 4j + 3 at C[16w + g][8j + 2t], C[16w + g][8j + 2t + 1],
@@ -331,21 +335,32 @@ class WarpgroupGenerateDescriptorOp(IRDLOperation):
         assert isinstance(t, MemRefType)
         if self.map is not None or len(self.subscript_operands) != len(t.get_shape()):
             raise VerifyException(f"'{self.name}' op of a memref takes one index per dimension and no 'map'")
-        if _space(t) != SHARED_SPACE or not swizzled(t) or t.element_type != Float32Type():
-            raise VerifyException(f"'{self.name}' op describes an f32 shared memref in the 128-byte swizzle, got {t}")
-        if t.get_shape()[-1] * 4 != SWIZZLE_BYTES:
+        if _space(t) != SHARED_SPACE or not swizzled(t) or not isinstance(t.element_type, MmaOperandType):
+            raise VerifyException(f"'{self.name}' op describes an f32, f16 or bf16 shared memref in the 128-byte swizzle, got {t}")
+        if t.get_shape()[-1] * element_bytes(t.element_type) != SWIZZLE_BYTES:
             raise VerifyException(f"'{self.name}' op needs rows of {SWIZZLE_BYTES} bytes, got {t}")
 
 
-WGMMA_M, WGMMA_K = 64, 8
-"""The m and k of a TF32 `wgmma` (m64nNk8)."""
+WGMMA_M = 64
+"""The m of `wgmma` (m64nNkK)."""
+WGMMA_K_BYTES = 32
+"""The bytes of k one `wgmma` instruction takes of each row: k8 for TF32,
+k16 for the half types."""
+
+
+def element_bytes(t: Attribute) -> int:
+    """The bytes of an `MmaOperandType` element."""
+    return 4 if isinstance(t, Float32Type) else 2
 
 
 @irdl_op_definition
 class WarpgroupMmaOp(IRDLOperation):
-    """A warpgroup's D = A B^T + C on the tensor cores (`wgmma`, TF32), A and
-    B from shared memory by their descriptors, C and D in the threads'
-    registers (N / 2 each)."""
+    """A warpgroup's D = A B^T + C on the tensor cores (`wgmma`), A and B
+    from shared memory by their descriptors, C and D in the threads' f32
+    registers (N / 2 each): TF32 products (m64nNk8, `tf32Enabled`) of f32
+    tiles, or exact ones (m64nNk16) of f16 or bf16 tiles (`operandType`).
+    A k of several instructions' (up to a 128-byte row) is theirs in a row
+    along k, as MLIR's op lowers to, waited for once."""
 
     name = "nvgpu.warpgroup.mma"
 
@@ -355,25 +370,45 @@ class WarpgroupMmaOp(IRDLOperation):
     res = var_result_def(Float32Type)
     mma_shape = prop_def(ArrayAttr[IntegerAttr], prop_name="mmaShape")
     tf32_enabled = opt_prop_def(UnitAttr, prop_name="tf32Enabled")
+    operand_type = opt_prop_def(Float16Type | BFloat16Type, prop_name="operandType")
 
-    def __init__(self, a: SSAValue, b: SSAValue, c: Sequence[SSAValue]):
-        super().__init__(
-            operands=[a, b, c],
-            result_types=[[c_.type for c_ in c]],
-            properties={
-                "mmaShape": ArrayAttr(IntegerAttr(d, i64) for d in (WGMMA_M, 2 * len(c), WGMMA_K)),
-                "tf32Enabled": UnitAttr(),
-            },
-        )
+    def __init__(
+        self, a: SSAValue, b: SSAValue, c: Sequence[SSAValue], operand_type: Attribute = Float32Type(), k: int | None = None
+    ):
+        k = k or WGMMA_K_BYTES // element_bytes(operand_type)
+        properties: dict[str, Attribute] = {"mmaShape": ArrayAttr(IntegerAttr(d, i64) for d in (WGMMA_M, 2 * len(c), k))}
+        properties |= {"tf32Enabled": UnitAttr()} if isinstance(operand_type, Float32Type) else {"operandType": operand_type}
+        super().__init__(operands=[a, b, c], result_types=[[c_.type for c_ in c]], properties=properties)
 
     @property
     def n(self) -> int:
         return self.mma_shape.data[1].value.data
 
+    @property
+    def k(self) -> int:
+        return self.mma_shape.data[2].value.data
+
+    @property
+    def instruction_k(self) -> int:
+        """The k of one `wgmma` instruction of the operands' type."""
+        return WGMMA_K_BYTES // element_bytes(self.element_type)
+
+    @property
+    def element_type(self) -> Attribute:
+        """The operands' element type: f32 (read as TF32), f16 or bf16."""
+        return self.operand_type if self.operand_type is not None else Float32Type()
+
     def verify_(self) -> None:
         m, n, k = (d.value.data for d in self.mma_shape.data)
-        if (m, k) != (WGMMA_M, WGMMA_K) or n % 8 or not 8 <= n <= 256 or self.tf32_enabled is None:
-            raise VerifyException(f"'{self.name}' op supports mmaShape = [64, N, 8] (N a multiple of 8 up to 256) with tf32Enabled only")
+        half = self.operand_type is not None
+        step = self.instruction_k
+        row = SWIZZLE_BYTES // element_bytes(self.element_type)
+        if m != WGMMA_M or k % step or not 0 < k <= row or n % 8 or not 8 <= n <= 256 or (self.tf32_enabled is None) != half:
+            raise VerifyException(
+                f"'{self.name}' op supports mmaShape = [64, N, K] with tf32Enabled and K a multiple of 8, or with "
+                "an operandType of f16 or bf16 and K a multiple of 16 (K of up to 128 bytes, N a multiple of 8 "
+                "up to 256) only"
+            )
         if len(self.matrix_c) != n // 2 or len(self.res) != n // 2:
             raise VerifyException(f"'{self.name}' op takes and gives N / 2 = {n // 2} accumulators, "
                                   f"got {len(self.matrix_c)} and {len(self.res)}")

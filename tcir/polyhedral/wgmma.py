@@ -1,4 +1,4 @@
-"""Contractions of mapped scops as warpgroup-level TF32 `wgmma` (sm_90).
+"""Contractions of mapped scops as warpgroup-level `wgmma` (sm_90): TF32, f16, bf16.
 
 A statement `C[.., i, j] += X[.., i, k] * Y[.., j, k]` of a kernel whose
 block is `threads = [4, 8]` with `warps = [1, W]` (W a multiple of 4) owns,
@@ -7,14 +7,15 @@ tile and its columns `j ≡ x (mod 4)` (`poly-map-to-gpu`'s sub-tiles of 16
 rows, dealt round-robin): the accumulators of `wgmma` m64nNk8 of the
 warpgroup z / 4 (its warp z mod 4, lane 4y + x), N the tile's columns,
 once the tile's columns are listed j0, j0+4, j0+1, j0+5, ... (the rows of
-Y's shared tile are kept in that order: `SIGMA`).
+Y's shared tile are kept in that order: `SIGMA`). K, the k of one `wgmma`,
+is 32 bytes of the operands' type: 8 f32 (TF32 products) or 16 halves.
 
 `rewrite` makes one instance per thread and k step, the leader `(i, j, k)`
-of `i mod 16 < 8`, `j mod N < 4`, `k mod 8 = 0`, do its thread's 2 x N/4 x 8
+of `i mod 16 < 8`, `j mod N < 4`, `k mod K = 0`, do its thread's 2 x N/4 x K
 instances by one `nvgpu.warpgroup.mma` of its warpgroup: A the 64 rows of
 X's shared tile from row `i - i mod 64`, B the N rows of Y's from `j - j mod
-N`, both at `k`. Both tiles then have rows of 32 elements (128 bytes) in
-the 128-byte swizzle. It does so only where that is exact: the groups
+N`, both at `k`. Both tiles then have rows of 128 bytes (32 f32 or 64
+halves: the k tile) in the 128-byte swizzle. It does so only where that is exact: the groups
 tile the statement's domain (a box), lie in one iteration of every loop
 around the copies of the tiles, the 128 threads of each warpgroup run its
 `wgmma` and each thread's accumulators are those the hardware gives it.
@@ -25,17 +26,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import islpy as isl
-from xdsl.dialects.builtin import AffineMapAttr, DictionaryAttr, Float32Type, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import AffineMapAttr, DictionaryAttr, IntegerAttr, MemRefType, StringAttr
+from xdsl.ir import Attribute
 from xdsl.ir import Region, SSAValue
 from xdsl.ir.affine import AffineExpr, AffineMap
 
 from tcir.dialects.nvgpu import (
     SWIZZLE_BYTES,
-    WGMMA_K,
+    WGMMA_K_BYTES,
     WGMMA_M,
     SwizzleLayoutAttr,
     WarpgroupGenerateDescriptorOp,
     WarpgroupMmaOp,
+    element_bytes,
 )
 from tcir.dialects.poly import ScopOp, StmtOp
 from tcir.dialects.tc import ReadOp
@@ -63,20 +66,27 @@ WARPGROUP = 128
 """Threads of a warpgroup: 4 consecutive warps."""
 ROWS_PER_WARP = 16
 """Rows of a warp's accumulators (g and g + 8)."""
-ROW_ELEMENTS = SWIZZLE_BYTES // 4
-"""Elements of a row of the shared tiles (f32): the k extent of a tile."""
 
 
 @dataclass(frozen=True)
 class WarpgroupLayout:
     """The row and column iterators of a contraction's `wgmma`s, the tile's
-    columns N, and the shared buffers of its operands."""
+    columns N, the shared buffers of its operands and their element type."""
 
     row: int
     column: int
     n: int
     a_buffer: str
     b_buffer: str
+    element: Attribute
+    k: int
+    """The k of a leader's `nvgpu.warpgroup.mma`: a k tile's whole row where
+    its groups tile the statement, else one instruction's."""
+
+    @property
+    def row_elements(self) -> int:
+        """Elements of a row of the swizzled tiles: the k extent of a tile."""
+        return SWIZZLE_BYTES // element_bytes(self.element)
 
 
 def _extents(op: ReadOp, stmt: StmtOp) -> list[tuple[int, int]] | None:
@@ -99,7 +109,7 @@ def _extents(op: ReadOp, stmt: StmtOp) -> list[tuple[int, int]] | None:
 
 def _shared_tile(op: ReadOp | None, stmt: StmtOp, buffers: dict[str, object]) -> tuple[str, int] | None:
     """The shared buffer of an operand read whose indices cover rows 0 .. R - 1
-    and 32 elements of each row exactly, with R; else None."""
+    and 128 bytes of each row exactly, with R; else None."""
     name = op.attributes.get(PROMOTED) if op is not None else None
     if op is None or not isinstance(name, StringAttr):
         return None
@@ -107,7 +117,7 @@ def _shared_tile(op: ReadOp | None, stmt: StmtOp, buffers: dict[str, object]) ->
     if not isinstance(kind, MemRefType) or kind.memory_space != IntegerAttr(SHARED_SPACE, 64) or len(kind.shape) < 2:
         return None
     extents = _extents(op, stmt)
-    if extents is None or extents[-1] != (0, ROW_ELEMENTS - 1) or extents[-2][0] != 0:
+    if extents is None or extents[-1] != (0, SWIZZLE_BYTES // element_bytes(kind.element_type) - 1) or extents[-2][0] != 0:
         return None
     if any(low != high for low, high in extents[:-2]):
         return None
@@ -140,16 +150,18 @@ def layout(found: Contraction, scop: ScopOp) -> WarpgroupLayout | None:
             (a_buffer, rows), (b_buffer, n) = a, b
             if rows != ROWS_PER_WARP * z or n % 8 or n > 256:
                 continue
-            at = WarpgroupLayout(row, column, n, a_buffer, b_buffer)
             lanes = instance_set(
                 stmt, params,
                 f"(thread_x + 4 * thread_y + 32 * thread_z) mod {WARPGROUP} = "
                 f"32 * floor(({names[row]} mod 64) / 16) + 4 * ({names[row]} mod 8) + ({names[column]} mod 4)",
             )  # fmt: skip
-            if not owned.intersect(leaders(found, at)).is_subset(lanes.intersect(domain)):
-                continue
-            if groups_fit(found, _groups(found, at), _same_mma(found, at), chain, groups_of):
-                return at
+            element = found.reads[0].tensor_type.scalar_type
+            for k in (SWIZZLE_BYTES, WGMMA_K_BYTES):  # one commit and wait a k tile where its groups fit
+                at = WarpgroupLayout(row, column, n, a_buffer, b_buffer, element, k // element_bytes(element))
+                if not owned.intersect(leaders(found, at)).is_subset(lanes.intersect(domain)):
+                    continue
+                if groups_fit(found, _groups(found, at), _same_mma(found, at), chain, groups_of):
+                    return at
     return None
 
 
@@ -157,7 +169,7 @@ def leaders(found: Contraction, at: WarpgroupLayout) -> isl.Set:
     """The instances that issue the `wgmma`s, one per thread and k step."""
     names = iterator_names(found.stmt)
     row, column, k = names[at.row], names[at.column], names[found.reduction]
-    condition = f"{row} mod 16 < 8 and {column} mod {at.n} < 4 and {k} mod {WGMMA_K} = 0"
+    condition = f"{row} mod 16 < 8 and {column} mod {at.n} < 4 and {k} mod {at.k} = 0"
     return isl.Set(found.stmt.domain.data).intersect(instance_set(found.stmt, [], condition))
 
 
@@ -169,7 +181,7 @@ def _related(found: Contraction, at: WarpgroupLayout, condition: str) -> isl.Map
     target[at.row], target[at.column], target[found.reduction] = "r'", "c'", "k'"
     row, column, k = names[at.row], names[at.column], names[found.reduction]
     stmt = found.stmt.sym_name.data
-    text = condition.format(row=row, column=column, k=k, n=at.n)
+    text = condition.format(row=row, column=column, k=k, n=at.n, steps=at.k)
     return isl.Map(f"{{ {stmt}[{', '.join(names)}] -> {stmt}[{', '.join(target)}] : {text} }}")
 
 
@@ -178,7 +190,7 @@ def _groups(found: Contraction, at: WarpgroupLayout) -> isl.Map:
     relation = _related(
         found, at,
         "(r' = {row} or r' = {row} + 8) and (c' - {column}) mod 4 = 0 and {column} <= c' < {column} + {n} "
-        "and {k} <= k' < {k} + 8",
+        "and {k} <= k' < {k} + {steps}",
     )  # fmt: skip
     return relation.intersect_domain(leaders(found, at))
 
@@ -211,7 +223,8 @@ def wgmma_statement(found: Contraction, at: WarpgroupLayout) -> StmtOp:
     b = descriptor(found.operand_of(at.column), {at.column: column - column % at.n})
     # Accumulator 4q + 2h + e: row + 8h, column + 8q + 4e (the column listing).
     places = [{at.row: row + 8 * h, at.column: column + 8 * q + 4 * e} for q in range(at.n // 8) for h in (0, 1) for e in (0, 1)]
-    mma = WarpgroupMmaOp(a, b, [shifted_read(block, found.update, place).result for place in places])
+    accumulators = [shifted_read(block, found.update, place).result for place in places]
+    mma = WarpgroupMmaOp(a, b, accumulators, at.element, at.k)
     block.add_op(mma)
     for place, value in zip(places, mma.res):
         shifted_write(block, found.update, value, place)
@@ -223,7 +236,7 @@ def wgmma_statement(found: Contraction, at: WarpgroupLayout) -> StmtOp:
 
 
 def _swizzle_tiles(scop: ScopOp, at: WarpgroupLayout) -> None:
-    """Give the operands' shared tiles rows of 32 elements in the 128-byte
+    """Give the operands' shared tiles rows of 128 bytes in the 128-byte
     swizzle, and list Y's rows by `sigma` (in every access of the scop)."""
     buffers = scop.attributes[BUFFERS]
     assert isinstance(buffers, DictionaryAttr)
@@ -231,8 +244,8 @@ def _swizzle_tiles(scop: ScopOp, at: WarpgroupLayout) -> None:
     for name in (at.a_buffer, at.b_buffer):
         kind = types[name]
         assert isinstance(kind, MemRefType)
-        shape = [*kind.get_shape()[:-1], ROW_ELEMENTS]
-        types[name] = MemRefType(Float32Type(), shape, SwizzleLayoutAttr(), kind.memory_space)
+        shape = [*kind.get_shape()[:-1], at.row_elements]
+        types[name] = MemRefType(kind.element_type, shape, SwizzleLayoutAttr(), kind.memory_space)
     scop.attributes[BUFFERS] = DictionaryAttr(types)
     for op in scop.walk():
         index = op.attributes.get(PROMOTED_MAP)
@@ -243,13 +256,14 @@ def _swizzle_tiles(scop: ScopOp, at: WarpgroupLayout) -> None:
         op.attributes[PROMOTED_MAP] = AffineMapAttr(AffineMap(index.data.num_dims, index.data.num_symbols, tuple(results)))
 
 
-def rewrite(scop: ScopOp) -> int:
-    """Give each contraction of `scop` that fits `wgmma` its warpgroup
-    statement, its shared tiles swizzled; the count."""
+def rewrite(scop: ScopOp, allow_tf32: bool = True) -> int:
+    """Give each contraction of `scop` that fits `wgmma` (a half one, or with
+    `allow_tf32` an f32 one) its warpgroup statement, its shared tiles
+    swizzled; the count."""
     done = 0
     for stmt in scop.statements:
         found = contraction(stmt)
-        at = layout(found, scop) if found is not None and not found.half else None
+        at = layout(found, scop) if found is not None and (found.half or allow_tf32) else None
         if found is None or at is None:
             continue
         replace_statement(scop, stmt, wgmma_statement(found, at))

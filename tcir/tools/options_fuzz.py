@@ -75,7 +75,7 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "tmm@bf16": {"M": 37, "K": 29, "N": 45},
     "layernorm@bf16": {"B": 4, "N": 29},
     "tmm@mma@f16": {"M": 64, "K": 64, "N": 48},
-    "tbmm@mma@bf16": {"B": 2, "N": 32, "M": 32, "K": 16},
+    "tbmm@mma@bf16": {"B": 2, "N": 32, "M": 64, "K": 96},
     "MLP1@mma@f16": {"B": 32, "M": 48, "N": 16},
     "tmm@tf32": {"M": 64, "K": 32, "N": 24},
     "MLP1@tf32": {"B": 32, "M": 24, "N": 16},
@@ -86,8 +86,9 @@ a name with `TF32` after it, at sizes of whole `mma.sync` groups, with
 `allow_tf32` and small integers for inputs (exact in TF32: the comparison
 stays exact); with `F16` or `BF16` after it, the def on float16 or
 bfloat16 (`Function.astype`), compared within the type's tolerance; with
-`MMA` before those, at sizes of whole m16n8k16 groups, half of its
-candidates' blocks and tiles shaped for `mma.sync` (`_mma_shaped`)."""
+`MMA` before those, at sizes of whole m16n8k16 groups, a third of its
+candidates' blocks and tiles shaped for `mma.sync` (`_mma_shaped`) and a
+third for `wgmma` (`_wgmma_shaped`)."""
 TF32 = "@tf32"
 F16, BF16 = "@f16", "@bf16"
 MMA = "@mma"
@@ -160,8 +161,12 @@ def draw(seed: int, count: int, examples: Path | str, problems: Sequence[str] = 
         batch = int(name.startswith("tbmm"))
         if name.endswith(TF32):
             options = _tf32_options(options, rng, batch)
-        elif MMA in name and rng.random() < 1 / 2:
-            options = _mma_shaped(options, rng, batch, points=16)
+        elif MMA in name:
+            roll = rng.random()
+            if roll < 1 / 3:
+                options = _mma_shaped(options, rng, batch, points=16)
+            elif roll < 2 / 3:
+                options = _wgmma_shaped(options, rng, batch, points=64)
         candidates.append(Candidate(str(examples), name, options.to_json()))
     return candidates
 
@@ -178,13 +183,19 @@ def _tf32_options(options: MappingOptions, rng: random.Random, batch: int) -> Ma
     if roll < 1 / 3:
         return replace(options, allow_tf32=True)
     if roll < 2 / 3:
-        tile = [64, 8 * rng.choice((1, 2, 3, 4)), 32]
-        return replace(
-            options, allow_tf32=True, warpgroup_mma=True, threads=[4, 8], warps=[1, 4], tile=[1] * batch + tile,
-            parallel_reductions=False, split_k=1, use_shared_memory=True,
-            max_shared_memory=max(options.max_shared_memory, 49152),
-        )
+        return replace(_wgmma_shaped(options, rng, batch, points=32), allow_tf32=True)
     return replace(_mma_shaped(options, rng, batch, points=8), allow_tf32=True)
+
+
+def _wgmma_shaped(options: MappingOptions, rng: random.Random, batch: int, points: int) -> MappingOptions:
+    """`options` with `warpgroup_mma` on a warpgroup's 64 x N x `points`
+    tiles (N a multiple of 8; `points` a 128-byte row: 32 f32, 64 halves)."""
+    tile = [64, 8 * rng.choice((1, 2, 3, 4)), points]
+    return replace(
+        options, warpgroup_mma=True, threads=[4, 8], warps=[1, 4], tile=[1] * batch + tile,
+        parallel_reductions=False, split_k=1, use_shared_memory=True,
+        max_shared_memory=max(options.max_shared_memory, 49152),
+    )
 
 
 def _mma_shaped(options: MappingOptions, rng: random.Random, batch: int, points: int) -> MappingOptions:

@@ -47,9 +47,10 @@ the tensor cores (before it, `mma.sync`'s sums by warp shuffles).
 
 With `warpgroup=true`, a contraction whose block is `threads=[4, 8]` with
 `warps=[1, W]` (W a multiple of 4) and whose operands' shared tiles have
-32 elements of k a row becomes instead the statement of sm_90's `wgmma`
-(m64nNk8, N the tile's columns, see `tcir.polyhedral.wgmma`): one instance
-per thread and 8 k, which reads the thread's N / 2 accumulators and writes
+128 bytes of k a row (32 f32, 64 halves) becomes instead the statement of
+sm_90's `wgmma` (m64nNk8 for TF32, m64nNk16 for f16 and bf16, N the tile's
+columns, see `tcir.polyhedral.wgmma`): one instance per thread and 8 (16)
+k, which reads the thread's N / 2 accumulators and writes
 back `nvgpu.warpgroup.mma`'s results, its operands described by
 `nvgpu.warpgroup.generate.descriptor`s of the first elements of the
 warpgroup's rows of A and of the tile's rows of B:
@@ -58,7 +59,7 @@ warpgroup's rows of A and of the tile's rows of B:
       %b = "nvgpu.warpgroup.generate.descriptor"(%B, %m, %n, %kk) <{map = (d0, d1, d2) -> (d1 - d1 mod 128, d2)}> ...
       %d0, ..., %d63 = "nvgpu.warpgroup.mma"(%a, %b, ...) <{mmaShape = [64, 128, 8], tf32Enabled}>
 
-Both tiles become `memref<Rx32xf32, #nvgpu.swizzle<128>, 3>` (the
+Both tiles become `memref<Rx32xf32, #nvgpu.swizzle<128>, 3>` (or `Rx64xf16`: the
 hardware's 128-byte swizzle), B's rows listed so that the columns of each
 8 that `wgmma` gives a thread are the ones the mapping gave it. The CUDA
 backend runs it on sm_90a, and by each thread's own shared loads before.
@@ -79,8 +80,8 @@ from tcir.polyhedral.scop import module_scops
 @dataclass(frozen=True)
 class PolyMapToMmaPass(ModulePass):
     """Run each fitting contraction of a mapped scop on the tensor cores:
-    f16/bf16 ones as m16n8k16 `mma.sync`, f32 ones (with `allow_tf32`) as
-    TF32 `mma.sync` or, with `warpgroup`, sm_90's `wgmma` where it fits."""
+    with `warpgroup`, as sm_90's `wgmma` where it fits, else as `mma.sync`
+    (m16n8k16 for f16/bf16 ones, m16n8k8 for f32 ones with `allow_tf32`)."""
 
     name = "poly-map-to-mma"
 
@@ -91,6 +92,6 @@ class PolyMapToMmaPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for scop in module_scops(op):
-            if self.warpgroup and self.allow_tf32:
-                wgmma.rewrite(scop)
+            if self.warpgroup:
+                wgmma.rewrite(scop, self.allow_tf32)
             mma.rewrite(scop, self.allow_tf32)

@@ -104,7 +104,8 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
     assert tcir.MappingOptions.from_json(tf32.to_json()) == tf32
     wgmma = tcir.MappingOptions(tile=[128, 128, 32], threads=[4, 8], warps=[1, 8], allow_tf32=True, warpgroup_mma=True)
     assert "poly-map-to-mma{warpgroup=true},convert-poly-to-gpu" in wgmma.pipeline(backend="cuda")
-    assert "warpgroup" not in replace(wgmma, allow_tf32=False).pipeline(backend="cuda")  # TF32 only
+    half = replace(wgmma, allow_tf32=False)  # half contractions only
+    assert "poly-map-to-mma{warpgroup=true allow-tf32=false},convert-poly-to-gpu" in half.pipeline(backend="cuda")
     assert tcir.MappingOptions.from_json(wgmma.to_json()) == wgmma
     with pytest.raises(tcir.TCError, match="warpgroup_mma must be a bool"):
         tcir.MappingOptions(warpgroup_mma="yes")

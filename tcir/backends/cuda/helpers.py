@@ -6,6 +6,8 @@ in the order of `HELPERS`.
 
 from __future__ import annotations
 
+import re
+
 #: Helper name -> its CUDA C definition.
 HELPERS: dict[str, str] = {
     # Signed division rounding toward -inf / +inf (arith.floordivsi / ceildivsi).
@@ -220,7 +222,7 @@ __device__ __forceinline__ void tc_mma_tf32(float& d0, float& d1, float& d2, flo
     # wrote needs a proxy fence before the tensor cores read it. Elsewhere
     # (before sm_90a) each thread reads the swizzled tiles itself.
     "tc_wgmma": """\
-__device__ __forceinline__ unsigned long long tc_wgmma_descriptor(const float* start) {
+__device__ __forceinline__ unsigned long long tc_wgmma_descriptor(const void* start) {
   const unsigned address = (unsigned)__cvta_generic_to_shared(start);
   return (unsigned long long)((address & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
 }
@@ -229,13 +231,15 @@ __device__ __forceinline__ void tc_fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 #endif
 }
-// Element (r, k) of the swizzled tile whose element (0, 0) is `start`.
-__device__ __forceinline__ float tc_swizzled(const float* start, int r, int k) {
+// Element (r, k) of the swizzled tile whose element (0, 0) is `start`, as float.
+template <typename T>
+__device__ __forceinline__ float tc_swizzled(const T* start, int r, int k) {
+  constexpr int per_chunk = 16 / sizeof(T);
   const unsigned long long at = (unsigned long long)start;
   const char* row = (const char*)start - (at & 127) + 128 * r;
-  const int column = (int)((at & 127) >> 2) + k;
-  const int chunk = (column >> 2) ^ (int)(((at >> 7) + r) & 7);
-  return *(const float*)(row + 16 * chunk + 4 * (column & 3));
+  const int column = (int)((at & 127) / sizeof(T)) + k;
+  const int chunk = (column / per_chunk) ^ (int)(((at >> 7) + r) & 7);
+  return (float)*(const T*)(row + 16 * chunk + sizeof(T) * (column % per_chunk));
 }""",
 }
 HALF_MMA = {"__half": ("tc_mma_f16", "f16", "__half_as_short", "__half2float"),
@@ -292,27 +296,43 @@ for _c_type, (_name, *_) in HALF_MMA.items():
     HELPERS[_name] = _half_mma_helper(_c_type)
 
 
-WGMMA_PREFIX = "tc_wgmma_m64n"
-"""Helpers `tc_wgmma_m64n<N>k8`, one per N (`wgmma_helper`)."""
+WGMMA_TYPES = {"float": "tf32", "__half": "f16", "__nv_bfloat16": "bf16"}
+"""PTX's type of `wgmma`'s operands, by their C type."""
+_WGMMA_NAME = re.compile(r"tc_wgmma_m64n(\d+)k(\d+)_(\w+)")
 
 
-def wgmma_helper(n: int) -> str:
-    """`tc_wgmma_m64n<N>k8(a, b, d0 .. d<N/2 - 1>)`: the warpgroup's D += A B^T
-    (`nvgpu.warpgroup.mma`, TF32) on the thread's accumulators in place,
-    complete when it returns."""
+def wgmma_name(n: int, k: int, c_type: str) -> str:
+    """`tc_wgmma_m64n<N>k<K>_<type>`: the helper of one `nvgpu.warpgroup.mma` shape and type."""
+    return f"tc_wgmma_m64n{n}k{k}_{WGMMA_TYPES[c_type]}"
+
+
+def wgmma_helper(n: int, k: int, c_type: str) -> str:
+    """`wgmma_name(n, k, c_type)(a, b, d0 .. d<N/2 - 1>)`: the warpgroup's D
+    += A B^T (`nvgpu.warpgroup.mma`: TF32 m64nNk8 or f16/bf16 m64nNk16
+    instructions, as many as make k, both operands K-major, the descriptors
+    32 bytes further along the rows each) on the thread's accumulators in
+    place, committed and waited for once: complete when it returns."""
+    ptx = WGMMA_TYPES[c_type]
+    step = 8 if ptx == "tf32" else 16
+    transposes = "" if ptx == "tf32" else ", 0, 0"
     regs = n // 2
-    params = ", ".join(f"float& d{k}" for k in range(regs))
-    outs = ", ".join(f"%{k}" for k in range(regs))
-    constraints = ", ".join(f'"+f"(d{k})' for k in range(regs))
-    refs = ", ".join(f"&d{k}" for k in range(regs))
-    return f"""\
-__device__ __forceinline__ void {WGMMA_PREFIX}{n}k8(const float* a, const float* b, {params}) {{
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, 0;\\n"
-      "wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, %{regs}, %{regs + 1}, p, 1, 1;\\n}}"
+    params = ", ".join(f"float& d{j}" for j in range(regs))
+    outs = ", ".join(f"%{j}" for j in range(regs))
+    constraints = ", ".join(f'"+f"(d{j})' for j in range(regs))
+    refs = ", ".join(f"&d{j}" for j in range(regs))
+    issue = "\n".join(
+        f"""  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, 0;\\n"
+      "wgmma.mma_async.sync.aligned.m64n{n}k{step}.f32.{ptx}.{ptx} {{{outs}}}, %{regs}, %{regs + 1}, p, 1, 1{transposes};\\n}}"
       : {constraints}
-      : "l"(tc_wgmma_descriptor(a)), "l"(tc_wgmma_descriptor(b)));
+      : "l"(da + {2 * s}), "l"(db + {2 * s}));"""
+        for s in range(k // step)
+    )
+    return f"""\
+__device__ __forceinline__ void {wgmma_name(n, k, c_type)}(const {c_type}* a, const {c_type}* b, {params}) {{
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const unsigned long long da = tc_wgmma_descriptor(a), db = tc_wgmma_descriptor(b);
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+{issue}
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #else
@@ -323,7 +343,7 @@ __device__ __forceinline__ void {WGMMA_PREFIX}{n}k8(const float* a, const float*
     for (int h = 0; h < 2; ++h)
       for (int e = 0; e < 2; ++e) {{
         float sum = *d[4 * q + 2 * h + e];
-        for (int k = 0; k < 8; ++k)
+        for (int k = 0; k < {k}; ++k)
           sum += tc_swizzled(a, row + 8 * h, k) * tc_swizzled(b, 8 * q + column + e, k);
         *d[4 * q + 2 * h + e] = sum;
       }}
@@ -333,6 +353,9 @@ __device__ __forceinline__ void {WGMMA_PREFIX}{n}k8(const float* a, const float*
 
 def helper_definitions(used: set[str]) -> list[str]:
     """The definitions of the `used` helpers, in a stable order (`wgmma_helper`s
-    last, by N)."""
-    wgmma = sorted(int(name[len(WGMMA_PREFIX) : -2]) for name in used if name.startswith(WGMMA_PREFIX))
-    return [text for name, text in HELPERS.items() if name in used] + [wgmma_helper(n) for n in wgmma]
+    last, by type and shape)."""
+    shapes = sorted((m.group(3), int(m.group(1)), int(m.group(2))) for m in map(_WGMMA_NAME.fullmatch, used) if m)
+    c_types = {ptx: c_type for c_type, ptx in WGMMA_TYPES.items()}
+    return [text for name, text in HELPERS.items() if name in used] + [
+        wgmma_helper(n, k, c_types[ptx]) for ptx, n, k in shapes
+    ]

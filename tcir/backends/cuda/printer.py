@@ -67,7 +67,7 @@ from tcir.backends.cuda.helpers import helper_definitions
 from tcir.dialects.check import IndexOp
 from tcir.ir.integer_forms import trip_count
 from tcir.ir.loop_hints import UNROLL_HINT
-from tcir.backends.cuda.helpers import HALF_MMA, WGMMA_PREFIX
+from tcir.backends.cuda.helpers import HALF_MMA, wgmma_name
 from tcir.dialects.nvgpu import (
     COPY_BYTES,
     DeviceAsyncCopyOp,
@@ -76,6 +76,7 @@ from tcir.dialects.nvgpu import (
     MmaSyncOp,
     WarpgroupGenerateDescriptorOp,
     WarpgroupMmaOp,
+    element_bytes,
     swizzled,
 )
 from tcir.backends.cuda.launch import constant_block_size, kernel_symbol, kernels
@@ -804,7 +805,8 @@ class KernelPrinter(IndentedLines):
             texts = [self.expr(i, ANY) for i in indices]
             if swizzle and swizzled(buffer.type) and len(indices) >= 2:
                 row = self.expr(indices[-2], _PRECEDENCE["*"])
-                texts[-1] = f"{self.expr(indices[-1], _PRECEDENCE['*'])} ^ (({row} & 7) << 2)"
+                shift = (16 // element_bytes(buffer.type.element_type)).bit_length() - 1  # pyright: ignore[reportAttributeAccessIssue]
+                texts[-1] = f"{self.expr(indices[-1], _PRECEDENCE['*'])} ^ (({row} & 7) << {shift})"
             return name + "".join(f"[{t}]" for t in texts) if texts else f"{name}[0]"
         shape = self.flat_buffers[buffer]
         terms: list[str] = []
@@ -864,16 +866,18 @@ class KernelPrinter(IndentedLines):
     def _(self, op: WarpgroupGenerateDescriptorOp) -> None:
         self.helpers.add("tc_wgmma")
         name = self.names.declare(op.result)
-        self.line(f"const float* {name} = &{self.access(op.source, op.subscript_operands, swizzle=False)};")
+        element = c_type(op.source.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]
+        self.line(f"const {element}* {name} = &{self.access(op.source, op.subscript_operands, swizzle=False)};")
 
     @emit.register
     def _(self, op: WarpgroupMmaOp) -> None:
         self.helpers.add("tc_wgmma")
-        self.helpers.add(f"{WGMMA_PREFIX}{op.n}k8")
+        helper = wgmma_name(op.n, op.k, c_type(op.element_type))
+        self.helpers.add(helper)
         names = [self.names.declare(r) for r in op.res]
         self.line(f"float {', '.join(f'{n} = {self.expr(c, ANY)}' for n, c in zip(names, op.matrix_c))};")
         a, b = self.names[op.descriptor_a], self.names[op.descriptor_b]
-        self.line(f"{WGMMA_PREFIX}{op.n}k8({', '.join([a, b, *names])});")
+        self.line(f"{helper}({', '.join([a, b, *names])});")
 
     @emit.register
     def _(self, op: IndexOp) -> None:

@@ -215,10 +215,11 @@ class Launch:
                        f"without all the threads of its {group}")
 
     def warpgroup_mma(self, lanes: np.ndarray, a: tuple[Buffer, tuple[Any, ...]], b: tuple[Buffer, tuple[Any, ...]],
-                      c: Sequence[Any], site: int) -> tuple[np.ndarray, ...]:
-        """`nvgpu.warpgroup.mma` (m64nNk8, TF32) by `lanes`: all 128 threads
-        of each of their warpgroups must be there with the same descriptors;
-        D = tf32(A) tf32(B)^T + C per warpgroup, A the 64 x 8 and B the N x 8
+                      c: Sequence[Any], k: int, tf32: bool, site: int) -> tuple[np.ndarray, ...]:
+        """`nvgpu.warpgroup.mma` (m64nNkK) by `lanes`: all 128 threads of each
+        of their warpgroups must be there with the same descriptors; D = A
+        B^T + C per warpgroup (A and B read as TF32 where `tf32`, else as
+        they are: f16, bf16), A the 64 x K and B the N x K
         elements of shared memory from the descriptors' elements on (each
         thread loads its share, so that the reads are checked like its own),
         C and D in the threads' registers (see `tcir.dialects.nvgpu`)."""
@@ -235,15 +236,15 @@ class Launch:
             starts = [per_lane(i).reshape(count, WARPGROUP) for i in index]
             if any(np.any(s != s[:, :1]) for s in starts):
                 self.fault("mma", f"wgmma ({self.site(site)}) with different descriptors in one warpgroup")
-            values = np.zeros((count, rows * 8), np.float64)
+            values = np.zeros((count, rows * k), np.float64)
             *outer, row, column = (s.reshape(-1) for s in starts)
-            for share in range(-(-rows * 8 // WARPGROUP)):  # lane l loads elements l, l + 128, ...
+            for share in range(-(-rows * k // WARPGROUP)):  # lane l loads elements l, l + 128, ...
                 element = lane + WARPGROUP * share
-                mine = element < rows * 8
-                at = (*(o[mine] for o in outer), row[mine] + element[mine] // 8, column[mine] + element[mine] % 8)
-                loaded = buffer.load(ordered[mine], at, site)
-                values[group[mine], element[mine]] = _tf32(np.asarray(loaded, np.float32))
-            return values.reshape(count, rows, 8)
+                mine = element < rows * k
+                at = (*(o[mine] for o in outer), row[mine] + element[mine] // k, column[mine] + element[mine] % k)
+                loaded = np.asarray(buffer.load(ordered[mine], at, site), np.float32)
+                values[group[mine], element[mine]] = _tf32(loaded) if tf32 else loaded
+            return values.reshape(count, rows, k)
 
         A, B = operand(a, WGMMA_ROWS), operand(b, n)
         w, g, t = lane // WARP, (lane % WARP) // 4, lane % 4

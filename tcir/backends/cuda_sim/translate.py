@@ -494,7 +494,9 @@ class KernelTranslator(IndentedLines):
         a, b = self.ref(scope, op.descriptor_a), self.ref(scope, op.descriptor_b)
         results = [self.fresh() for _ in op.res]
         accumulators = ", ".join(self.ref(scope, v) for v in op.matrix_c)
-        self.line(f"{', '.join(results)} = rt.warpgroup_mma({scope.lanes}, {a}, {b}, [{accumulators}], {self.site(op)})")
+        tf32 = op.tf32_enabled is not None
+        self.line(f"{', '.join(results)} = rt.warpgroup_mma({scope.lanes}, {a}, {b}, [{accumulators}], {op.k}, {tf32}, "
+                  f"{self.site(op)})")
         scope.names.update(zip(op.res, results))
 
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:

@@ -77,20 +77,38 @@ def single_multi_aff(function: isl.PwMultiAff) -> isl.MultiAff:
 def function_of(relation: isl.Map, hidden: Sequence[str], late: Sequence[str] = ()) -> isl.MultiAff:
     """The single-valued `relation` as one quasi-affine function, once the
     parameters `hidden` are projected out (they must be implied by the
-    domain), and `late` too unless the function does not involve them:
-    projecting a block id out with the thread ids can split a function
-    that is the same in every block (the private index of a warp's
-    sub-tile, `(m mod 32) floordiv 8`) into dozens of pieces."""
-    for name in hidden:
+    domain), and `late` too unless the function does not involve them.
+    The order of the projections changes how isl writes the result, not
+    what it is: projecting a block id out with the thread ids can split a
+    function that is the same in every block (the private index of a
+    warp's sub-tile, `(m mod 32) floordiv 8`) into dozens of pieces, and
+    projecting the thread ids first can split the private index of a
+    warpgroup's rows on a grid of several row tiles; the first order that
+    gives one piece wins."""
+    projected = _project(relation, hidden)
+    present = [n for n in late if relation.find_dim_by_name(isl.dim_type.param, n) >= 0]
+    if not present:
+        return _one_function(projected)
+    found = _independent_of(projected, present)
+    if found is not None:
+        return found
+    try:
+        return _one_function(_project(projected, present))
+    except NotExpressible:
+        return _one_function(_project(_project(relation, present), hidden))
+
+
+def _project(relation: isl.Map, names: Sequence[str]) -> isl.Map:
+    """`relation` with the parameters `names` projected out."""
+    for name in names:
         position = relation.find_dim_by_name(isl.dim_type.param, name)
         if position >= 0:
             relation = relation.project_out(isl.dim_type.param, position, 1)
-    present = [n for n in late if relation.find_dim_by_name(isl.dim_type.param, n) >= 0]
-    if present:
-        found = _independent_of(relation, present)
-        if found is not None:
-            return found
-        return function_of(relation, present)
+    return relation
+
+
+def _one_function(relation: isl.Map) -> isl.MultiAff:
+    """The single-valued `relation` as one quasi-affine function."""
     if not relation.is_single_valued():
         raise NotExpressible(f"{relation} is not a function")
     try:

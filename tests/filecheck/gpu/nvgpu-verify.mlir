@@ -123,7 +123,8 @@ func.func @mma_half_registers(%a: f16, %b: f16, %c: f32) {
 // -----
 
 // sm_90's wgmma: descriptors of swizzled shared tiles with rows of 128
-// bytes, and N / 2 accumulators of m64nNk8. A valid one round-trips.
+// bytes, and N / 2 accumulators of m64nNk8 (TF32) or m64nNk16 (f16, bf16).
+// Valid ones round-trip.
 func.func @wgmma(%S: memref<2x64x32xf32, #nvgpu.swizzle<128>, 3 : i64>, %T: memref<16x32xf32, #nvgpu.swizzle<128>, 3 : i64>, %i: index, %c: f32) -> f32 {
   %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i, %i) : (memref<2x64x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index, index) -> !nvgpu.warpgroup.descriptor
   %b = "nvgpu.warpgroup.generate.descriptor"(%T, %i, %i) : (memref<16x32xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
@@ -131,11 +132,19 @@ func.func @wgmma(%S: memref<2x64x32xf32, #nvgpu.swizzle<128>, 3 : i64>, %T: memr
   func.return %d#0 : f32
 }
 
+// CHECK-LABEL: func.func @wgmma_f16
+// CHECK:       "nvgpu.warpgroup.mma"(%{{.*}}) <{mmaShape = [64 : i64, 8 : i64, 16 : i64], operandType = f16}>
+func.func @wgmma_f16(%S: memref<64x64xf16, #nvgpu.swizzle<128>, 3 : i64>, %i: index, %c: f32) -> f32 {
+  %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x64xf16, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
+  %d:4 = "nvgpu.warpgroup.mma"(%a, %a, %c, %c, %c, %c) <{mmaShape = [64, 8, 16], operandType = f16}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return %d#0 : f32
+}
+
 // -----
 
 // A tile without the swizzle.
 func.func @plain_tile(%S: memref<64x32xf32, 3 : i64>, %i: index) {
-  // expected-error@+1 {{'nvgpu.warpgroup.generate.descriptor' op describes an f32 shared memref in the 128-byte swizzle, got memref<64x32xf32, 3 : i64>}}
+  // expected-error@+1 {{'nvgpu.warpgroup.generate.descriptor' op describes an f32, f16 or bf16 shared memref in the 128-byte swizzle, got memref<64x32xf32, 3 : i64>}}
   %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x32xf32, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
   func.return
 }
@@ -160,9 +169,27 @@ func.func @wgmma_registers(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
 
 // -----
 
-// k = 16.
+// k = 40 with TF32: 160 bytes of a row.
 func.func @wgmma_shape(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
-  // expected-error@+1 {{'nvgpu.warpgroup.mma' op supports mmaShape = [64, N, 8] (N a multiple of 8 up to 256) with tf32Enabled only}}
-  %r:8 = "nvgpu.warpgroup.mma"(%d, %d, %c, %c, %c, %c, %c, %c, %c, %c) <{mmaShape = [64, 16, 16], tf32Enabled}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32, f32, f32, f32, f32)
+  // expected-error@+1 {{'nvgpu.warpgroup.mma' op supports mmaShape = [64, N, K] with tf32Enabled and K a multiple of 8, or with an operandType of f16 or bf16 and K a multiple of 16 (K of up to 128 bytes, N a multiple of 8 up to 256) only}}
+  %r:8 = "nvgpu.warpgroup.mma"(%d, %d, %c, %c, %c, %c, %c, %c, %c, %c) <{mmaShape = [64, 16, 40], tf32Enabled}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32, f32, f32, f32, f32)
+  func.return
+}
+
+// -----
+
+// k = 8 with bf16 operands.
+func.func @wgmma_half_shape(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
+  // expected-error@+1 {{'nvgpu.warpgroup.mma' op supports mmaShape = [64, N, K] with tf32Enabled and K a multiple of 8, or with an operandType of f16 or bf16 and K a multiple of 16 (K of up to 128 bytes, N a multiple of 8 up to 256) only}}
+  %r:4 = "nvgpu.warpgroup.mma"(%d, %d, %c, %c, %c, %c) <{mmaShape = [64, 8, 8], operandType = bf16}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+
+// -----
+
+// Rows of 72 f16 (144 bytes).
+func.func @padded_half_rows(%S: memref<64x72xf16, #nvgpu.swizzle<128>, 3 : i64>, %i: index) {
+  // expected-error@+1 {{'nvgpu.warpgroup.generate.descriptor' op needs rows of 128 bytes, got memref<64x72xf16, #nvgpu.swizzle<128>, 3 : i64>}}
+  %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x72xf16, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
   func.return
 }

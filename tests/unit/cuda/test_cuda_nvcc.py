@@ -153,7 +153,7 @@ def test_tf32_wgmma_compiles_with_tensor_cores_and_without(arch: str, tmp_path: 
     accumulators' addresses)."""
     source = _large_matmul(tcir.MappingOptions(allow_tf32=True))
     assert "extern __shared__ __align__(1024) unsigned char tc_dynamic_shared[];" in source
-    assert "tc_wgmma_m64n128k8(" in source and "^ ((" in source  # swizzled copies
+    assert "tc_wgmma_m64n128k32_tf32(" in source and "^ ((" in source  # swizzled copies
     text = _ptx(source, arch, tmp_path)
     wgmmas = text.count("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32")
     if arch == "sm_75":
@@ -203,17 +203,22 @@ def test_a_float2_copy_inside_a_guard_prints():
 
 @needs_nvcc
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_half_default_compiles_to_mma_sync(dtype: str, tmp_path: Path):
-    """The default mapping of a half tmm 128x1024x1024: m16n8k16 mma.sync on
-    .f16 or .bf16 operands with f32 accumulators in the PTX for sm_90, its
-    copies by cp.async, no local memory (no spills)."""
+def test_half_default_compiles_to_wgmma(dtype: str, tmp_path: Path):
+    """The default mapping of a half tmm 128x1024x1024: sm_90a's wgmma
+    m64n16k16 on .f16 or .bf16 operands with f32 accumulators, four a 64-point
+    k tile, its copies by cp.async, no local memory (no spills); and where
+    the reduction is not whole 64-point tiles (1008 points), m16n8k16
+    mma.sync."""
     import ml_dtypes
 
     source = (EXAMPLES / "tmm.tc").read_text().replace("float(", f"{dtype}(")
     tmm = tcir.define(source).tmm
     element = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
-    inputs = np.zeros((128, 1024), element), np.zeros((1024, 1024), element)
-    text = _ptx(tmm.ir(*inputs, backend="cuda"), "sm_90", tmp_path)
     ptx_type = "f16" if dtype == "float16" else "bf16"
+    text = _ptx(tmm.ir(np.zeros((128, 1024), element), np.zeros((1024, 1024), element), backend="cuda"), "sm_90a", tmp_path)
+    wgmmas = text.count(f"wgmma.mma_async.sync.aligned.m64n16k16.f32.{ptx_type}.{ptx_type}")
+    assert wgmmas and wgmmas % 4 == 0 and text.count("wgmma.wait_group.sync.aligned 0") == wgmmas // 4
+    assert "cp.async" in text and ".local" not in text
+    text = _ptx(tmm.ir(np.zeros((4096, 1008), element), np.zeros((4096, 1008), element), backend="cuda"), "sm_90", tmp_path)
     assert f"mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32" in text
     assert "cp.async" in text and ".local" not in text

@@ -130,7 +130,7 @@ def test_tf32_default_options():
     assert resolved_options(tmm.definition, binding, O(allow_tf32=True, tile=[8])).tile == [8]
     source = tmm.ir(np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32), backend="cuda",
                     options=O(allow_tf32=True))
-    assert source.count("tc_wgmma_m64n128k8(") == 2 and "tc_mma_tf32(" not in source  # its definition, its call
+    assert source.count("tc_wgmma_m64n128k32_tf32(") == 2 and "tc_mma_tf32(" not in source  # its definition, its call
     # Where 32 x 32 tiles fill the GPU: a warpgroup a 64 x 32 tile (m64n32k8); none where tiles are ragged.
     binding = bind(tmm.definition, [np.zeros((128, 1024), np.float32), np.zeros((1024, 1024), np.float32)])
     options = resolved_options(tmm.definition, binding, O(allow_tf32=True))
@@ -161,14 +161,14 @@ def test_wgmma_follows_ptx_m64nnk8_layout():
     places = [(16 * w + g + 8 * h, 8 * q + 2 * t + e) for q in range(n // 8) for h in (0, 1) for e in (0, 1)]
     c = [C[k, r, col] for r, col in places]
     order = np.random.default_rng(4).permutation(lane.size)
-    d = launch.warpgroup_mma(lane[order], (tiles, (k[order], 0, 8)), (tiles, (k[order], 72, 0)), [x[order] for x in c], 0)
+    d = launch.warpgroup_mma(lane[order], (tiles, (k[order], 0, 8)), (tiles, (k[order], 72, 0)), [x[order] for x in c], 8, True, 0)
     D = A @ B.transpose(0, 2, 1) + C
     for got, (r, col) in zip(d, places, strict=True):
         np.testing.assert_array_equal(got, D[k, r, col][order])
     with pytest.raises(KernelFault, match="divergent wgmma .* without all the threads of its warpgroup"):
-        _launch(256).warpgroup_mma(np.arange(200), (tiles, (0, 0, 8)), (tiles, (0, 72, 0)), [0.0] * 8, 0)
+        _launch(256).warpgroup_mma(np.arange(200), (tiles, (0, 0, 8)), (tiles, (0, 72, 0)), [0.0] * 8, 8, True, 0)
     with pytest.raises(KernelFault, match="different descriptors"):
-        launch.warpgroup_mma(lane, (tiles, (k, l // 64, 8)), (tiles, (k, 72, 0)), [0.0] * 8, 0)
+        launch.warpgroup_mma(lane, (tiles, (k, l // 64, 8)), (tiles, (k, 72, 0)), [0.0] * 8, 8, True, 0)
 
 
 WGMMA_CASES = [
@@ -253,22 +253,57 @@ def test_half_contractions_compute_numpy_exactly(dtype, a_shape, b_shape, option
     np.testing.assert_array_equal(tmm(a, b, backend="cuda-sim", options=options).astype(np.float64), expected)
 
 
+TBMM = """def tbmm({t}(B,M,K) X, {t}(B,N,K) Y) -> (Z) {{
+  Z(b,m,n) +=! X(b,m,kk) * Y(b,n,kk)
+}}"""
+
+HALF_WGMMA_CASES = [
+    # A batch of two, one warpgroup a 64 x 24 tile (m64n24k16, four a k tile), synchronous copies.
+    ((2, 64, 128), (2, 48, 128), O(tile=[1, 64, 24, 64], threads=[4, 8], warps=[1, 4], warpgroup_mma=True)),
+    # 96 points, the last k tile half full: one m64n32k16 a leader; two row tiles, 4 buffers by cp.async.
+    ((128, 96), (64, 96), O(tile=[64, 32, 64], threads=[4, 8], warps=[1, 4], num_stages=5, async_copies=True,
+                            copy_vector_width=8, warpgroup_mma=True)),
+]
+
+
 @pytest.mark.parametrize("dtype", TYPES)
-@pytest.mark.parametrize("large", [(4096, 4096, 4096), (128, 1024, 1024)], ids=["128x128", "32x64"])
-def test_half_defaults_run_on_the_tensor_cores(dtype, large):
-    """The defaults of half contractions that fill the GPU with 128 x 128
-    or 32 x 64 tiles are mma-shaped; on random values at a small size (a
-    ragged last k tile too), sums in f32 rounded once, as the CPU
-    reference, within one rounding of the type."""
+@pytest.mark.parametrize(("a_shape", "b_shape", "options"), HALF_WGMMA_CASES, ids=["batched", "ragged"])
+def test_half_wgmma_contractions_compute_numpy_exactly(dtype, a_shape, b_shape, options):
+    function = tcir.define((TBMM if len(a_shape) == 3 else TMM).format(t=dtype))
+    function = function["tbmm" if len(a_shape) == 3 else "tmm"]
+    rng = np.random.default_rng(0)
+    a = rng.integers(-4, 4, a_shape).astype(TYPES[dtype])
+    b = rng.integers(-4, 4, b_shape).astype(TYPES[dtype])
+    assert "nvgpu.warpgroup.mma" in function.ir(a, b, backend="cuda-sim", options=options)
+    expected = (a.astype(np.float64) @ b.astype(np.float64).swapaxes(-1, -2)).astype(TYPES[dtype])
+    np.testing.assert_array_equal(function(a, b, backend="cuda-sim", options=options), expected)
+
+
+HALF_DEFAULTS = [
+    # 128 x 256 x 64 tiles on wgmma, 4 buffers; 64 x 16 x 64 on wgmma; mma.sync where k tiles of 64 are ragged.
+    ((4096, 4096, 4096), "nvgpu.warpgroup.mma", (128, 192), (256, 192)),
+    ((128, 1024, 1024), "nvgpu.warpgroup.mma", (128, 192), (64, 192)),
+    ((4096, 4096, 1008), "nvgpu.mma.sync", (64, 96), (128, 96)),
+]
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize(("large", "op", "a_shape", "b_shape"), HALF_DEFAULTS, ids=["128x256", "64x16", "mma.sync"])
+def test_half_defaults_run_on_the_tensor_cores(dtype, large, op, a_shape, b_shape):
+    """The defaults of half contractions are sm_90's wgmma where the
+    reduction is whole 64-point tiles, else m16n8k16 mma.sync; on random
+    values at a small size, sums in f32 rounded once, as the CPU reference,
+    within one rounding of the type."""
     tmm = tcir.define(TMM.format(t=dtype)).tmm
     m, n, k = large
     zeros = np.zeros((m, k), TYPES[dtype]), np.zeros((n, k), TYPES[dtype])
     options = default_options(tmm.definition, bind(tmm.definition, zeros))
     assert options.threads == [4, 8] and options.warps and not options.allow_tf32
+    assert options.warpgroup_mma == (op == "nvgpu.warpgroup.mma")
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((64, 96)).astype(TYPES[dtype])
-    b = rng.standard_normal((128, 96)).astype(TYPES[dtype])
-    assert "nvgpu.mma.sync" in tmm.ir(a, b, backend="cuda-sim", options=options)
+    a = rng.standard_normal(a_shape).astype(TYPES[dtype])
+    b = rng.standard_normal(b_shape).astype(TYPES[dtype])
+    assert op in tmm.ir(a, b, backend="cuda-sim", options=options)
     got = tmm(a, b, backend="cuda-sim", options=options).astype(np.float64)
     reference = tmm(a, b, backend="cpu").astype(np.float64)
     eps = float(ml_dtypes.finfo(TYPES[dtype]).eps)
