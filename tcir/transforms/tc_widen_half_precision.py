@@ -38,7 +38,10 @@ accumulators `poly-promote` keeps private, never written to memory). A sum
 of half values into an f32 or f64 tensor (a mixed-precision contraction)
 rounds nothing. Other statements (`=`, `max=`, `min=`, scatters, the steps
 of recurrences) compute in f32 and round their value once (`truncf`) before
-they store it.
+they store it. The def's own temporaries of a half type (`tc.alloc`:
+softmax's row maxima and sums, layernorm's deviations) hold f32, as
+inductor keeps a fused kernel's intermediates: only the inputs and outputs
+are half, and a value is rounded once, where an output stores it.
 """
 
 from __future__ import annotations
@@ -72,6 +75,12 @@ def _accumulates(comp: ComprehensionOp) -> bool:
 
 def _computes_in_half(block: Block) -> bool:
     return any(_half(r.type) for op in block.walk() for r in op.results if not isinstance(op, ReadOp))
+
+
+def _stores_half_into_wider(comp: ComprehensionOp) -> bool:
+    """Whether `comp` yields a half value (a read) into a wider tensor."""
+    last = comp.body.block.last_op
+    return isinstance(last, YieldOp) and _half(last.operands[0].type) and not _half(comp.lhs_type.element_type)
 
 
 def _to_f32(rewriter: Rewriter, op: Operation) -> None:
@@ -132,6 +141,16 @@ def _round_yield(rewriter: Rewriter, comp: ComprehensionOp) -> None:
     last.operands[0] = rounded.result
 
 
+def _temporary_to_f32(alloc: AllocOp) -> None:
+    """A half temporary of the def held in f32, its reads f32 values."""
+    half = alloc.result.type
+    assert isinstance(half, TensorType)
+    Rewriter.replace_value_with_new_type(alloc.result, TensorType(F32, half.dims, half.symbol_names))
+    for use in list(alloc.result.uses):
+        if isinstance(use.operation, ReadOp):
+            Rewriter.replace_value_with_new_type(use.operation.result, F32)
+
+
 def widen(rewriter: Rewriter, comp: ComprehensionOp) -> None:
     """Accumulate `comp` in an f32 temporary (see the module)."""
     _block_to_f32(rewriter, comp.body.block)
@@ -154,11 +173,13 @@ class TcWidenHalfPrecisionPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewriter = Rewriter()
+        for alloc in [o for o in op.walk() if isinstance(o, AllocOp) and _half(o.result.type.element_type)]:
+            _temporary_to_f32(alloc)
         for comp in [o for o in op.walk() if isinstance(o, ComprehensionOp)]:
             half = _half(comp.lhs_type.element_type)
             if half and _accumulates(comp):
                 widen(rewriter, comp)
-            elif _computes_in_half(comp.body.block):
+            elif _computes_in_half(comp.body.block) or _stores_half_into_wider(comp):
                 _block_to_f32(rewriter, comp.body.block)
                 if half:  # rounded once, where it is stored
                     _round_yield(rewriter, comp)

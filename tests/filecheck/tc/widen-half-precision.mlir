@@ -121,3 +121,35 @@ tc.def @elementwise(%X: !tc.tensor<f16, [N]>) -> (%Y: !tc.tensor<f16, [N]>, %Z: 
     tc.yield %3 : f16
   }
 }
+
+// -----
+
+// A half temporary of the def (a row's maximum, then the row less it)
+// holds f32: its reads give f32, the maximum of half reads is widened into
+// it, and only the output's store rounds.
+// CHECK-LABEL: tc.def @shifted(
+// CHECK-NEXT:    %[[MX:.*]] = tc.alloc : !tc.tensor<f32, [B]>
+// CHECK-NEXT:    tc.comprehension %[[MX]][%b] "max=!" (%b in [0, B), %n in [0, N)) {
+// CHECK-NEXT:      %[[X:.*]] = tc.read %X[%b, %n]
+// CHECK-NEXT:      %[[X32:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK-NEXT:      tc.yield %[[X32]] : f32
+// CHECK:         tc.comprehension %Y[%[[B:.*]], %[[N:.*]]] "=" (%[[B]] in [0, B), %[[N]] in [0, N)) {
+// CHECK-NEXT:      %[[X:.*]] = tc.read %X[%[[B]], %[[N]]]
+// CHECK-NEXT:      %[[X32:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK-NEXT:      %[[M:.*]] = tc.read %[[MX]][%[[B]]]
+// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[X32]], %[[M]] : f32
+// CHECK-NEXT:      %[[H:.*]] = arith.truncf %[[D]] : f32 to bf16
+// CHECK-NEXT:      tc.yield %[[H]] : bf16
+tc.def @shifted(%X: !tc.tensor<bf16, [B, N]>) -> (%Y: !tc.tensor<bf16, [B, N]>) {
+  %mx = tc.alloc : !tc.tensor<bf16, [B]>
+  tc.comprehension %mx[%b] "max=!" (%b in [0, B), %n in [0, N)) {
+    %0 = tc.read %X[%b, %n]
+    tc.yield %0 : bf16
+  }
+  tc.comprehension %Y[%b, %n] "=" (%b in [0, B), %n in [0, N)) {
+    %0 = tc.read %X[%b, %n]
+    %1 = tc.read %mx[%b]
+    %2 = arith.subf %0, %1 : bf16
+    tc.yield %2 : bf16
+  }
+}
