@@ -178,10 +178,11 @@ def _half_mma_options(outer: list[int], rows: int, columns: int) -> MappingOptio
     `mma.sync`: warps of 4 x 8 threads, each thread the accumulators of its
     warp's sub-tile, rows 8 apart and columns 4 apart: 128 x 128 x 32 tiles
     on 2 x 4 warps (64 accumulators), or, where those leave SMs idle,
-    32 x 64 x 64 on 1 x 2 (32: twice the blocks of 64 x 64 tiles). The
+    32 x 64 x 64 on 1 x 2 (32: twice the blocks of 64 x 64 tiles), or
+    32 x 32 on one warp (split-K's slices). The
     operands' tiles are in shared memory (rows on 16-byte boundaries, read
     8 halves at once), filled by cp.async (16 bytes a copy)."""
-    warps, k_tile = ([2, 4], K_TILE) if rows == 128 else ([1, 2], 2 * K_TILE)
+    warps, k_tile = {128: ([2, 4], K_TILE), 32: ([1, columns // 32], 2 * K_TILE)}[rows]
     return MappingOptions(
         tile=[*outer, rows, columns, k_tile],
         threads=[4, 8],
@@ -316,10 +317,15 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         mma = out[-2] % MMA_ROWS == 0 and out[-1] % MMA_COLUMNS == 0 and steps % MMA_POINTS == 0
         if mma and half:
             # Tiles of 32 x 64 where 128 x 128 leave SMs idle, if they fill half
-            # of them; fewer blocks (an MLP's 128 x 128 outputs): split-K below.
+            # of them; fewer blocks (an MLP's 128 x 128 outputs): split-K into
+            # the f32 accumulators.
             for rows, columns in ((128, 128), (32, 64)):
                 if fills_gpu(rows, columns) or (rows == 32 and 2 * blocks(rows, columns) >= BLOCKS_TO_FILL_GPU):
                     return dataclasses.replace(_half_mma_options(outer, rows, columns), blocks=grid(rows, columns))
+            if len(out) == 2 and SPLIT_K <= reduction <= MAX_SPLIT_K:
+                return dataclasses.replace(
+                    _half_mma_options(outer, 32, 32), tile=[32, 32, MMA_POINTS], split_k=-(-reduction // K_SLICE)
+                )
         if allow_tf32 and whole and fills_gpu(128) and whole_tiles(128, 128):
             return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
