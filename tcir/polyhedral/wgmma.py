@@ -107,11 +107,18 @@ def _extents(op: ReadOp, stmt: StmtOp) -> list[tuple[int, int]] | None:
     return result
 
 
-def _shared_tile(op: ReadOp | None, stmt: StmtOp, buffers: dict[str, object]) -> tuple[str, int] | None:
+def _shared_tile(
+    op: ReadOp | None, stmt: StmtOp, buffers: dict[str, object], along: int, reduction: int
+) -> tuple[str, int] | None:
     """The shared buffer of an operand read whose indices cover rows 0 .. R - 1
-    and 128 bytes of each row exactly, with R; else None."""
+    and 128 bytes of each row exactly, with R, its rows along iterator
+    `along` and its columns along `reduction` (K-major); else None."""
     name = op.attributes.get(PROMOTED) if op is not None else None
-    if op is None or not isinstance(name, StringAttr):
+    index = op.attributes.get(PROMOTED_MAP) if op is not None else None
+    if op is None or not isinstance(name, StringAttr) or not isinstance(index, AffineMapAttr):
+        return None
+    *_, rows, columns = index.data.results
+    if along not in rows.used_dims() or reduction in rows.used_dims() or columns.used_dims() != {reduction}:
         return None
     kind = buffers.get(name.data)
     if not isinstance(kind, MemRefType) or kind.memory_space != IntegerAttr(SHARED_SPACE, 64) or len(kind.shape) < 2:
@@ -143,8 +150,8 @@ def layout(found: Contraction, scop: ScopOp) -> WarpgroupLayout | None:
     names = iterator_names(stmt)
     for row in sorted(found.outputs):
         for column in sorted(found.outputs - {row}):
-            a = _shared_tile(found.operand_of(row), stmt, dict(buffers.data))
-            b = _shared_tile(found.operand_of(column), stmt, dict(buffers.data))
+            a = _shared_tile(found.operand_of(row), stmt, dict(buffers.data), row, found.reduction)
+            b = _shared_tile(found.operand_of(column), stmt, dict(buffers.data), column, found.reduction)
             if a is None or b is None or a[0] == b[0]:
                 continue
             (a_buffer, rows), (b_buffer, n) = a, b

@@ -80,6 +80,8 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "tmm@tf32": {"M": 64, "K": 32, "N": 24},
     "MLP1@tf32": {"B": 32, "M": 24, "N": 16},
     "tbmm@tf32": {"B": 2, "N": 16, "M": 16, "K": 16},
+    "zoo/matmul:matmul_nn@tf32": {"M": 64, "K": 64, "N": 32},
+    "zoo/matmul:matmul_tn@mma@f16": {"M": 64, "K": 64, "N": 48},
 }
 """Each example def (named as its file, or `file:def`) at small odd sizes;
 a name with `TF32` after it, at sizes of whole `mma.sync` groups, with

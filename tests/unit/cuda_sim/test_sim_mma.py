@@ -341,3 +341,21 @@ def test_half_mlp_default_splits_k_on_the_tensor_cores():
     got = mlp(*inputs, backend="cuda-sim", options=options).astype(np.float64)
     reference = mlp(*inputs, backend="cpu").astype(np.float64)
     assert np.abs(got - reference).max() <= float(np.finfo(np.float16).eps) * np.abs(reference).max()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_wgmma_takes_k_major_operands_only(dtype):
+    """`C(m,n) +=! A(m,kk) * B(kk,n)`: B's shared tile has rows along kk
+    (the reduction), not along n; wgmma (K-major operands) is not used for
+    it though the tile's shape would fit, and the numbers stay exact."""
+    matmul = tcir.define((EXAMPLES / "zoo" / "matmul.tc").read_text()).matmul_nn
+    matmul = matmul.astype(dtype)
+    element = np.float16 if dtype == "float16" else np.float32
+    rng = np.random.default_rng(0)
+    a = rng.integers(-4, 4, (128, 64)).astype(element)
+    b = rng.integers(-4, 4, (64, 64)).astype(element)
+    k_tile = 32 if dtype == "float32" else 64
+    options = O(tile=[64, 32, k_tile], threads=[4, 8], warps=[1, 4], num_stages=5, async_copies=True,
+                allow_tf32=dtype == "float32", warpgroup_mma=True)
+    assert "nvgpu.warpgroup.mma" not in matmul.ir(a, b, backend="cuda-sim", options=options)
+    np.testing.assert_array_equal(matmul(a, b, backend="cuda-sim", options=options), (a.astype(np.float64) @ b).astype(element))
