@@ -77,8 +77,6 @@ from xdsl.dialects.builtin import (
     I32,
     AffineMapAttr,
     ArrayAttr,
-    BFloat16Type,
-    Float16Type,
     Float32Type,
     IndexType,
     IntAttr,
@@ -105,6 +103,7 @@ from xdsl.irdl import (
 )
 
 from tcir.dialects.tc import TensorType
+from tcir.ir.float_types import HalfFloatType
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -188,7 +187,7 @@ class DeviceAsyncWaitOp(IRDLOperation):
         return self.num_groups.value.data
 
 
-MmaOperandType = Float32Type | Float16Type | BFloat16Type
+MmaOperandType = Float32Type | HalfFloatType
 """Element types of `mma.sync`'s A and B: f32 (read as TF32), f16, bf16."""
 MMA_SHAPES = {"tf32": (16, 8, 8), "half": (16, 8, 16)}
 """The m, n, k of `mma.sync` for TF32 (m16n8k8) and for the half types (m16n8k16)."""
@@ -370,7 +369,7 @@ class WarpgroupMmaOp(IRDLOperation):
     res = var_result_def(Float32Type)
     mma_shape = prop_def(ArrayAttr[IntegerAttr], prop_name="mmaShape")
     tf32_enabled = opt_prop_def(UnitAttr, prop_name="tf32Enabled")
-    operand_type = opt_prop_def(Float16Type | BFloat16Type, prop_name="operandType")
+    operand_type = opt_prop_def(HalfFloatType, prop_name="operandType")
 
     def __init__(
         self, a: SSAValue, b: SSAValue, c: Sequence[SSAValue], operand_type: Attribute = Float32Type(), k: int | None = None

@@ -44,7 +44,7 @@ from typing import TypeVar
 
 import islpy as isl
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AffineMapAttr, BFloat16Type, DictionaryAttr, Float16Type, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr
+from xdsl.dialects.builtin import AffineMapAttr, DictionaryAttr, Float32Type, IndexType, IntegerAttr, MemRefType, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
@@ -52,6 +52,7 @@ from xdsl.rewriter import Rewriter
 from tcir.dialects.nvgpu import MmaSyncOp
 from tcir.dialects.poly import BandOp, ContextOp, ExtensionOp, FilterOp, ScopOp, StmtOp
 from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.ir.float_types import is_half
 from tcir.lowering.tc_point import ATOMIC, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
 from tcir.polyhedral.bands import value_bounds
 from tcir.polyhedral.promotion.affine import affine_map_to_isl
@@ -101,7 +102,7 @@ def _factor_read(value: SSAValue) -> ReadOp | None:
     """The read that a factor of the product is: the read's f32 result, or
     the `arith.extf` of a read of f16 or bf16 to f32."""
     owner = value.owner
-    if isinstance(owner, arith.ExtFOp) and isinstance(owner.input.type, Float16Type | BFloat16Type):
+    if isinstance(owner, arith.ExtFOp) and is_half(owner.input.type):
         owner = owner.input.owner
     return owner if isinstance(owner, ReadOp) else None
 
@@ -126,7 +127,7 @@ def contraction(stmt: StmtOp) -> Contraction | None:
     element = reads[0].tensor_type.scalar_type
     if reads[1].tensor_type.scalar_type != element or isinstance(element, Float32Type) == bool(widened):
         return None  # f32 operands as they are, or one half type widened
-    if not isinstance(element, Float32Type | Float16Type | BFloat16Type):
+    if not (isinstance(element, Float32Type) or is_half(element)):
         return None
     if not isinstance(update.tensor_type.scalar_type, Float32Type):
         return None

@@ -50,23 +50,18 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, FloatAttr, ModuleOp
+from xdsl.dialects.builtin import Float32Type, FloatAttr, ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcir.dialects.tc import AllocOp, ComprehensionOp, DefOp, ReadOp, TensorType, YieldOp
+from tcir.ir.float_types import is_half
 
-HALF_TYPES = (Float16Type, BFloat16Type)
-"""Element types whose sums accumulate in f32."""
 ACCUMULATING = ("+=", "+=!", "*=", "*=!")
 F32 = Float32Type()
 _CASTS = (arith.ExtFOp, arith.TruncFOp, arith.SIToFPOp, arith.UIToFPOp, arith.FPToSIOp, arith.FPToUIOp)
-
-
-def _half(t: object) -> bool:
-    return isinstance(t, HALF_TYPES)
 
 
 def _accumulates(comp: ComprehensionOp) -> bool:
@@ -74,13 +69,13 @@ def _accumulates(comp: ComprehensionOp) -> bool:
 
 
 def _computes_in_half(block: Block) -> bool:
-    return any(_half(r.type) for op in block.walk() for r in op.results if not isinstance(op, ReadOp))
+    return any(is_half(r.type) for op in block.walk() for r in op.results if not isinstance(op, ReadOp))
 
 
 def _stores_half_into_wider(comp: ComprehensionOp) -> bool:
     """Whether `comp` yields a half value (a read) into a wider tensor."""
     last = comp.body.block.last_op
-    return isinstance(last, YieldOp) and _half(last.operands[0].type) and not _half(comp.lhs_type.element_type)
+    return isinstance(last, YieldOp) and is_half(last.operands[0].type) and not is_half(comp.lhs_type.element_type)
 
 
 def _to_f32(rewriter: Rewriter, op: Operation) -> None:
@@ -90,7 +85,7 @@ def _to_f32(rewriter: Rewriter, op: Operation) -> None:
         op.result.replace_all_uses_with(op.input)
         rewriter.erase_op(op)
         return
-    if not any(_half(r.type) for r in op.results):
+    if not any(is_half(r.type) for r in op.results):
         return
     if isinstance(op, (ReadOp, *_CASTS)):
         (result,) = op.results
@@ -103,7 +98,7 @@ def _to_f32(rewriter: Rewriter, op: Operation) -> None:
         rewriter.replace_op(op, arith.ConstantOp(FloatAttr(op.value.value.data, F32)))
         return
     for result in list(op.results):
-        if _half(result.type):
+        if is_half(result.type):
             Rewriter.replace_value_with_new_type(result, F32)
 
 
@@ -173,10 +168,10 @@ class TcWidenHalfPrecisionPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         rewriter = Rewriter()
-        for alloc in [o for o in op.walk() if isinstance(o, AllocOp) and _half(o.result.type.element_type)]:
+        for alloc in [o for o in op.walk() if isinstance(o, AllocOp) and is_half(o.result.type.element_type)]:
             _temporary_to_f32(alloc)
         for comp in [o for o in op.walk() if isinstance(o, ComprehensionOp)]:
-            half = _half(comp.lhs_type.element_type)
+            half = is_half(comp.lhs_type.element_type)
             if half and _accumulates(comp):
                 widen(rewriter, comp)
             elif _computes_in_half(comp.body.block) or _stores_half_into_wider(comp):

@@ -91,7 +91,6 @@ from tcir.backends.cuda.scalar_types import (
     c_type,
     int_width,
     is_float,
-    is_half,
     is_unsigned,
     memory_space,
     static_shape,
@@ -100,6 +99,7 @@ from tcir.backends.cuda.scalar_types import (
 )
 from tcir.backends.source_text import IndentedLines
 from tcir.errors import TCError
+from tcir.ir.float_types import is_half
 
 _BUILTINS = {
     gpu.ThreadIdOp: "threadIdx",

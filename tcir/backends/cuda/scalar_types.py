@@ -99,11 +99,6 @@ def is_float(t: Attribute) -> bool:
     return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
 
 
-def is_half(t: Attribute) -> bool:
-    """Whether `t` is f16 or bf16 (computed through `float` for math functions)."""
-    return isinstance(t, (Float16Type, BFloat16Type))
-
-
 @dataclass(frozen=True)
 class HalfType:
     """A 16-bit float's CUDA header and conversion functions."""
