@@ -127,6 +127,8 @@ def _wgmma_options(outer: list[int], rows: int, columns: int) -> MappingOptions:
 
 WGMMA_ROWS, HALF_K_TILE = 64, 64
 """A warpgroup's rows, and a half k tile: one 128-byte swizzled row."""
+HALF_K_SLICE = 256
+"""Reduction points of a slice of a half contraction split over k on `wgmma`."""
 HALF_WGMMA_COLUMNS = (128, 64, 32, 16)
 """Columns of the 64-row half `wgmma` tiles, the first that fills the GPU."""
 
@@ -322,6 +324,11 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             for rows, columns in ((128, 128), (32, 64)):
                 if fills_gpu(rows, columns) or (rows == 32 and 2 * blocks(rows, columns) >= BLOCKS_TO_FILL_GPU):
                     return dataclasses.replace(_half_mma_options(outer, rows, columns), blocks=grid(rows, columns))
+            if len(out) == 2 and SPLIT_K <= reduction <= MAX_SPLIT_K and whole_tiles(WGMMA_ROWS, 16):
+                # 64 x 16 wgmma tiles, slices of 256 points (the last k tile may be
+                # ragged: one wgmma per 16 points there).
+                options = _half_wgmma_options(outer, WGMMA_ROWS, 16)
+                return dataclasses.replace(options, num_stages=3, split_k=-(-reduction // HALF_K_SLICE))
             if len(out) == 2 and SPLIT_K <= reduction <= MAX_SPLIT_K:
                 return dataclasses.replace(
                     _half_mma_options(outer, 32, 32), tile=[32, 32, MMA_POINTS], split_k=-(-reduction // K_SLICE)

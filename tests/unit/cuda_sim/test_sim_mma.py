@@ -325,19 +325,21 @@ def test_mixed_precision_layer_runs_on_the_tensor_cores():
     np.testing.assert_allclose(got, mlp(*inputs, backend="cpu"), rtol=1e-5, atol=1e-5)
 
 
-def test_half_mlp_default_splits_k_on_the_tensor_cores():
-    """A float16 MLP1 of 128 x 128 outputs (too few tiles for the GPU) sums
-    its 2000 products in slices on m16n8k16 mma.sync, added atomically into
-    the f32 accumulators; on random values, within one rounding of float16
-    of the CPU reference."""
+@pytest.mark.parametrize(("batch", "op"), [(128, "nvgpu.warpgroup.mma"), (96, "nvgpu.mma.sync")])
+def test_half_mlp_default_splits_k_on_the_tensor_cores(batch, op):
+    """A float16 MLP1 of 128 (or 96) x 128 outputs (too few tiles for the
+    GPU) sums its 2000 products in slices on 64 x 16 wgmma tiles (on
+    32 x 32 m16n8k16 mma.sync tiles where the rows are no multiple of 64),
+    added atomically into the f32 accumulators; on random values (a ragged
+    last k tile), within one rounding of float16 of the CPU reference."""
     mlp = tcir.define((EXAMPLES / "MLP1.tc").read_text()).MLP1.astype("float16")
-    zeros = [np.zeros(s, np.float16) for s in ((128, 2000), (128, 2000), (128,))]
+    zeros = [np.zeros(s, np.float16) for s in ((batch, 2000), (128, 2000), (128,))]
     options = default_options(mlp.definition, bind(mlp.definition, zeros))
-    assert options.split_k == 16 and options.threads == [4, 8]
+    assert options.split_k > 1 and options.threads == [4, 8]
     rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(s).astype(np.float16) for s in ((32, 256), (32, 256), (32,))]
+    inputs = [rng.standard_normal(s).astype(np.float16) for s in ((batch // 2, 288), (32, 288), (32,))]
     ir = mlp.ir(*inputs, backend="cuda-sim", options=options)
-    assert "nvgpu.mma.sync" in ir and "atomic_rmw" in ir
+    assert op in ir and "atomic_rmw" in ir
     got = mlp(*inputs, backend="cuda-sim", options=options).astype(np.float64)
     reference = mlp(*inputs, backend="cpu").astype(np.float64)
     assert np.abs(got - reference).max() <= float(np.finfo(np.float16).eps) * np.abs(reference).max()
