@@ -359,10 +359,7 @@ class WarpgroupMmaOp(IRDLOperation):
     registers (N / 2 each): TF32 products (m64nNk8, `tf32Enabled`) of f32
     tiles, or exact ones (m64nNk16) of f16 or bf16 tiles (`operandType`).
     A k of several instructions' (up to a 128-byte row) is theirs in a row
-    along k, as MLIR's op lowers to, waited for once: at once, or with
-    `pending = 1` once the thread's next `nvgpu.warpgroup.mma` has been
-    issued (its shared operands must then stay unwritten until that one,
-    and the accumulators are read only by it or after a wait for all)."""
+    along k, as MLIR's op lowers to, waited for once."""
 
     name = "nvgpu.warpgroup.mma"
 
@@ -373,8 +370,6 @@ class WarpgroupMmaOp(IRDLOperation):
     mma_shape = prop_def(ArrayAttr[IntegerAttr], prop_name="mmaShape")
     tf32_enabled = opt_prop_def(UnitAttr, prop_name="tf32Enabled")
     operand_type = opt_prop_def(HalfFloatType, prop_name="operandType")
-    pending = opt_prop_def(IntegerAttr[I32])
-    """Groups of `wgmma`s left in flight when it returns: 0 (absent) or 1."""
 
     def __init__(
         self, a: SSAValue, b: SSAValue, c: Sequence[SSAValue], operand_type: Attribute = Float32Type(), k: int | None = None
@@ -391,11 +386,6 @@ class WarpgroupMmaOp(IRDLOperation):
     @property
     def k(self) -> int:
         return self.mma_shape.data[2].value.data
-
-    @property
-    def in_flight(self) -> int:
-        """`pending`: groups left in flight when it returns."""
-        return self.pending.value.data if self.pending is not None else 0
 
     @property
     def instruction_k(self) -> int:
@@ -418,8 +408,6 @@ class WarpgroupMmaOp(IRDLOperation):
                 "an operandType of f16 or bf16 and K a multiple of 16 (K of up to 128 bytes, N a multiple of 8 "
                 "up to 256) only"
             )
-        if self.in_flight not in (0, 1):
-            raise VerifyException(f"'{self.name}' op leaves 0 or 1 groups pending, got {self.in_flight}")
         if len(self.matrix_c) != n // 2 or len(self.res) != n // 2:
             raise VerifyException(f"'{self.name}' op takes and gives N / 2 = {n // 2} accumulators, "
                                   f"got {len(self.matrix_c)} and {len(self.res)}")

@@ -80,12 +80,7 @@ latency of global memory needs):
     }
 
 a group a step, empty or not, so that waiting for all but the last B - 2
-groups completes this step's. Where the loop's tensor cores read the tiles
-asynchronously (`nvgpu.warpgroup.mma`, sm_90's `wgmma`) and B is 3 or
-more, the copies run B - 2 steps ahead instead, and each `wgmma` is left in
-flight until the next step's (`pending = 1`): the buffer a step's copies
-fill is then the one that the `wgmma` of two steps before read, complete
-by then, while the last step's overlaps this step's wait and barrier.
+groups completes this step's.
 """
 
 from __future__ import annotations
@@ -109,7 +104,6 @@ from tcir.dialects.nvgpu import (
     DeviceAsyncCreateGroupOp,
     DeviceAsyncWaitOp,
     WarpgroupGenerateDescriptorOp,
-    WarpgroupMmaOp,
 )
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
@@ -365,14 +359,10 @@ def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memre
                          barriers: Sequence[Operation], trips: int | None, buffers: int) -> None:
     """The loop of the module docstring's `async-copies`, with `buffers` buffers a tile."""
     iv, step = loop.body.block.args[0], loop.step
-    tensor_cores = [op for op in loop.walk() if isinstance(op, WarpgroupMmaOp)] if buffers >= 3 else []
-    distance = buffers - 2 if tensor_cores else buffers - 1  # steps the copies run ahead
-    for mma in tensor_cores:
-        mma.pending = IntegerAttr(1, 32)
     before = Builder(InsertPoint.before(loop))
     before.insert(gpu.BarrierOp())  # an enclosing loop's last step may still read the buffers
     first: list[list[Operation]] = []
-    for k in range(distance):  # the first steps' tiles, one group each (empty past the last step)
+    for k in range(buffers - 1):  # the first steps' tiles, one group each (empty past the last step)
         first.append([])
         if trips is None or k < trips:
             start = before.insert(arith.AddiOp(loop.lb, _scaled(before, step, k))).result if k else loop.lb
@@ -383,13 +373,13 @@ def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memre
     for op in reversed(body[body.index(barriers[0]) + 1 : body.index(barriers[1]) + 1]):
         op.detach()
         op.erase(safe_erase=False)
-    Builder(InsertPoint.before(barriers[0])).insert(DeviceAsyncWaitOp(distance - 1))
+    Builder(InsertPoint.before(barriers[0])).insert(DeviceAsyncWaitOp(buffers - 2))
     after = Builder(InsertPoint.after(barriers[0]))
-    ahead = after.insert(arith.AddiOp(iv, _scaled(after, step, distance))).result
+    ahead = after.insert(arith.AddiOp(iv, _scaled(after, step, buffers - 1))).result
     stores: list[Operation] = []
     copies.emit(_guarded(after, ahead, loop.ub), {iv: ahead}, {}, stage=False, stores=stores)
     after.insert(DeviceAsyncCreateGroupOp())
-    _index_buffers(loop, tiles, first, stores, buffers, distance)
+    _index_buffers(loop, tiles, first, stores, buffers)
 
 
 def _scaled(at: Builder, step: SSAValue, k: int) -> SSAValue:
@@ -433,10 +423,10 @@ def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence
 
 
 def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Sequence[Operation]],
-                   following: Sequence[Operation], buffers: int = 2, distance: int = 1) -> None:
+                   following: Sequence[Operation], buffers: int = 2) -> None:
     """Give each of `tiles` a leading dimension of `buffers`: the stores
     `first[k]` (before the loop) write buffer k, the stores `following`
-    buffer (step + distance) % buffers, and every other access in `loop`
+    buffer (step + buffers - 1) % buffers, and every other access in `loop`
     buffer step % buffers, where step = (iv - lb) / step size."""
     iv = loop.body.block.args[0]
     at = Builder(InsertPoint.at_start(loop.body.block))
@@ -451,7 +441,7 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
     if buffers == 2:
         other = at.insert(arith.SubiOp(constant(1), current)).result
     else:
-        ahead = at.insert(arith.AddiOp(step, constant(distance))).result
+        ahead = at.insert(arith.AddiOp(step, constant(buffers - 1))).result
         other = at.insert(arith.RemSIOp(ahead, constant(buffers))).result
     outside = Builder(InsertPoint.before(loop))
     which = {id(op): other for op in following}

@@ -226,13 +226,6 @@ __device__ __forceinline__ unsigned long long tc_wgmma_descriptor(const void* st
   const unsigned address = (unsigned)__cvta_generic_to_shared(start);
   return (unsigned long long)((address & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
 }
-// Wait until at most N groups of this thread's wgmmas are in flight.
-template <int N>
-__device__ __forceinline__ void tc_wgmma_wait() {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
-#endif
-}
 __device__ __forceinline__ void tc_fence_proxy_async() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -318,7 +311,7 @@ def wgmma_helper(n: int, k: int, c_type: str) -> str:
     += A B^T (`nvgpu.warpgroup.mma`: TF32 m64nNk8 or f16/bf16 m64nNk16
     instructions, as many as make k, both operands K-major, the descriptors
     32 bytes further along the rows each) on the thread's accumulators in
-    place, committed as one group (`tc_wgmma_wait` completes it)."""
+    place, committed and waited for once: complete when it returns."""
     ptx = WGMMA_TYPES[c_type]
     step = 8 if ptx == "tf32" else 16
     transposes = "" if ptx == "tf32" else ", 0, 0"
@@ -341,6 +334,7 @@ __device__ __forceinline__ void {wgmma_name(n, k, c_type)}(const {c_type}* a, co
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 {issue}
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
 #else
   const int lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 128;
   const int row = 16 * (lane / 32) + (lane % 32) / 4, column = 2 * (lane % 4);
