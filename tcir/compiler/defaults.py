@@ -30,6 +30,9 @@ The first that applies:
 - **Pointwise convolutions** (`O(n,f,h,w) +=! I(n,c,h,w) * W(f,c)`, rows of
   32 pixels or more): register tiles of 64 filters x 2 rows x up to 64
   pixels a block, 4 filters x 2 rows x 2-4 pixels a thread.
+- **Elementwise layers** (no reduction, rows of 128 points or more; also
+  chains of such statements through temporaries at the same indices): a
+  block per 8 x 128 tile, a warp a row, 4 points of it a thread.
 - **Other one-output layers** (convolutions, small batched products): a
   block per tile of the two innermost output dimensions, a warp along the
   innermost, the next outer dimension tiled where an operand does not
@@ -82,6 +85,9 @@ wider than `CHAIN_WIDTH` (isl's scheduling time grows fast with the width:
 blocks of `CHAIN_ROWS` rows."""
 POINTS_PER_THREAD = 8
 """Fewest reduction points a thread sums before its atomic add."""
+ELEMENTWISE_ROWS, ELEMENTWISE_COLUMNS = 8, 128
+"""A block's tile of an elementwise layer: 8 rows of 128 points, a warp a
+row, 4 points of it a thread (32 apart: each load a warp's 128 bytes)."""
 GATHER_ROW = 64
 """An embedding's block: a row of up to 64 points (two warps)."""
 VECTOR_WIDTH = 4
@@ -246,6 +252,9 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         return _column_sum_options(definition, sizes, column)
     layer = _one_output_layer(definition)
     if layer is None:
+        plane = _elementwise_chain(definition, sizes)
+        if plane is not None and plane[-2] >= ELEMENTWISE_ROWS and plane[-1] >= ELEMENTWISE_COLUMNS:
+            return _elementwise_options(plane)
         if _layer_chain(definition):
             shapes = [[evaluate(d, sizes) for d in p.dims] for p in definition.outputs]
             batch, widest = min(s[0] for s in shapes), max(s[1] for s in shapes)
@@ -370,6 +379,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         return MappingOptions()
     if _pointwise_convolution(layer) and out[-1] >= POINTWISE_COLUMNS // 2:
         return _pointwise_options(out, [extents[i] for i in layer.reduction_indices])
+    if not layer.reduces and out[-2] >= ELEMENTWISE_ROWS and out[-1] >= ELEMENTWISE_COLUMNS:
+        return _elementwise_options(out)
     x = min(out[-1], INNER_THREADS)
     rows = out[-2] if out[-2] <= 2 * (MAX_THREADS // x) else min(out[-2], 2 * max(1, THREADS // x))
     y = rows // 2 if rows % 2 == 0 else rows
@@ -379,6 +390,26 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     steps = extents[layer.reduction_indices[-1]] if layer.reduction_indices else 0
     vector = VECTOR_WIDTH if steps and steps % VECTOR_WIDTH == 0 else 1
     return MappingOptions(tile=tile, threads=[x, y], vector_width=vector)
+
+
+def _elementwise_options(out: list[int]) -> MappingOptions:
+    """8 x 128 tiles of the innermost two output dimensions, a warp a row."""
+    tile = [1] * (len(out) - 2) + [ELEMENTWISE_ROWS, ELEMENTWISE_COLUMNS]
+    return MappingOptions(tile=tile, threads=[INNER_THREADS, ELEMENTWISE_ROWS])
+
+
+def _elementwise_chain(definition: A.CheckedDef, sizes: list[int]) -> list[int] | None:
+    """The output extents shared by every statement of a def without
+    reductions whose statements all write at the same indices over the same
+    ranges (bias then GELU through a temporary), of 2 dimensions or more;
+    else None."""
+    first = definition.stmts[0]
+    for stmt in definition.stmts:
+        if stmt.reduces or stmt.lhs_indices != first.lhs_indices or stmt.ranges != first.ranges:
+            return None
+    if len(first.lhs_indices) < 2 or any(i not in first.ranges for i in first.lhs_indices):
+        return None
+    return [evaluate(first.ranges[i][1], sizes) - evaluate(first.ranges[i][0], sizes) for i in first.lhs_indices]
 
 
 def _written_reads(stmt: A.Stmt, written: set[str]) -> list[A.Access]:

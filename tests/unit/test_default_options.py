@@ -352,3 +352,30 @@ def test_pointwise_convolutions_take_register_tiles():
     x, w = rng.standard_normal((2, 9, 3, 34)).astype(np.float32), rng.standard_normal((12, 9)).astype(np.float32)
     assert default_options(fn.definition, bind(fn.definition, [x, w])).threads == [17, 1, 3]
     np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), np.einsum("nchw,fc->nfhw", x, w), rtol=1e-4, atol=1e-4)
+
+
+def test_elementwise_layers_take_four_points_a_thread():
+    """A layer without reductions whose rows have 128 points or more: 8 x
+    128 tiles, a warp a row, 4 points of it a thread; narrower rows keep the
+    plane rule. The mapping's numbers on cuda-sim at a ragged size."""
+    zoo = tcir.define((EXAMPLES / "zoo" / "elementwise.tc").read_text())
+    add_col_row = zoo.add_col_row
+    options = default_options(add_col_row.definition, bind(add_col_row.definition, [np.zeros(8192, np.float32)] * 2))
+    assert options == tcir.MappingOptions(tile=[8, 128], threads=[32, 8])
+    narrow = default_options(add_col_row.definition, bind(add_col_row.definition, [np.zeros(64, np.float32)] * 2))
+    assert narrow.tile != [8, 128]
+    col, row = np.arange(37, dtype=np.float32), np.arange(300, dtype=np.float32)
+    np.testing.assert_allclose(add_col_row(col, row, backend="cuda-sim", options=options), add_col_row(col, row, backend="cpu"))
+
+
+def test_elementwise_chains_through_temporaries_take_the_elementwise_tiles():
+    """bias then GELU through a temporary at the same indices: one 8 x 128
+    mapping for both statements; right numbers on cuda-sim."""
+    bias_gelu = tcir.define((EXAMPLES / "zoo" / "elementwise.tc").read_text()).bias_gelu
+    shapes = [np.zeros((4096, 1024), np.float32), np.zeros(1024, np.float32)]
+    options = default_options(bias_gelu.definition, bind(bias_gelu.definition, shapes))
+    assert options == tcir.MappingOptions(tile=[8, 128], threads=[32, 8])
+    rng = np.random.default_rng(0)
+    x, bias = rng.standard_normal((19, 260)).astype(np.float32), rng.standard_normal(260).astype(np.float32)
+    np.testing.assert_allclose(bias_gelu(x, bias, backend="cuda-sim", options=options),
+                               bias_gelu(x, bias, backend="cpu"), rtol=1e-5, atol=1e-6)
