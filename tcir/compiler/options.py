@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from tcir.errors import TCError
+from tcir.ir.vectors import VECTOR_WIDTHS
 
 FUSION_STRATEGIES = ("min", "max", "preserve3", "outer")
 GPU_BACKENDS = ("cuda", "cuda-sim")
@@ -26,9 +27,6 @@ MAX_STAGES = 5
 """Copies are staged in registers one step ahead, and in a second shared buffer."""
 ATOMIC_SUM_DTYPES = ("float32", "float64", "int32")
 """Element types whose `+=` sums `poly-parallel-reduction` combines by atomic adds."""
-VECTOR_WIDTHS = (1, 2, 4, 8)
-"""Elements of a thread's vector loads: CUDA's float, float2 and float4;
-8 for the 16-bit types (16 bytes; 32-bit elements then move as two float4)."""
 
 
 def _hashable(value: Any) -> Any:

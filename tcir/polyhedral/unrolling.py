@@ -33,9 +33,6 @@ from tcir.polyhedral.bands import is_band, map_bottom_up, member_extent
 from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
 from tcir.polyhedral.scheduling import isl_options
 
-VECTOR_WIDTHS = (1, 2, 4, 8)
-"""Elements of a vector load: CUDA's float, float2 and float4; 8 for the
-16-bit types (16 bytes: a uint4)."""
 _STRIP_OPTIONS = {"tile_scale_tile_loops": 0, "tile_shift_point_loops": 1}
 
 

@@ -43,7 +43,7 @@ from tcir.diagnostics import anchored
 from tcir.errors import TCError
 from tcir.ir.integer_forms import IntegerForms, constant_of, trip_count
 from tcir.polyhedral.promotion.promote import SHARED_SPACE
-from tcir.polyhedral.unrolling import VECTOR_WIDTHS
+from tcir.ir.vectors import VECTOR_WIDTHS
 
 
 def _depends_on(body: list[Operation], value: SSAValue) -> set[SSAValue]:

@@ -42,7 +42,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import BUFFERS, Promoter
-from tcir.polyhedral.unrolling import VECTOR_WIDTHS
+from tcir.ir.vectors import VECTOR_WIDTHS
 from tcir.polyhedral.scop import module_scops, require_mapping, scop_schedule, set_scop_schedule
 
 

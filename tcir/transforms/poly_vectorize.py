@@ -32,7 +32,8 @@ from xdsl.passes import ModulePass
 
 from tcir.errors import TCError
 from tcir.polyhedral.scop import module_scops, scop_schedule, set_scop_schedule
-from tcir.polyhedral.unrolling import VECTOR_WIDTHS, unroll_vector_steps
+from tcir.ir.vectors import VECTOR_WIDTHS
+from tcir.polyhedral.unrolling import unroll_vector_steps
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,9 @@ from tcir.compiler.options import (
     GPU_BACKENDS,
     MAX_STAGES,
     MAX_THREADS_PER_BLOCK,
-    VECTOR_WIDTHS,
     MappingOptions,
 )
+from tcir.ir.vectors import VECTOR_WIDTHS
 
 Genes = dict[str, Any]
 
