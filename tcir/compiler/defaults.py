@@ -168,7 +168,7 @@ whose output and reduction are whole multiples runs on the tensor cores."""
 def _half_contraction(definition: A.CheckedDef, layer: A.Stmt) -> bool:
     """Whether `layer` sums products of two reads of one half type over one
     reduction index, into a half or (mixed precision) a float32 tensor
-    (what `poly-map-to-mma` runs as m16n8k16 `mma.sync`)."""
+    (what `poly-map-to-mma` runs as m16n8k16 `mma.sync` or m64nNk16 `wgmma`)."""
     rhs = layer.rhs
     if isinstance(rhs, A.Cast) and rhs.type == "float32":
         rhs = rhs.x

@@ -349,7 +349,8 @@ k16 for the half types."""
 
 def element_bytes(t: Attribute) -> int:
     """The bytes of an `MmaOperandType` element."""
-    return 4 if isinstance(t, Float32Type) else 2
+    assert isinstance(t, MmaOperandType)
+    return t.bitwidth // 8
 
 
 @irdl_op_definition

@@ -49,7 +49,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 from xdsl.rewriter import Rewriter
 
-from tcir.dialects.nvgpu import MmaSyncOp
+from tcir.dialects.nvgpu import MmaSyncOp, element_bytes
 from tcir.dialects.poly import BandOp, ContextOp, ExtensionOp, FilterOp, ScopOp, StmtOp
 from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.ir.float_types import is_half
@@ -477,7 +477,7 @@ def _pad_for_fragments(scop: ScopOp, found: Contraction, at: Layout) -> None:
     buffers = scop.attributes.get(BUFFERS)
     a_op, b_op = found.operand_of(at.row), found.operand_of(at.column)
     names = [op.attributes.get(PROMOTED) if op is not None else None for op in (a_op, b_op)]
-    element = found.reads[0].tensor_type.scalar_type.bitwidth // 8  # pyright: ignore[reportAttributeAccessIssue]
+    element = element_bytes(found.reads[0].tensor_type.scalar_type)
     if at.steps * element != FRAGMENT_BYTES or not isinstance(buffers, DictionaryAttr) or names[0] == names[1]:
         return
     types = dict(buffers.data)

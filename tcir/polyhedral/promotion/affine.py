@@ -121,11 +121,9 @@ def _one_function(relation: isl.Map) -> isl.MultiAff:
 def _independent_of(relation: isl.Map, names: Sequence[str]) -> isl.MultiAff | None:
     """`relation` as one function that involves none of the parameters
     `names`, without them; None where it is not one."""
-    if not relation.is_single_valued():
-        return None
     try:
-        function = single_multi_aff(isl.PwMultiAff.from_map(relation).coalesce())
-    except (isl.Error, NotExpressible):
+        function = _one_function(relation)
+    except NotExpressible:
         return None
     for name in names:
         position = function.find_dim_by_name(isl.dim_type.param, name)

@@ -7,6 +7,7 @@ hold them), at every layout the pass picks."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -32,19 +33,28 @@ def _launch(threads: int) -> Launch:
 def test_fragments_follow_ptx_m16n8k8_layout():
     """Each lane's registers, as the PTX ISA lays out m16n8k8 .tf32: the
     result is A B + C of the matrices they make up, per warp."""
+    _check_fragments(
+        k=8, dtype=np.float32,
+        a=lambda A, w, g, t: [A[w, g, t], A[w, g + 8, t], A[w, g, t + 4], A[w, g + 8, t + 4]],
+        b=lambda B, w, g, t: [B[w, t, g], B[w, t + 4, g]],
+    )  # fmt: skip
+
+
+def _check_fragments(k: int, dtype: type, a: Any, b: Any, warps: int = 2) -> None:
+    """`mma_sync` on the registers that `a` and `b` pick of random 16 x `k` A
+    and `k` x 8 B of `dtype` (by warp w, g = lane / 4, t = lane % 4), the
+    lanes in any order, gives each lane its registers of A B + C."""
     rng = np.random.default_rng(1)
-    warps = 2
-    A = rng.integers(-4, 4, (warps, 16, 8)).astype(np.float32)
-    B = rng.integers(-4, 4, (warps, 8, 8)).astype(np.float32)
+    A = rng.integers(-4, 4, (warps, 16, k)).astype(dtype)
+    B = rng.integers(-4, 4, (warps, k, 8)).astype(dtype)
     C = rng.integers(-4, 4, (warps, 16, 8)).astype(np.float32)
     lane = np.arange(32 * warps)
     w, g, t = lane // 32, lane % 32 // 4, lane % 4
-    a = [A[w, g, t], A[w, g + 8, t], A[w, g, t + 4], A[w, g + 8, t + 4]]
-    b = [B[w, t, g], B[w, t + 4, g]]
     c = [C[w, g, 2 * t], C[w, g, 2 * t + 1], C[w, g + 8, 2 * t], C[w, g + 8, 2 * t + 1]]
-    order = np.random.default_rng(2).permutation(lane.size)  # lanes in any order
-    d = _launch(32 * warps).mma_sync(lane[order], [x[order] for x in a], [x[order] for x in b], [x[order] for x in c], 0)
-    D = A @ B + C
+    order = np.random.default_rng(2).permutation(lane.size)
+    registers = [[x[order] for x in xs] for xs in (a(A, w, g, t), b(B, w, g, t), c)]
+    d = _launch(32 * warps).mma_sync(lane[order], *registers, 0)
+    D = A.astype(np.float32) @ B.astype(np.float32) + C
     expected = [D[w, g, 2 * t], D[w, g, 2 * t + 1], D[w, g + 8, 2 * t], D[w, g + 8, 2 * t + 1]]
     for got, want in zip(d, expected, strict=True):
         np.testing.assert_array_equal(got, want[order])
@@ -210,22 +220,11 @@ def test_fragments_follow_ptx_m16n8k16_layout():
     """Each lane's registers, as the PTX ISA lays out m16n8k16 .f16: a0..a7
     at rows g, g, g+8, g+8 (then again) and columns 2t, 2t+1 (then + 8);
     b0..b3 at rows 2t, 2t+1, 2t+8, 2t+9 of column g."""
-    rng = np.random.default_rng(1)
-    warps = 2
-    A = rng.integers(-4, 4, (warps, 16, 16)).astype(np.float16)
-    B = rng.integers(-4, 4, (warps, 16, 8)).astype(np.float16)
-    C = rng.integers(-4, 4, (warps, 16, 8)).astype(np.float32)
-    lane = np.arange(32 * warps)
-    w, g, t = lane // 32, lane % 32 // 4, lane % 4
-    a = [A[w, g + 8 * r, 2 * t + 8 * h + q] for h in (0, 1) for r in (0, 1) for q in (0, 1)]
-    b = [B[w, 2 * t + 8 * h + q, g] for h in (0, 1) for q in (0, 1)]
-    c = [C[w, g, 2 * t], C[w, g, 2 * t + 1], C[w, g + 8, 2 * t], C[w, g + 8, 2 * t + 1]]
-    order = np.random.default_rng(2).permutation(lane.size)
-    d = _launch(32 * warps).mma_sync(lane[order], [x[order] for x in a], [x[order] for x in b], [x[order] for x in c], 0)
-    D = A.astype(np.float32) @ B.astype(np.float32) + C
-    expected = [D[w, g, 2 * t], D[w, g, 2 * t + 1], D[w, g + 8, 2 * t], D[w, g + 8, 2 * t + 1]]
-    for got, want in zip(d, expected, strict=True):
-        np.testing.assert_array_equal(got, want[order])
+    _check_fragments(
+        k=16, dtype=np.float16,
+        a=lambda A, w, g, t: [A[w, g + 8 * r, 2 * t + 8 * h + q] for h in (0, 1) for r in (0, 1) for q in (0, 1)],
+        b=lambda B, w, g, t: [B[w, 2 * t + 8 * h + q, g] for h in (0, 1) for q in (0, 1)],
+    )  # fmt: skip
 
 
 HALF_CASES = [
