@@ -27,13 +27,14 @@ The first that applies:
   copied by cp.async or staged in registers; with `allow_tf32`, sm_90's
   `wgmma` on whole tiles; split-K for 2-D outputs that even 32x32 tiles
   leave short of blocks.
-- **Pointwise convolutions** (`O(n,f,h,w) +=! I(n,c,h,w) * W(f,c)`, rows of
-  32 pixels or more): register tiles of 64 filters x 2 rows x up to 64
-  pixels a block, 4 filters x 2 rows x 2-4 pixels a thread.
+- **Convolutions** (`O(n,f,h,w) +=! I(n,c,h+kh,w+kw) * W(f,c,kh,kw)`, 1x1,
+  strided or padded; rows of 32 pixels or more, 16 filters or more):
+  register tiles of 64 filters x 2 rows x up to 64 pixels a block, 4
+  filters x 2 rows x 2-4 pixels a thread, 8 channels a step.
 - **Elementwise layers** (no reduction, rows of 128 points or more; also
   chains of such statements through temporaries at the same indices): a
   block per 8 x 128 tile, a warp a row, 4 points of it a thread.
-- **Other one-output layers** (convolutions, small batched products): a
+- **Other one-output layers** (narrower convolutions, small batched products): a
   block per tile of the two innermost output dimensions, a warp along the
   innermost, the next outer dimension tiled where an operand does not
   depend on it (its shared copy reused).
@@ -377,8 +378,9 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         return MappingOptions(tile=[*outer, 8, 32, 32], blocks=grid(8, 32), threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()
-    if _pointwise_convolution(layer) and out[-1] >= POINTWISE_COLUMNS // 2:
-        return _pointwise_options(out, [extents[i] for i in layer.reduction_indices])
+    image = _convolution_image(layer)
+    if image is not None and out[-1] >= CONVOLUTION_MIN_COLUMNS and out[-3] >= CONVOLUTION_FILTERS // 4:
+        return _convolution_options(layer, image, out, extents)
     if not layer.reduces and out[-2] >= ELEMENTWISE_ROWS and out[-1] >= ELEMENTWISE_COLUMNS:
         return _elementwise_options(out)
     x = min(out[-1], INNER_THREADS)
@@ -638,48 +640,66 @@ def _wide_contraction(layer: A.Stmt, out: list[int], reduction: int) -> bool:
     return any(rows in a and columns not in a and columns in b and rows not in b for a, b in (used, used[::-1]))
 
 
-def _pointwise_convolution(layer: A.Stmt) -> bool:
-    """Whether `layer` sums, over indices that no output index shifts,
-    products of an image read at the output's last two indices (every
-    subscript an index: `I(n, c, h, w)`) and a filter read at neither of
-    them but at the third-last (`W(f, c)`): a 1x1 convolution, a GEMM whose
-    columns are the image's pixels."""
+def _convolution_image(layer: A.Stmt) -> A.Access | None:
+    """The image read of `layer` where it sums products of an
+    image read at the output's last two indices (`I(n, c, h + kh, w + kw)`,
+    `I(n, c, h, w)` for a 1x1 convolution) but not at the third-last, and
+    filters read at the third-last (`W(f, c, kh, kw)`) but at neither of the
+    last two: a convolution, a GEMM whose columns are the image's pixels;
+    else None."""
     reads = [n for n in walk(layer.rhs) if isinstance(n, A.Access) and n.tensor != layer.lhs]
     if not layer.reduces or len(layer.lhs_indices) < 4 or len(reads) != 2:
-        return False
+        return None
     channel, row, column = layer.lhs_indices[-3:]
     for image, filters in (reads, reads[::-1]):
-        plain = all(isinstance(e, A.IndexVar) for e in image.subscripts)
         if (
-            plain
-            and {row, column} <= _index_names(image)
+            {row, column} <= _index_names(image)
             and channel not in _index_names(image)
             and channel in _index_names(filters)
             and not {row, column} & _index_names(filters)
         ):
-            return True
-    return False
+            return image
+    return None
 
 
-POINTWISE_FILTERS, POINTWISE_ROWS, POINTWISE_COLUMNS, POINTWISE_K = 64, 2, 64, 8
-"""A pointwise convolution's block tile: filters x image rows x columns, and
-the channels of a step. Images narrower than half the columns keep the
-generic mapping (a block's few threads a row copy the tiles badly)."""
+CONVOLUTION_FILTERS, CONVOLUTION_ROWS, CONVOLUTION_COLUMNS, CONVOLUTION_K = 64, 2, 64, 8
+"""A convolution's block tile: filters x image rows x columns, and the
+channels of a step (fewer where the filters' taps would make their tile
+larger than `CONVOLUTION_FILTER_TILE` elements)."""
+
+CONVOLUTION_FILTER_TILE = 6144
+
+CONVOLUTION_MIN_COLUMNS = 32
+"""Images narrower keep the generic mapping."""
 
 
-def _pointwise_options(out: list[int], reduction: list[int]) -> MappingOptions:
-    """Register tiles of a pointwise convolution: a block computes 64
-    filters on 2 rows of up to 64 pixels; a thread 4 filters on both rows at
-    2 to 4 neighbouring pixels (a divisor of the row where one is), the
-    channels' image rows and filters staged in shared memory 8 at a time."""
-    filters, columns = min(out[-3], POINTWISE_FILTERS), min(out[-1], POINTWISE_COLUMNS)
+def _convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]) -> MappingOptions:
+    """Register tiles of a convolution: a block computes 64 filters on 2
+    rows of up to 64 pixels; a thread 4 filters on both rows at 2 to 4
+    pixels (a divisor of the row where one is), the image's rows and the
+    filters staged in shared memory for 8 channels (all taps) at a time."""
+    filters, columns = min(out[-3], CONVOLUTION_FILTERS), min(out[-1], CONVOLUTION_COLUMNS)
     points = next((p for p in (4, 3, 2) if columns % p == 0), 4)
-    tiles = [-(-out[-3] // filters), -(-out[-2] // POINTWISE_ROWS), -(-out[-1] // columns)]
+    tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
+    taps = _taps(layer, image)
+    channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in taps))))
+    steps = [extents[i] if i in taps else min(extents[i], channels) for i in layer.reduction_indices]
     return MappingOptions(
-        tile=[*[1] * (len(out) - 3), filters, POINTWISE_ROWS, columns, *[min(r, POINTWISE_K) for r in reduction]],
+        tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],
         blocks=_grid([*out[:-3], *tiles]),
         threads=[-(-columns // points), 1, max(1, filters // 4)],
     )
+
+
+def _taps(layer: A.Stmt, image: A.Access) -> set[str]:
+    """The reduction indices that shift an output index in a subscript of
+    `image` (a convolution's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
+    taps: set[str] = set()
+    for subscript in image.subscripts:
+        names = {n.name for n in walk(subscript) if isinstance(n, A.IndexVar)}
+        if names & set(layer.lhs_indices):
+            taps |= names & set(layer.reduction_indices)
+    return taps
 
 
 def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:

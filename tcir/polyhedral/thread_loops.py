@@ -28,7 +28,8 @@ relations of some mappings), the band stays as it is, which is correct too.
 The scaled members of a band that accesses private buffers iterate over the
 thread's private elements: they are unrolled by isl's AST generator (when
 their extent, for fixed outer values, is bounded and the band's unrolled
-iterations stay within `limit`), so that each access to a private buffer has
+iterations stay within `limit`; then its other members whose bounds vary,
+within what is left of `limit`), so that each access to a private buffer has
 a constant index (the buffer stays in registers), also in partial tiles
 where the number of a thread's points varies.
 """
@@ -109,6 +110,15 @@ def _extent(values: isl.Map | None) -> int | None:
     return int(top.to_python()) + 1 if top.is_int() else None
 
 
+def _varies(values: isl.Map | None) -> bool:
+    """Whether a member's values depend on the outer schedule or the parameters."""
+    if values is None:
+        return False
+    every = values.range().project_out_all_params()
+    product = isl.Map.from_domain_and_range(values.domain(), every.align_params(values.get_space()))
+    return not product.is_subset(values)
+
+
 def _thread_band(
     node: isl.ScheduleNode, outer: isl.UnionMap, private: AbstractSet[str], limit: int
 ) -> isl.ScheduleNode:
@@ -137,6 +147,13 @@ def _thread_band(
             break
         iterations *= extent
         node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
+    # Members whose bounds vary (a register tile's rows that no thread id
+    # deals, cut by a guard) within what is left: nvcc unrolls the others.
+    for k in reversed(range(len(strides))):
+        extent = _extent(values[k]) if k not in scaled and _varies(values[k]) else None
+        if extent is not None and extent > 1 and iterations * extent <= limit:
+            iterations *= extent
+            node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
     return node
 
 

@@ -15,7 +15,8 @@ For each kernel whose outer band is mapped to blocks:
   tmm's `kk` tile loop): groups with a fixed tile, elements accessed more
   than once, and at least one access whose last index does not follow
   `thread_x` (not coalesced) or, read only, elements that several threads
-  read (a matmul's `B(k, n)`), greedily within the shared memory budget.
+  read (a matmul's `B(k, n)`; a convolution's image, read alike by the
+  threads of every filter), greedily within the shared memory budget.
   Copies into the buffer run between two `sync_` statements (the buffer may
   still be read from the previous tile; the copied data is read by other
   threads); copies back follow a `sync_` and precede another. A read-only
@@ -50,7 +51,7 @@ from tcir.polyhedral.gpu_mapping import (
     node_at,
 )
 from tcir.polyhedral.promotion.affine import NotExpressible, function_of
-from tcir.polyhedral.promotion.copies import Copy, VectorCopy, promote_access
+from tcir.polyhedral.promotion.copies import Copy, FlatCopy, VectorCopy, flat_copy_pays, promote_access
 from tcir.polyhedral.promotion.indirect import IndirectCopy
 from tcir.polyhedral.promotion.references import (
     Group,
@@ -516,10 +517,9 @@ class Promoter:
         if group.writes or any(r.access is None for r in group.refs):
             return False
         per_thread = self._elements(site, _accesses(group), True)  # type: ignore[arg-type]
-        return (
-            per_thread is not None
-            and not _thread_exclusive(per_thread)
-            and _thread_exclusive(per_thread, THREAD_IDS[:1])
+        return per_thread is not None and (
+            (not _thread_exclusive(per_thread) and _thread_exclusive(per_thread, THREAD_IDS[:1]))
+            or any(_same_for_all(per_thread, ident) for ident, size in self.threads[1:] if size > 1)
         )
 
     def _reused(self, site: Site, group: Group) -> bool:
@@ -698,6 +698,9 @@ class Promoter:
         width = self.copy_vector_width
         if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width):
             return VectorCopy(*args, width)
+        threads = self.threads
+        if shared and not decision.group.atomic and threads and flat_copy_pays(decision.group.tile, threads):
+            return FlatCopy(*args, tuple(threads))
         return Copy(*args)
 
     def _sync(self, site: Site) -> tuple[isl.UnionMap, isl.UnionSet]:
@@ -842,6 +845,18 @@ def _leaves(
         for k in range(node.n_children())
         for leaf in _leaves(node.child(k), domain, band)
     ]
+
+
+def _same_for_all(footprint: isl.Map, ident: str) -> bool:
+    """Whether a per-thread footprint `{ [p] -> T[a] }` (thread ids as
+    parameters) is the same for every value of thread id `ident`."""
+    position = footprint.find_dim_by_name(isl.dim_type.param, ident)
+    if position < 0:
+        return True
+    n_p = footprint.dim(isl.dim_type.in_)
+    by_thread = footprint.move_dims(isl.dim_type.in_, n_p, isl.dim_type.param, position, 1)
+    anyone = by_thread.project_out(isl.dim_type.in_, n_p, 1).insert_dims(isl.dim_type.in_, n_p, 1)
+    return anyone.intersect_domain(by_thread.domain()).is_subset(by_thread)
 
 
 def _thread_exclusive(footprint: isl.Map, ids: Sequence[str] = THREAD_IDS) -> bool:
