@@ -30,7 +30,8 @@ The first that applies:
 - **Convolutions** (`O(n,f,h,w) +=! I(n,c,h+kh,w+kw) * W(f,c,kh,kw)`, 1x1,
   strided or padded; rows of 32 pixels or more, 16 filters or more):
   register tiles of 64 filters x 2 rows x up to 64 pixels a block, 4
-  filters x 2 rows x 2-4 pixels a thread, 8 channels a step.
+  filters x 2 rows x 2-4 pixels a thread (1x1: 8 filters x 2 rows x 2
+  pixels), 8 channels a step.
 - **Elementwise layers** (no reduction, rows of 128 points or more; also
   chains of such statements through temporaries at the same indices): a
   block per 8 x 128 tile, a warp a row, 4 points of it a thread.
@@ -676,18 +677,20 @@ CONVOLUTION_MIN_COLUMNS = 32
 def _convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]) -> MappingOptions:
     """Register tiles of a convolution: a block computes 64 filters on 2
     rows of up to 64 pixels; a thread 4 filters on both rows at 2 to 4
-    pixels (a divisor of the row where one is), the image's rows and the
-    filters staged in shared memory for 8 channels (all taps) at a time."""
+    pixels (a divisor of the row where one is), or with 1x1 filters 8
+    filters at 2 pixels; the image's rows and the filters staged in shared
+    memory for 8 channels (all taps) at a time."""
     filters, columns = min(out[-3], CONVOLUTION_FILTERS), min(out[-1], CONVOLUTION_COLUMNS)
-    points = next((p for p in (4, 3, 2) if columns % p == 0), 4)
-    tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
     taps = _taps(layer, image)
+    per_thread, widths = (4, (4, 3, 2)) if taps else (8, (2,))
+    points = next((p for p in widths if columns % p == 0), widths[0])
+    tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
     channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in taps))))
     steps = [extents[i] if i in taps else min(extents[i], channels) for i in layer.reduction_indices]
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],
         blocks=_grid([*out[:-3], *tiles]),
-        threads=[-(-columns // points), 1, max(1, filters // 4)],
+        threads=[-(-columns // points), 1, max(1, -(-filters // per_thread))],
     )
 
 

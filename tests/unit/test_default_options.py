@@ -339,13 +339,13 @@ def test_short_rows_take_a_thread_per_row():
 
 
 def test_convolutions_take_register_tiles():
-    """64 filters x 2 rows x the row's pixels a block, 4 x 2 x 2-4 a thread,
-    a block per tile of the image, filters and rows, 8 channels (and all
-    taps) a step; images narrower than 32 pixels and fewer than 16 filters
-    keep the plane rule."""
+    """64 filters x 2 rows x the row's pixels a block, 4 x 2 x 2-4 a thread
+    (8 x 2 x 2 with 1x1 filters), a block per tile of the image, filters and
+    rows, 8 channels (and all taps) a step; images narrower than 32 pixels
+    and fewer than 16 filters keep the plane rule."""
     fn = tcir.define(POINTWISE).pw
     options = default_options(fn.definition, Binding({"N": 32, "C": 256, "H": 56, "W": 56, "F": 64}, ()))
-    assert options == tcir.MappingOptions(tile=[1, 64, 2, 56, 8], blocks=[28, 32], threads=[14, 1, 16])
+    assert options == tcir.MappingOptions(tile=[1, 64, 2, 56, 8], blocks=[28, 32], threads=[28, 1, 8])
     narrow = default_options(fn.definition, Binding({"N": 32, "C": 512, "H": 14, "W": 14, "F": 128}, ()))
     assert narrow.tile[:4] == [1, 16, 14, 14] and len(narrow.threads) == 2
     conv = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text())
@@ -354,10 +354,10 @@ def test_convolutions_take_register_tiles():
     assert options == tcir.MappingOptions(tile=[1, 64, 2, 54, 8, 3, 3], blocks=[27, 32], threads=[18, 1, 16])
     # 7x7 taps: 2 channels a step keep the filters' tile within 6144 elements.
     assert default_options(conv.conv2d.definition, Binding({**sizes, "KH": 7, "KW": 7}, ())).tile[4:] == [1, 7, 7]
-    # Ragged everywhere: 20 filters, 3 rows, 34 pixels (17 threads of 2), 9 channels.
+    # Ragged everywhere: 20 filters (3 threads of 8), 3 rows, 34 pixels (17 threads of 2), 9 channels.
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((2, 9, 3, 34)).astype(np.float32), rng.standard_normal((20, 9)).astype(np.float32)
-    assert default_options(fn.definition, bind(fn.definition, [x, w])).threads == [17, 1, 5]
+    assert default_options(fn.definition, bind(fn.definition, [x, w])).threads == [17, 1, 3]
     np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), np.einsum("nchw,fc->nfhw", x, w), rtol=1e-4, atol=1e-4)
     # A padded 3x3 convolution of 20 filters over 2 rows: guards cut the rows' loops.
     x, w = rng.standard_normal((1, 3, 5, 32)).astype(np.float32), rng.standard_normal((20, 3, 3, 3)).astype(np.float32)
