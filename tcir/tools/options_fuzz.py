@@ -66,6 +66,7 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "rmsnorm": {"B": 3, "N": 70},
     "colsum": {"B": 41, "N": 13},
     "attention": {"B": 2, "L": 9, "D": 7},
+    "zoo/conv:conv2d": {"N": 2, "C": 5, "H": 6, "W": 37, "F": 21, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_pad1": {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_1x1": {"N": 2, "C": 5, "H": 3, "W": 34, "F": 7},
     "zoo/pool:global_avgpool": {"N": 3, "C": 37, "H": 5, "W": 3},
@@ -90,7 +91,8 @@ stays exact); with `F16` or `BF16` after it, the def on float16 or
 bfloat16 (`Function.astype`), compared within the type's tolerance; with
 `MMA` before those, at sizes of whole m16n8k16 groups, a third of its
 candidates' blocks and tiles shaped for `mma.sync` (`_mma_shaped`) and a
-third for `wgmma` (`_wgmma_shaped`)."""
+third for `wgmma` (`_wgmma_shaped`); a third of the convolutions' (`zoo/conv`)
+shaped as the defaults' convolution template (`_convolution_shaped`)."""
 TF32 = "@tf32"
 F16, BF16 = "@f16", "@bf16"
 MMA = "@mma"
@@ -169,6 +171,8 @@ def draw(seed: int, count: int, examples: Path | str, problems: Sequence[str] = 
                 options = _mma_shaped(options, rng, batch, points=16)
             elif roll < 2 / 3:
                 options = _wgmma_shaped(options, rng, batch, points=64)
+        elif name.startswith(CONVOLUTIONS) and rng.random() < 1 / 3:
+            options = _convolution_shaped(options, rng, name)
         candidates.append(Candidate(str(examples), name, options.to_json()))
     return candidates
 
@@ -197,6 +201,28 @@ def _wgmma_shaped(options: MappingOptions, rng: random.Random, batch: int, point
         options, warpgroup_mma=True, threads=[4, 8], warps=[1, 4], tile=[1] * batch + tile,
         parallel_reductions=False, split_k=1, use_shared_memory=True,
         max_shared_memory=max(options.max_shared_memory, 49152),
+    )
+
+
+CONVOLUTIONS = "zoo/conv:"
+
+
+def _convolution_shaped(options: MappingOptions, rng: random.Random, problem: str) -> MappingOptions:
+    """`options` shaped as the defaults' convolution template (tiles of
+    filters x rows x pixels of an NCHW output and a channel step with all
+    taps; threads along the pixels, a thread several filters): blocks
+    whose threads are whole warps or not, so that the image's promotion
+    and both ways of dealing copies to threads (`FlatCopy`, `Copy`) run."""
+    sizes = PROBLEMS[problem]
+    taps = [sizes["KH"], sizes["KW"]] if "KH" in sizes else []
+    width = sizes["W"] - sizes["KW"] + 1 if taps and not problem.endswith("_pad1") else sizes["W"]
+    filters, rows = rng.choice((8, 16, 32)), rng.choice((1, 2, 4))
+    columns = rng.choice((16, 32, width))
+    points, per_thread = rng.choice((1, 2, 3, 4)), rng.choice((2, 4, 8))
+    return replace(
+        options, tile=[1, filters, rows, columns, rng.choice((1, 2, 4, 8)), *taps], blocks=[],
+        threads=[-(-columns // points), 1, -(-filters // per_thread)], warps=[], parallel_reductions=False,
+        split_k=1, use_shared_memory=True, max_private_elements=rng.choice((32, 64)),
     )
 
 
