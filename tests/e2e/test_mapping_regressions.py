@@ -82,6 +82,15 @@ REGRESSIONS = {
         "tmm",
         '{"tile": [40, 4, 8], "threads": [1, 4], "warps": [4, 4]}',
     ),
+    # Fuzzed on an H100 (max rel. error 0.888), minimized: float2 copies of
+    # rows of 16 groups on 36 threads, 2 rows at once, 3 rows in the tile;
+    # isl's AST generator copied each thread's first row only (the row dealt
+    # at `L / 16`, a division of the thread ids) until the copy loops had
+    # the rounds of rows and groups as members of their own.
+    "conv2d_1x1-float2-copies-threads-3x2x6": (
+        "zoo/conv:conv2d_1x1",
+        '{"copy_vector_width": 2, "threads": [3, 2, 6], "tile": [2, 3, 4, 32]}',
+    ),
 }
 
 

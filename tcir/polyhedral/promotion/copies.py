@@ -191,13 +191,36 @@ class VectorCopy(Copy):
     tile has groups."""
 
     width: int
+    block_threads: tuple[tuple[str, int], ...]
+
+    def _dealing(self) -> tuple[str, int, int]:
+        """The thread's linear id `L` (as isl text), the groups `G` of a row
+        dealt at once and the rows `R` at once."""
+        linear, scale = [], 1
+        for ident, size in self.block_threads:
+            linear.append(f"{scale} * {ident}")
+            scale *= size
+        groups = min(-(-self.tile.sizes[-1] // self.width), scale)
+        rows = scale // groups if len(self.tile.sizes) > 1 else 1  # a 1-d tile: one row
+        return " + ".join(linear), groups, rows
 
     def schedule(self) -> isl.MultiUnionPwAff:
         """The copy loops, the last dimension split into its groups and the
-        elements of a group (the innermost loop, `width` iterations)."""
+        elements of a group (the innermost loop, `width` iterations); a
+        row's groups and the rows preceded by the rounds of `G` groups and
+        `R` rows that the threads take at once. (The rounds order the
+        instances as before; without them, isl's AST generator drops a
+        thread's later rows where the dealt offset `L / G` is a division of
+        the thread ids: 36 threads on rows of 16 groups, 3 rows.)"""
         _, _, a = self._dims
         *outer, last = a
-        parts = [*outer, f"floor({last} / {self.width})", f"{last} mod {self.width}"]
+        group = f"floor({last} / {self.width})"
+        parts = [*outer, group, f"{last} mod {self.width}"]
+        if self.block_threads:
+            _, groups, rows = self._dealing()
+            parts.insert(len(outer), f"floor({group} / {groups})")
+            if outer:
+                parts.insert(len(outer) - 1, f"floor({outer[-1]} / {rows})")
         members = ", ".join(f"{{ {self._instance()} -> [({part})] }}" for part in parts)
         return isl.MultiUnionPwAff(f"[{members}]")
 
@@ -206,23 +229,17 @@ class VectorCopy(Copy):
         id and `G` the groups of a tile row, group `g` of a row goes to the
         threads with `L mod G = g mod G`, and row `r` to those with `L / G =
         r mod R`, where `R` rows fit the threads at once."""
-        if not threads:
+        if not self.block_threads:
             return self.domain().to_union_set()
         _, _, a = self._dims
-        linear, scale = [], 1
-        for ident, size in threads:
-            linear.append(f"{scale} * {ident}")
-            scale *= size
-        thread = " + ".join(linear)
-        groups = min(-(-self.tile.sizes[-1] // self.width), scale)
-        rows = scale // groups if len(a) > 1 else 1  # a 1-d tile: one row
+        thread, groups, rows = self._dealing()
         constraints = [
             f"exists (e0 : floor({a[-1]} / {self.width}) = (({thread}) mod {groups}) + {groups} * e0)",
             f"{thread} < {groups * rows}",
         ]
         if len(a) > 1:
             constraints.append(f"exists (e1 : {a[-2]} = floor(({thread}) / {groups}) + {rows} * e1)")
-        params = ", ".join(ident for ident, _ in threads)
+        params = ", ".join(ident for ident, _ in self.block_threads)
         text = f"[{params}] -> {{ {self._instance()} : {' and '.join(constraints)} }}"
         return self.domain().intersect(isl.Set(text)).to_union_set()
 

@@ -695,10 +695,9 @@ class Promoter:
         indirection = decision.group.refs[0].indirection
         if indirection is not None:
             return IndirectCopy(*args, indirection)
-        width = self.copy_vector_width
+        width, threads = self.copy_vector_width, self.threads
         if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width):
-            return VectorCopy(*args, width)
-        threads = self.threads
+            return VectorCopy(*args, width, tuple(threads))
         if shared and not decision.group.atomic and threads and flat_copy_pays(decision.group.tile, threads):
             return FlatCopy(*args, tuple(threads))
         return Copy(*args)
