@@ -196,13 +196,10 @@ class VectorCopy(Copy):
     def _dealing(self) -> tuple[str, int, int]:
         """The thread's linear id `L` (as isl text), the groups `G` of a row
         dealt at once and the rows `R` at once."""
-        linear, scale = [], 1
-        for ident, size in self.block_threads:
-            linear.append(f"{scale} * {ident}")
-            scale *= size
+        thread, scale = linear_thread_id(self.block_threads)
         groups = min(-(-self.tile.sizes[-1] // self.width), scale)
         rows = scale // groups if len(self.tile.sizes) > 1 else 1  # a 1-d tile: one row
-        return " + ".join(linear), groups, rows
+        return thread, groups, rows
 
     def schedule(self) -> isl.MultiUnionPwAff:
         """The copy loops, the last dimension split into its groups and the
@@ -268,26 +265,30 @@ class FlatCopy(Copy):
         flatten = isl.Map(f"{{ [{', '.join(b)}] -> [{' + '.join(terms)}] }}")
         return pairs.apply_range(isl.Map.from_multi_aff(self.tile.index())).apply_range(flatten)
 
-    @property
-    def _total(self) -> int:
-        return math.prod(size for _, size in self.block_threads)
-
     def schedule(self) -> isl.MultiUnionPwAff:
         """The copy loop over rounds of `T` elements, then (one instance each)
         the tensor dimensions."""
+        _, total = linear_thread_id(self.block_threads)
         flat = isl.PwMultiAff.from_map(self._flat_index()).get_pw_aff(0)
-        rounds = isl.UnionPwAff.from_pw_aff(flat.scale_down_val(isl.Val(self._total)).floor())
+        rounds = isl.UnionPwAff.from_pw_aff(flat.scale_down_val(isl.Val(total)).floor())
         return isl.MultiUnionPwAff.from_union_pw_aff(rounds).flat_range_product(super().schedule())
 
     def thread_filter(self, threads: Sequence[tuple[str, int]]) -> isl.UnionSet:
         """The instances of the thread whose linear id is the flat index modulo `T`."""
-        linear, scale = [], 1
-        for ident, size in threads:
-            linear.append(f"{scale} * {ident}")
-            scale *= size
-        params = ", ".join(ident for ident, _ in threads)
-        owner = isl.Set(f"[{params}] -> {{ [f] : exists (e : f = {' + '.join(linear)} + {scale} * e) }}")
+        thread, total = linear_thread_id(self.block_threads)
+        params = ", ".join(ident for ident, _ in self.block_threads)
+        owner = isl.Set(f"[{params}] -> {{ [f] : exists (e : f = {thread} + {total} * e) }}")
         return self._flat_index().intersect_range(owner).domain().intersect(self.domain()).to_union_set()
+
+
+def linear_thread_id(threads: Sequence[tuple[str, int]]) -> tuple[str, int]:
+    """A thread's linear id over `threads` (`x` fastest) as isl text, and the
+    number of threads."""
+    terms, scale = [], 1
+    for ident, size in threads:
+        terms.append(f"{scale} * {ident}")
+        scale *= size
+    return " + ".join(terms), scale
 
 
 FLAT_COPY_GAIN = 2
@@ -301,12 +302,11 @@ WARP = 32
 def flat_copy_pays(tile: ArrayTile, threads: Sequence[tuple[str, int]]) -> bool:
     """Whether `FlatCopy` moves a tile in at most 1 / `FLAT_COPY_GAIN` of the
     rounds of `Copy`, whose dimensions from the last go to `x`, `y`, `z`
-    (the rest loop), on blocks of whole warps (with others, isl finds no
-    simple closed form of a thread's elements: gconv's 5x5 threads took 2.4
-    times as long)."""
+    (the rest loop), on blocks of whole warps (with others, isl's closed
+    forms of a thread's elements grow costly: docs/guide/defaults.md)."""
     sizes = list(tile.sizes)
     rounds = 1
     for k, size in enumerate(reversed(sizes)):
         rounds *= -(-size // threads[k][1]) if k < len(threads) else size
-    total = math.prod(size for _, size in threads)
+    _, total = linear_thread_id(threads)
     return total % WARP == 0 and FLAT_COPY_GAIN * -(-math.prod(sizes) // total) <= rounds
