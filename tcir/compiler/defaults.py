@@ -430,7 +430,17 @@ def _is_index(e: A.Expr, name: str) -> bool:
 
 
 def _index_names(read: A.Access) -> set[str]:
-    return {n.name for sub in read.subscripts for n in walk(sub) if isinstance(n, A.IndexVar)}
+    return set().union(*map(_names, read.subscripts))
+
+
+def _names(expr: A.Expr) -> set[str]:
+    """The index variables of a subscript."""
+    return {n.name for n in walk(expr) if isinstance(n, A.IndexVar)}
+
+
+def _operand_reads(stmt: A.Stmt) -> list[A.Access]:
+    """The reads of `stmt` of tensors other than its own output."""
+    return [n for n in walk(stmt.rhs) if isinstance(n, A.Access) and n.tensor != stmt.lhs]
 
 
 def _row_reuse(definition: A.CheckedDef, sizes: list[int], rows: int) -> float:
@@ -633,11 +643,11 @@ def _wide_contraction(layer: A.Stmt, out: list[int], reduction: int) -> bool:
     points into an output whose last two dimensions are both `WIDE_OUTPUT`
     or more, each read missing one of those two indices (each operand is
     reused along the other's dimension)."""
-    reads = [n for n in walk(layer.rhs) if isinstance(n, A.Access) and n.tensor != layer.lhs]
+    reads = _operand_reads(layer)
     if reduction < K_TILE or min(out[-2:]) < WIDE_OUTPUT or len(reads) != 2:
         return False
     rows, columns = layer.lhs_indices[-2:]
-    used = [{n.name for sub in r.subscripts for n in walk(sub) if isinstance(n, A.IndexVar)} for r in reads]
+    used = [_index_names(r) for r in reads]
     return any(rows in a and columns not in a and columns in b and rows not in b for a, b in (used, used[::-1]))
 
 
@@ -648,7 +658,7 @@ def _convolution_image(layer: A.Stmt) -> A.Access | None:
     filters read at the third-last (`W(f, c, kh, kw)`) but at neither of the
     last two: a convolution, a GEMM whose columns are the image's pixels;
     else None."""
-    reads = [n for n in walk(layer.rhs) if isinstance(n, A.Access) and n.tensor != layer.lhs]
+    reads = _operand_reads(layer)
     if not layer.reduces or len(layer.lhs_indices) < 4 or len(reads) != 2:
         return None
     channel, row, column = layer.lhs_indices[-3:]
@@ -699,7 +709,7 @@ def _taps(layer: A.Stmt, image: A.Access) -> set[str]:
     `image` (a convolution's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
     taps: set[str] = set()
     for subscript in image.subscripts:
-        names = {n.name for n in walk(subscript) if isinstance(n, A.IndexVar)}
+        names = _names(subscript)
         if names & set(layer.lhs_indices):
             taps |= names & set(layer.reduction_indices)
     return taps
@@ -752,8 +762,5 @@ def _layer_chain(definition: A.CheckedDef) -> bool:
 
 def _indices_of_every_read(stmt: A.Stmt) -> set[str]:
     """The indices that every tensor read by `stmt` (but its own output) depends on."""
-    reads = [node for node in walk(stmt.rhs) if isinstance(node, A.Access) and node.tensor != stmt.lhs]
-    used = [
-        {n.name for s in read.subscripts for n in walk(s) if isinstance(n, A.IndexVar)} for read in reads
-    ]
+    used = [_index_names(read) for read in _operand_reads(stmt)]
     return set.intersection(*used) if used else set(stmt.lhs_indices)
