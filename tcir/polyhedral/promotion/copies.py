@@ -47,7 +47,8 @@ def promote_access(
 class Copy:
     """The copies of `elements` (`{ [p] -> T[a] }`) between `tensor` and
     `buffer`, whose array tile is `tile`; `threads` are the mapping
-    parameters a private buffer depends on."""
+    parameters a private buffer depends on, `block_threads` the block's
+    thread ids and their counts (x first) that a shared copy is dealt to."""
 
     name: str
     buffer: str
@@ -61,6 +62,7 @@ class Copy:
     """The buffer accumulates an atomic sum (`poly-parallel-reduction`): it
     starts at 0 instead of the tensor's values and is added to the tensor
     atomically."""
+    block_threads: tuple[tuple[str, int], ...]
 
     @property
     def _dims(self) -> tuple[list[str], list[str], list[str]]:
@@ -103,10 +105,11 @@ class Copy:
         members = ", ".join(f"{{ {self._instance()} -> [({ak})] }}" for ak in a)
         return isl.MultiUnionPwAff(f"[{members}]")
 
-    def thread_filter(self, threads: Sequence[tuple[str, int]]) -> isl.UnionSet:
+    def thread_filter(self) -> isl.UnionSet:
         """The copy instances run by each thread: the last tensor dimensions
-        round-robin over `threads` (x first), extra threads idle."""
+        round-robin over `block_threads` (x first), extra threads idle."""
         _, _, a = self._dims
+        threads = self.block_threads
         constraints = []
         for k, (ident, size) in enumerate(threads):
             if k < len(a):
@@ -191,7 +194,6 @@ class VectorCopy(Copy):
     tile has groups."""
 
     width: int
-    block_threads: tuple[tuple[str, int], ...]
 
     def _dealing(self) -> tuple[str, int, int]:
         """The thread's linear id `L` (as isl text), the groups `G` of a row
@@ -221,7 +223,7 @@ class VectorCopy(Copy):
         members = ", ".join(f"{{ {self._instance()} -> [({part})] }}" for part in parts)
         return isl.MultiUnionPwAff(f"[{members}]")
 
-    def thread_filter(self, threads: Sequence[tuple[str, int]]) -> isl.UnionSet:
+    def thread_filter(self) -> isl.UnionSet:
         """The copy instances run by each thread: with `L` the thread's linear
         id and `G` the groups of a tile row, group `g` of a row goes to the
         threads with `L mod G = g mod G`, and row `r` to those with `L / G =
@@ -252,8 +254,6 @@ class FlatCopy(Copy):
     one thread id leaves most threads idle (a filter bank's 64x8x3x3 tile
     on 18x16 threads: 16 rounds instead of 192)."""
 
-    block_threads: tuple[tuple[str, int], ...]
-
     def _flat_index(self) -> isl.Map:
         """`{ copy[p, a] -> [f] }`: an instance's flattened buffer index."""
         p, _, a = self._dims
@@ -273,7 +273,7 @@ class FlatCopy(Copy):
         rounds = isl.UnionPwAff.from_pw_aff(flat.scale_down_val(isl.Val(total)).floor())
         return isl.MultiUnionPwAff.from_union_pw_aff(rounds).flat_range_product(super().schedule())
 
-    def thread_filter(self, threads: Sequence[tuple[str, int]]) -> isl.UnionSet:
+    def thread_filter(self) -> isl.UnionSet:
         """The instances of the thread whose linear id is the flat index modulo `T`."""
         thread, total = linear_thread_id(self.block_threads)
         params = ", ".join(ident for ident, _ in self.block_threads)

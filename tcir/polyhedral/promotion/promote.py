@@ -681,6 +681,7 @@ class Promoter:
             return None
         assert decision.group.tile is not None
         kind = "read" if into_buffer else "write"
+        threads = self.threads
         args = (
             f"{kind}_{decision.buffer}",
             decision.buffer,
@@ -688,18 +689,19 @@ class Promoter:
             into_buffer,
             footprint.coalesce(),
             decision.group.tile,
-            () if shared else tuple(ident for ident, _ in self.threads),
+            () if shared else tuple(ident for ident, _ in threads),
             tuple(self.scop.param_names),
             decision.group.atomic,
+            tuple(threads),
         )
         indirection = decision.group.refs[0].indirection
         if indirection is not None:
             return IndirectCopy(*args, indirection)
-        width, threads = self.copy_vector_width, self.threads
+        width = self.copy_vector_width
         if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width):
-            return VectorCopy(*args, width, tuple(threads))
+            return VectorCopy(*args, width)
         if shared and not decision.group.atomic and threads and flat_copy_pays(decision.group.tile, threads):
-            return FlatCopy(*args, tuple(threads))
+            return FlatCopy(*args)
         return Copy(*args)
 
     def _sync(self, site: Site) -> tuple[isl.UnionMap, isl.UnionSet]:
@@ -738,7 +740,7 @@ class Promoter:
                 node.child(position).child(0).insert_partial_schedule(copy.schedule())
             )
             if shared:
-                band = band.insert_filter(copy.thread_filter(self.threads))
+                band = band.insert_filter(copy.thread_filter())
             node = _ancestor_of_type(band, NodeType.sequence)
         return node.parent()
 
