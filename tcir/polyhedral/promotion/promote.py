@@ -19,12 +19,15 @@ For each kernel whose outer band is mapped to blocks:
   threads of every filter), greedily within the shared memory budget.
   Copies into the buffer run between two `sync_` statements (the buffer may
   still be read from the previous tile; the copied data is read by other
-  threads); copies back follow a `sync_` and precede another. A read-only
-  group whose tensor nothing in the kernel writes is then hoisted to the
-  outermost tile level where its buffer grows at most `HOIST_GROWTH` times,
-  fits, and is loaded at least `HOIST_GROWTH` times less in all than the
-  inner copies load (the inner tiles reuse its elements): it is loaded once
-  for all the inner tiles (gconv's input planes, once for all output
+  threads); copies back follow a `sync_` and precede another; a shared
+  temporary that each tile writes before reading it (neither copied in nor
+  back) gets a `sync_` at the start of each tile where a block runs several.
+  A read-only group whose tensor nothing in the kernel writes is then
+  hoisted to the outermost tile level where its buffer grows at most
+  `HOIST_GROWTH` times, fits, and is loaded at least `HOIST_GROWTH` times
+  less in all than the inner copies load (the inner tiles reuse its
+  elements): it is loaded once for all the inner tiles (gconv's input
+  planes, once for all output
   channels; not tmm's operand panels, which no inner tile reuses).
 The promoted references are rewritten to access the buffers.
 """
@@ -116,6 +119,13 @@ def _is_tile_band(node: isl.ScheduleNode) -> bool:
                 ):
                     return False
     return True
+
+
+def _one_tile_per_block(site: Site) -> bool:
+    """Whether every block runs one tile of `site` (a prefix value, whatever
+    its threads) at most."""
+    tiles = _project_params(site.prefix.intersect_domain(site.instances), THREAD_IDS).range()
+    return tiles.n_set() <= 1 and (tiles.is_empty() or isl.Set.from_union_set(tiles).is_singleton())
 
 
 def _tiles_within(outer: Site, inner: Site) -> int:
@@ -763,6 +773,12 @@ class Promoter:
         node = node_at(self.schedule, path)
         if before:
             node = node.graft_before(self._subtree(site, before, shared))
+        elif shared and not after and any(d.group.writes for d in decisions) and not _one_tile_per_block(site):
+            # A shared temporary written and read within each tile, with no
+            # copy whose syncs would fence it: a tile's writes must wait for
+            # the threads still reading the previous tile's values.
+            extension, _ = self._sync(site)
+            node = node.graft_before(isl.ScheduleNode.from_extension(extension))
         if after:
             node = node.graft_after(self._subtree(site, after, shared))
         self.schedule = node.get_schedule()
