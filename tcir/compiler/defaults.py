@@ -10,13 +10,14 @@ The first that applies:
 - **Row-wise chains** (softmax, norms: every statement's leading left-hand
   indices are its row, reads of what the def writes are at the reader's
   row), with rows enough for every SM and rows that read little of what
-  other rows read: a block per row, 16 points of it a thread (32 to 256
+  other rows read: a block per row, 16 points of it a thread (32 to 1024
   threads), the reductions spread over the block (`block_reductions`);
   a one-statement sum of rows of at most 64 points (a global average
   pool): a thread per row.
 - **Column sums** (every read's last subscript is the output's innermost
-  index): threads along the output, the reduction split over blocks
-  (split-K), partial sums added atomically.
+  index, or the read is a vector no output index reads: a transposed
+  matrix-vector product): threads along the output, the reduction split
+  over blocks (split-K), partial sums added atomically.
 - **Contractions** (one reduction statement with a 2-D or 3-D output over
   at least 512 points, or a product of two reads each missing one of the
   output's last two indices, both of them 64 or more): register
@@ -80,6 +81,10 @@ K_TILE = 32
 SPLIT_K, MAX_SPLIT_K, K_SLICE = 1024, 16384, 128
 """Reduction points from (and up to) which a 2-D contraction whose output
 tiles leave SMs idle is split over blocks, and the points of a slice."""
+SPLIT_BLOCKS, MIN_SLICES, MAX_SLICES, SLICE_TILES = 8 * 128, 4, 8, 16
+"""A one-statement 2-D contraction on 32x32 tiles short of `SPLIT_BLOCKS`
+blocks has its reduction split into `MIN_SLICES` to `MAX_SLICES` slices of
+`SLICE_TILES` k tiles at least, where it is that long."""
 CHAIN_WIDTH, CHAIN_ROWS, CHAIN_BLOCKS = 256, 4, 16
 """A chain of layers runs in one kernel (`fusion="outer"`) where no layer is
 wider than `CHAIN_WIDTH` (isl's scheduling time grows fast with the width:
@@ -244,6 +249,9 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         widths = [evaluate(definition.tensor(s.lhs).dims[-1], sizes) for s in definition.stmts]
         x = max(1, min(max(widths), GATHER_ROW))
         return MappingOptions(tile=[1, x], threads=[x])
+    spread = _spread_sum(definition, sizes)
+    if spread is not None:
+        return spread
     rows = _row_chain(definition)
     if rows is not None and _independent_rows(definition, sizes, rows):
         if len(definition.stmts) == 1 and _row_length(definition, sizes, rows) <= SHORT_ROW:
@@ -348,13 +356,13 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
             return dataclasses.replace(_wgmma_options(outer, 64, 32), blocks=grid(64, 32))
-        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole:
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole and out[-2] % 128 == 0:
             # 128x64 tiles, 8x8 a thread, where 128 columns would leave half of
             # them empty (blocks of 128 threads: two an SM at least).
             return register_tiled(128, [8, 16], 64, True, columns=NARROW_OUTPUT)
-        if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole:
+        if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole and whole_tiles(128, 128):
             return register_tiled(128, [16, 16], 64, True)
-        if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=2):
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=2) and out[-2] % NARROW_OUTPUT == 0:
             # 64x64 tiles, 8x4 a thread, where 128x64 would leave SMs with
             # one block (16384x64 outputs of 1024 products each).
             return register_tiled(NARROW_OUTPUT, [16, 8], 32, True, columns=NARROW_OUTPUT)
@@ -362,7 +370,13 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # Whole k tiles staged in registers (tmm 128x1024x1024 15.4 us on
             # an H100, 16.7 us by cp.async); C3's ragged last tile by cp.async
             # (17.1 us, 17.7 us with one buffer staged in registers).
-            return register_tiled(32, [16, 8], 16, not whole)
+            options = register_tiled(32, [16, 8], 16, not whole)
+            slices = min(MAX_SLICES, steps // (SLICE_TILES * K_TILE), -(-SPLIT_BLOCKS // blocks(32)))
+            if atomic and whole and len(out) == 2 and len(definition.stmts) == 1 and slices >= MIN_SLICES:
+                # Few blocks and a long reduction (a batch of 32 rows through
+                # a 4096 x 4096 layer): k sliced over blocks as well.
+                return dataclasses.replace(options, split_k=slices)
+            return options
         if fills_gpu(32):
             return MappingOptions(tile=[*outer, 32, 32, K_TILE], blocks=grid(32, 32), threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
@@ -468,8 +482,9 @@ def _row_chain(definition: A.CheckedDef) -> int | None:
     its row, `k` the fewest left-hand indices of any statement; every read
     of a tensor the def writes is at the reader's row; some statement
     reduces, none gathers; and each reduction's innermost reduction index
-    is the last subscript of one of its reads, so that threads spread over
-    a row read consecutive elements. None where the def is not such a chain."""
+    is the last subscript of one of its reads, and of every read at the
+    row that it indexes, so that threads spread over a row read consecutive
+    elements. None where the def is not such a chain."""
     stmts = definition.stmts
     k = min(len(s.lhs_indices) for s in stmts)
     if k == 0 or not any(s.reduces for s in stmts) or any(gathers(s.rhs) for s in stmts):
@@ -482,7 +497,12 @@ def _row_chain(definition: A.CheckedDef) -> int | None:
                 return None
         if stmt.reduces:
             last = stmt.reduction_indices[-1]
-            if not any(r.subscripts and _is_index(r.subscripts[-1], last) for r in _input_reads(stmt, set())):
+            reads = _input_reads(stmt, set())
+            if not any(r.subscripts and _is_index(r.subscripts[-1], last) for r in reads):
+                return None
+            if any(
+                {last, *row} <= _index_names(r) and not _is_index(r.subscripts[-1], last) for r in reads
+            ):  # a row of a matrix read down its columns: `y(n) +=! A(k, n) * x(k)`
                 return None
     return k
 
@@ -533,8 +553,10 @@ def default_partition(definition: A.CheckedDef, binding: Binding) -> list[list[i
     return groups if len(groups) > 1 else None
 
 
-ROW_THREADS = 256
-"""Most threads of a block that reduces one row."""
+ROW_THREADS = 1024
+"""Most threads of a block that reduces one row (all a block may have: a
+long row's share of a thread then stays within `MAX_PRIVATE_ELEMENTS_A_ROW`
+registers, as a vocabulary's 50257 points do)."""
 ROW_SHARE = 16
 """Points of a row each of its threads takes, where the row is short enough
 for fewer than `ROW_THREADS` threads (a power of two of them, a warp at
@@ -599,16 +621,64 @@ MAX_PRIVATE_ELEMENTS_A_ROW = 64
 
 def _column_sum(definition: A.CheckedDef) -> A.Stmt | None:
     """The sum of a def whose one output sums its inputs along outer
-    dimensions (`S(n) +=! X(b, n)`): every read's last subscript is the
-    output's innermost index, none depends on a reduction index there."""
+    dimensions (`S(n) +=! X(b, n)`, also `y(n) +=! A(k, n) * x(k)`): every
+    read's last subscript is the output's innermost index (none depends on a
+    reduction index there), or the read depends on no output index (a vector
+    that every thread reads alike)."""
     layer = _one_output_layer(definition)
     if layer is None or not layer.reduces or not layer.lhs_indices or not atomic_sum(definition, layer):
         return None
-    inner = layer.lhs_indices[-1]
+    inner, outputs = layer.lhs_indices[-1], set(layer.lhs_indices)
     reads = _input_reads(layer, {layer.lhs})
-    if not reads or not all(r.subscripts and _is_index(r.subscripts[-1], inner) for r in reads):
+    along = [r for r in reads if r.subscripts and _is_index(r.subscripts[-1], inner)]
+    if not along or any(r not in along and _index_names(r) & outputs for r in reads):
         return None
     return layer
+
+
+SPREAD_BLOCKS = 8 * BLOCKS_TO_FILL_GPU
+"""Blocks over which a sum of several reduction dimensions into a small
+output is spread."""
+
+
+def _spread_sum(definition: A.CheckedDef, sizes: list[int]) -> MappingOptions | None:
+    """A sum over several reduction dimensions into an output too small to
+    fill the GPU (per-channel statistics of NCHW images, `S(c) +=! X(n, c,
+    h, w)`), whose reads all end in its innermost reduction index: the
+    reduction spread over about `SPREAD_BLOCKS` blocks (`parallel_reductions`),
+    each a tile holding the innermost reduction dimensions whole as far as
+    it can, its threads along the innermost two (coalesced), partial sums
+    added atomically; None for other defs."""
+    layer = _one_output_layer(definition)
+    if layer is None or len(layer.reduction_indices) < 2 or not atomic_sum(definition, layer):
+        return None
+    extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in layer.ranges.items()}
+    out = math.prod(extents[i] for i in layer.lhs_indices)
+    reduced = [extents[i] for i in layer.reduction_indices]
+    inner = layer.reduction_indices[-1]
+    reads = [r for r in _input_reads(layer, {layer.lhs}) if _index_names(r) & set(layer.reduction_indices)]
+    if (
+        out >= SMALL_OUTPUT
+        or math.prod(reduced) < SPLIT_REDUCTION
+        or not reads
+        or not all(r.subscripts and _is_index(r.subscripts[-1], inner) for r in reads)
+    ):
+        return None
+    points = max(THREADS * POINTS_PER_THREAD, out * math.prod(reduced) // SPREAD_BLOCKS)
+    tile, held = [1] * len(reduced), 1
+    for k in reversed(range(len(reduced))):
+        tile[k] = min(reduced[k], max(1, points // held))
+        held *= tile[k]
+        if tile[k] < reduced[k]:
+            break
+    x = min(tile[-1], THREADS)
+    y = _largest_divisor(tile[-2], max(1, 2 * THREADS // x))
+    return MappingOptions(parallel_reductions=True, tile=[*[1] * len(layer.lhs_indices), *tile], threads=[x, y])
+
+
+def _largest_divisor(extent: int, limit: int) -> int:
+    """The largest divisor of `extent` up to `limit`."""
+    return next(d for d in range(min(extent, limit), 0, -1) if extent % d == 0)
 
 
 COLUMN_ROWS = 32

@@ -19,10 +19,10 @@ band below but the threads' own loops, below their mapping filters: the
 point loop of a contraction's reduction) is strip-mined by `width` and its
 `width` points unrolled, so that a thread's reads of `width` consecutive
 elements of a shared buffer are adjacent in the code (`poly-vectorize`);
-the loop over the vectors is marked `unroll` where it has at most
-`MAX_HINTED_STEPS` steps (a k tile's), a hint (`#pragma unroll` in CUDA)
-that lets the compiler issue the shared loads of later steps early without
-multiplying the IR.
+the loop over the vectors is marked `unroll` (tiled by at most
+`HINTED_TILE` steps first where it has over `MAX_HINTED_STEPS`), a hint
+(`#pragma unroll` in CUDA) that lets the compiler issue the shared loads of
+later steps early without multiplying the IR.
 """
 
 from __future__ import annotations
@@ -35,10 +35,11 @@ from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
 from tcir.polyhedral.scheduling import isl_options
 
 _STRIP_OPTIONS = {"tile_scale_tile_loops": 0, "tile_shift_point_loops": 1}
-MAX_HINTED_STEPS = 16
-"""Vector steps up to which their loop gets the unroll hint: a whole
-reduction's steps unrolled (a 1x1 convolution's 128 steps of 512 channels,
-each 32 products) took NVRTC 40 s to compile, and ran no faster."""
+MAX_HINTED_STEPS, HINTED_TILE = 32, 16
+"""Vector steps up to which their loop gets the unroll hint; longer loops
+are tiled by a divisor of at most `HINTED_TILE` steps, the hint on the
+tile's steps (a whole reduction's steps unrolled, a 1x1 convolution's 128
+steps of 512 channels, each 32 products, took NVRTC 42 s to compile)."""
 
 
 def _has_band_below(node: isl.ScheduleNode, per_thread: bool = True) -> bool:
@@ -143,9 +144,17 @@ def _unroll_vector_step(node: isl.ScheduleNode, width: int) -> isl.ScheduleNode:
         return node
     node = strip_mine(node, last, width)
     steps = node.child(0) if last else node  # the loop over the vectors: a hint to unroll it
-    if extent // width > MAX_HINTED_STEPS:
-        return node
-    marked = steps.insert_mark(isl.Id(UNROLL_MARK, context=node.get_ctx()))
+    mark = isl.Id(UNROLL_MARK, context=node.get_ctx())
+    if extent // width <= MAX_HINTED_STEPS:
+        marked = steps.insert_mark(mark)
+    else:  # tiled: the hint on groups of at most MAX_HINTED_STEPS steps
+        factor = _largest_divisor(extent // width, HINTED_TILE)
+        if factor == 1:
+            return node
+        multi = isl.MultiVal.zero(steps.band_get_space()).set_val(0, isl.Val.int_from_si(node.get_ctx(), factor))
+        with isl_options(node.get_ctx(), _STRIP_OPTIONS):
+            steps = steps.band_tile(multi)
+        marked = steps.child(0).insert_mark(mark).parent()
     return marked.parent() if last else marked
 
 
