@@ -328,6 +328,13 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         def whole_tiles(rows: int, columns: int) -> bool:  # wgmma's groups tile the output
             return out[-2] % rows == 0 and out[-1] % columns == 0
 
+        def edges(rows: int, columns: int | None = None) -> bool:
+            """No partial register tile but where one tile covers the dimension:
+            a ragged edge among whole tiles guards every point of the
+            micro-tiles (see the defaults guide)."""
+            sizes = [(out[-2], rows)] + ([(out[-1], columns)] if columns else [])
+            return all(size % tile == 0 or size < tile for size, tile in sizes)
+
         half = _half_contraction(definition, layer)
         if half and out[-2] % WGMMA_ROWS == 0 and steps % HALF_K_TILE == 0:
             tiles = [(2 * WGMMA_ROWS, 256)] if fills_gpu(2 * WGMMA_ROWS, 256, times=4) else []
@@ -356,13 +363,13 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
             return dataclasses.replace(_wgmma_options(outer, 64, 32), blocks=grid(64, 32))
-        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole and out[-2] % 128 == 0:
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole and edges(128):
             # 128x64 tiles, 8x8 a thread, where 128 columns would leave half of
             # them empty (blocks of 128 threads: two an SM at least).
             return register_tiled(128, [8, 16], 64, True, columns=NARROW_OUTPUT)
-        if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole and whole_tiles(128, 128):
+        if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole and edges(128, 128):
             return register_tiled(128, [16, 16], 64, True)
-        if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=2) and out[-2] % NARROW_OUTPUT == 0:
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=2) and edges(NARROW_OUTPUT):
             # 64x64 tiles, 8x4 a thread, where 128x64 would leave SMs with
             # one block (16384x64 outputs of 1024 products each).
             return register_tiled(NARROW_OUTPUT, [16, 8], 32, True, columns=NARROW_OUTPUT)

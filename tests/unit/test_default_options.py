@@ -272,7 +272,7 @@ def _example(name: str) -> tcir.api.Function:
     [("softmax", {"B": 4096, "N": 1024}, 64), ("rmsnorm", {"B": 4096, "N": 4096}, 256), ("layernorm", {"B": 512, "N": 37}, 32)],
 )
 def test_row_wise_chains_take_a_block_per_row(name: str, sizes: dict[str, int], threads: int):
-    """16 points of a row a thread (32 to 256 threads), the reductions spread
+    """16 points of a row a thread (32 to 1024 threads), the reductions spread
     over the block; with fewer rows than SMs, not this rule."""
     fn = _example(name)
     options = default_options(fn.definition, Binding(sizes, ()))
@@ -397,3 +397,76 @@ def test_elementwise_chains_through_temporaries_take_the_elementwise_tiles():
     x, bias = rng.standard_normal((19, 260)).astype(np.float32), rng.standard_normal(260).astype(np.float32)
     np.testing.assert_allclose(bias_gelu(x, bias, backend="cuda-sim", options=options),
                                bias_gelu(x, bias, backend="cpu"), rtol=1e-5, atol=1e-6)
+
+
+def _run_on_cuda_sim(fn: tcir.api.Function, sizes: dict[str, int], options: tcir.MappingOptions | None) -> None:
+    inputs = random_inputs(fn.definition, sizes, 0)
+    got = fn(*inputs, backend="cuda-sim", options=options)
+    expected = reference_outputs(fn.definition, bind(fn.definition, inputs))
+    for g, e in zip(got if isinstance(got, tuple) else (got,), expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+
+
+CHANNEL_MEAN = "def channel_mean(float(N,C,H,W) X) -> (S) { S(c) +=! X(n,c,h,w) / (N * H * W) }"
+
+
+def test_sums_of_several_reduction_dimensions_spread_over_blocks():
+    """Per-channel statistics of NCHW images: each block sums whole 56x56
+    planes of 4 images (about 8 blocks an SM), its threads along the rows,
+    partial sums added atomically; the same mapping at small ragged sizes
+    computes the right numbers."""
+    fn = tcir.define(CHANNEL_MEAN).channel_mean
+    options = default_options(fn.definition, Binding({"N": 32, "C": 128, "H": 56, "W": 56}, ()))
+    assert options == tcir.MappingOptions(parallel_reductions=True, tile=[1, 4, 56, 56], threads=[56, 8])
+    _run_on_cuda_sim(fn, {"N": 5, "C": 3, "H": 7, "W": 9}, options)
+
+
+def test_channels_last_statistics_are_column_sums():
+    """The same sum over NHWC images reads along the output: the column rule."""
+    fn = tcir.define("def nhwc_mean(float(N,H,W,C) X) -> (S) { S(c) +=! X(n,h,w,c) / (N * H * W) }").nhwc_mean
+    options = default_options(fn.definition, Binding({"N": 32, "C": 128, "H": 56, "W": 56}, ()))
+    assert not options.parallel_reductions and options.split_k > 1 and options.threads == [128]
+
+
+def test_transposed_matrix_vector_products_are_column_sums():
+    """`y(n) +=! A(k, n) * x(k)` reads A down its columns: no block a row
+    (uncoalesced), but threads along n and the k rows split over blocks."""
+    fn = tcir.define("def gemv_t(float(K,N) A, float(K) x) -> (y) { y(n) +=! A(k,n) * x(k) }").gemv_t
+    options = default_options(fn.definition, Binding({"K": 8192, "N": 8192}, ()))
+    assert options == tcir.MappingOptions(tile=[256, 512], threads=[256], split_k=16)
+    sizes = {"K": 300, "N": 70}
+    _run_on_cuda_sim(fn, sizes, default_options(fn.definition, Binding(sizes, ())))
+
+
+def test_long_rows_take_up_to_1024_threads():
+    """A softmax over a vocabulary: 1024 threads a row, 50 points of it a
+    thread in registers."""
+    options = default_options(_example("softmax").definition, Binding({"B": 128, "N": 50257}, ()))
+    assert options.threads == [1024] and options.max_private_elements == 50 and options.block_reductions
+
+
+def test_contractions_short_of_blocks_split_the_reduction():
+    """32 rows through a 4096x4096 layer: 128 tiles of 32x32, k split in 8
+    slices of 512 points; not where the reduction is short (128x1024x1024)
+    or another statement follows the sum (a bias and ReLU)."""
+    tmm = _example("tmm")
+    options = default_options(tmm.definition, Binding({"M": 32, "K": 4096, "N": 4096}, ()))
+    assert options.tile == [32, 32, 32] and options.split_k == 8
+    assert default_options(tmm.definition, Binding({"M": 128, "K": 1024, "N": 1024}, ())).split_k == 1
+    linear = tcir.define(
+        "def linear_relu(float(B,I) X, float(O,I) W, float(O) bias) -> (Y) {\n"
+        "  Y(b,o) +=! X(b,i) * W(o,i)\n  Y(b,o) = fmaxf(Y(b,o) + bias(o), 0)\n}"
+    ).linear_relu
+    assert default_options(linear.definition, Binding({"B": 32, "I": 4096, "O": 4096}, ())).split_k == 1
+    _run_on_cuda_sim(tmm, {"M": 9, "K": 600, "N": 45}, options)
+
+
+def test_register_tiles_of_128_rows_only_on_whole_tiles():
+    """1000x1000 outputs would end in partial 128x128 tiles, every point of
+    their micro-tiles guarded: 32x32 tiles; 64 rows in one 128-row tile
+    keep it."""
+    tmm = _example("tmm")
+    ragged = default_options(tmm.definition, Binding({"M": 1000, "K": 1024, "N": 1000}, ()))
+    assert ragged.tile == [32, 32, 32]
+    one_tile = default_options(tmm.definition, Binding({"M": 64, "K": 1024, "N": 16384}, ()))
+    assert one_tile.tile == [128, 128, 32]
