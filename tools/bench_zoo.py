@@ -8,9 +8,10 @@ Each case is a layer written as a researcher writes TC (a def of
 `examples/zoo/*.tc`, one file per layer family, or of the paper's and the
 reductions' `examples/*.tc`) at one shape, with its PyTorch eager peer.
 Matmuls in the four layouts (NN, NT, TN, TT) at square, tall-skinny and
-short-wide shapes; batched matmuls of few large and many tiny matrices;
-convolutions (3x3, 1x1, strided, padded by a guard, grouped, depthwise);
-pooling; row-wise reductions, column, row and batch sums; elementwise
+short-wide shapes, and a transposed matrix-vector product; batched matmuls
+of few large and many tiny matrices; convolutions (3x3, 1x1, strided,
+padded by a guard, grouped, depthwise); pooling; row-wise reductions (also
+over a vocabulary), column, row, batch and per-channel sums; elementwise
 chains with broadcasts and transposes; embeddings; MLP layers; attention.
 
 On the GPU, each case's inputs are made there (cupy), tcir's result is
@@ -95,12 +96,15 @@ def _matmuls() -> list[Case]:
     square, tall, wide = (2048, 2048, 2048), (8192, 64, 8192), (64, 1024, 16384)
     shapes = [(square, "nn nt tn tt", (130, 96, 68)), ((4096, 4096, 4096), "nn nt", (160, 64, 160)),
               (tall, "nn nt tn tt", (256, 8, 200)), ((16384, 1024, 64), "nn tn", (512, 96, 8)),
-              (wide, "nn nt tn tt", (8, 192, 512))]
+              (wide, "nn nt tn tt", (8, 192, 512)), ((32, 4096, 4096), "nt", (9, 600, 45))]
     out = []
     for (m, k, n), layouts, (sm, sk, sn) in shapes:
         for layout in layouts.split():
             out.append(Case(f"matmul_{layout} {_shape(m, k, n)}", "zoo/matmul.tc", f"matmul_{layout}",
                             {"M": m, "K": k, "N": n}, {"M": sm, "K": sk, "N": sn}, peers[layout], 2 * m * k * n))
+    k, n = 8192, 8192
+    out.append(Case(f"matvec_t {_shape(k, n)}", "zoo/matmul.tc", "matvec_t", {"K": k, "N": n}, {"K": 300, "N": 70},
+                    lambda a, x: x @ a, 2 * k * n))
     return out
 
 
@@ -197,6 +201,13 @@ def _reductions() -> list[Case]:
     b, c, d = 64, 1024, 1024
     out.append(Case(f"batch_mean {_shape(b, c, d)}", "zoo/reduction.tc", "batch_mean", {"B": b, "C": c, "D": d},
                     {"B": 24, "C": 9, "D": 40}, lambda x: x.mean(0), 2 * b * c * d))
+    nchw = (32, 128, 56, 56)
+    out.append(Case(f"channel_mean {_shape(*nchw)}", "zoo/reduction.tc", "channel_mean",
+                    dict(zip("NCHW", nchw, strict=True)), {"N": 5, "C": 3, "H": 7, "W": 9},
+                    lambda x: x.mean((0, 2, 3)), math.prod(nchw)))
+    b, n = 128, 50257
+    out.append(Case(f"softmax {_shape(b, n)}", "softmax.tc", "softmax", {"B": b, "N": n}, {"B": 130, "N": 300},
+                    lambda x: torch.softmax(x, 1), 5 * b * n))
     return out
 
 
