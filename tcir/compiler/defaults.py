@@ -14,6 +14,11 @@ The first that applies:
   threads), the reductions spread over the block (`block_reductions`);
   a one-statement sum of rows of at most 64 points (a global average
   pool): a thread per row.
+- **Spread sums** (one sum over several reduction dimensions into an
+  output of fewer than 8192 points, every read ending in the innermost
+  reduction index: per-channel statistics of NCHW images):
+  `parallel_reductions` over about 1024 blocks, each holding the innermost
+  reduction dimensions whole as far as it can, threads along them.
 - **Column sums** (every read's last subscript is the output's innermost
   index, or the read is a vector no output index reads: a transposed
   matrix-vector product): threads along the output, the reduction split
@@ -23,7 +28,9 @@ The first that applies:
   output's last two indices, both of them 64 or more): register
   micro-tiles (128x128x32 on 16x16 threads, 128x64x32 on 8x16 for 64
   columns or fewer, where such tiles fill the GPU, 64x64x32 on 16x8 where
-  those 64 columns do not; else 32x32x32 on 16x8),
+  those 64 columns do not, where such tiles are whole or one covers the
+  dimension; else 32x32x32 on 16x8, split over k where those give fewer
+  than 1024 blocks and k is long),
   float4 reads and copies of the shared operands, their next k tiles
   copied by cp.async or staged in registers; with `allow_tf32`, sm_90's
   `wgmma` on whole tiles; split-K for 2-D outputs that even 32x32 tiles
@@ -46,8 +53,8 @@ The first that applies:
 
 A row-wise chain whose rows read much of what other rows read (attention)
 is lowered in parts (`default_partition`, `tcir.compiler.partition`).
-Occupancy is kept by construction: at most 256 threads and 64 private
-elements a thread, promotion within `max_shared_memory`.
+Occupancy is kept by construction: at most 256 threads (1024 for a long
+row) and 64 private elements a thread, promotion within `max_shared_memory`.
 """
 
 from __future__ import annotations
