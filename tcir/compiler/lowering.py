@@ -27,12 +27,14 @@ from xdsl.dialects.builtin import ModuleOp
 from tcir.compiler.defaults import default_partition, resolved_options
 from tcir.compiler.options import GPU_BACKENDS, TF32_DEFAULT, MappingOptions, specialize_pass
 from tcir.compiler.partition import lowered_in_parts, split_def
+from tcir.dialects.tc import DefOp
 from tcir.frontend.ast import CheckedDef
 from tcir.frontend.dtypes import HALF_TYPES
 from tcir.frontend.subscripts import walk
 from tcir.errors import TCError
 from tcir.passmanager import PassManager, print_ir
 from tcir.runtime.signature import Binding
+from tcir.transforms.tc_specialize import def_sizes
 
 CPU_LOWERING_PIPELINE = ",".join(
     [
@@ -84,7 +86,9 @@ def tc_passes(definition: CheckedDef, binding: Binding) -> str:
     """The `tc`-level passes of every pipeline: sizes specialized, statements
     that compute in half precision computed in f32 (`tc-widen-half-precision`,
     only where the def has such statements)."""
-    specialize = specialize_pass(binding.sizes)
+    used = {n for op in DefIR.of(definition).module.ops if isinstance(op, DefOp) for n in def_sizes(op)}
+    # A part of a def split by the default mapping names fewer sizes than the def.
+    specialize = specialize_pass({n: v for n, v in binding.sizes.items() if n in used} or binding.sizes)
     half = any(
         definition.tensor(s.lhs).dtype in HALF_TYPES or any(n.type in HALF_TYPES for n in walk(s.rhs))
         for s in definition.stmts

@@ -470,3 +470,25 @@ def test_register_tiles_of_128_rows_only_on_whole_tiles():
     assert ragged.tile == [32, 32, 32]
     one_tile = default_options(tmm.definition, Binding({"M": 64, "K": 1024, "N": 16384}, ()))
     assert one_tile.tile == [128, 128, 32]
+
+
+def test_a_def_lowered_in_parts_specializes_each_part_to_its_own_sizes():
+    """A linear layer and exact GELU through a temporary, split by the
+    default mapping: the GELU part has no size I, and `tc-specialize` is not
+    given it (it warned of an unknown size on every first call)."""
+    import warnings
+
+    from tcir.compiler.lowering import default_parts
+    from tcir.runtime.signature import bind as bind_inputs
+
+    fn = tcir.define(
+        "def linear_gelu(float(B,I) X, float(O,I) W) -> (Y) {\n"
+        "  H(b,o) +=! X(b,i) * W(o,i)\n"
+        "  Y(b,o) = 0.5 * H(b,o) * (1 + erf(H(b,o) * 0.7071067811865476))\n}"
+    ).linear_gelu
+    shapes = ((8192, 768), (3072, 768))
+    arrays = [np.empty(s, np.float32) for s in shapes]
+    assert len(default_parts(fn.definition, bind_inputs(fn.definition, arrays), None, "cuda-sim")) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert "gpu.launch_func" in fn.ir(*arrays, backend="cuda-sim")
