@@ -273,9 +273,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         if plane is not None and plane[-2] >= ELEMENTWISE_ROWS and plane[-1] >= ELEMENTWISE_COLUMNS:
             return _elementwise_options(plane)
         if _layer_chain(definition):
-            shapes = [[evaluate(d, sizes) for d in p.dims] for p in definition.outputs]
-            batch, widest = min(s[0] for s in shapes), max(s[1] for s in shapes)
-            if widest <= CHAIN_WIDTH and -(-batch // CHAIN_ROWS) >= CHAIN_BLOCKS:
+            if _short_chain(definition, sizes):
                 return MappingOptions(fusion="outer", tile=[CHAIN_ROWS, 64], threads=[CHAIN_ROWS, 64])
             return MappingOptions(fusion="min", tile=[4, 32], threads=[32, 4])
         return MappingOptions()
@@ -543,11 +541,40 @@ def default_partition(definition: A.CheckedDef, binding: Binding) -> list[list[i
     `tcir.compiler.partition`), or None: in a row-wise chain whose rows read
     much of what other rows read (attention), each wide contraction (with
     the statements after it that rescale its output in place) apart from
-    the row-wise statements between them, which keep a block per row."""
+    the row-wise statements between them, which keep a block per row; so
+    too in a def of several tensors that is no row-wise chain
+    (`_layer_groups`)."""
     sizes = [binding.sizes[n] for n in definition.size_params]
     rows = _row_chain(definition)
-    if rows is None or _row_reuse(definition, sizes, rows) <= ROW_REUSE:
+    if rows is None:
+        return _layer_groups(definition, sizes)
+    if _row_reuse(definition, sizes, rows) <= ROW_REUSE:
         return None
+    return _contraction_groups(definition, sizes)
+
+
+def _layer_groups(definition: A.CheckedDef, sizes: list[int]) -> list[list[int]] | None:
+    """Groups of a def of several tensors, not a row-wise chain, with a wide
+    contraction among its statements (a transformer's feed-forward block:
+    a linear layer, GELU, another linear layer), that one mapping of the
+    whole def would lower without register tiles: each contraction apart.
+    None for a chain of layers that one kernel runs (`CHAIN_WIDTH`)."""
+    if _one_output_layer(definition) is not None or (_layer_chain(definition) and _short_chain(definition, sizes)):
+        return None
+    return _contraction_groups(definition, sizes)
+
+
+def _short_chain(definition: A.CheckedDef, sizes: list[int]) -> bool:
+    """Whether a chain of layers runs in one kernel (`CHAIN_WIDTH`)."""
+    shapes = [[evaluate(d, sizes) for d in p.dims] for p in definition.outputs]
+    batch, widest = min(s[0] for s in shapes), max(s[1] for s in shapes)
+    return widest <= CHAIN_WIDTH and -(-batch // CHAIN_ROWS) >= CHAIN_BLOCKS
+
+
+def _contraction_groups(definition: A.CheckedDef, sizes: list[int]) -> list[list[int]] | None:
+    """Each wide contraction with the statements after it that update its
+    output in place, apart from the statements between them; None where
+    that leaves one group."""
     groups: list[list[int]] = []
     contraction: A.Stmt | None = None
     for k, stmt in enumerate(definition.stmts):

@@ -83,6 +83,25 @@ WHOLE_COMPONENT_STATEMENTS = 16
 ILPs there ignore `max_operations`, and an attention's derived backward (28
 statements) did not finish in 5 minutes."""
 
+WHOLE_COMPONENT_EXTENT = 1024
+"""Longest loop a scop may have for the whole-component attempt, for the
+same reason: a column-wise softmax of 2048 x 1024 points took isl 27 s
+there, of 4096 x 1024 60 s (1024 x 1024: 0.4 s)."""
+
+
+def _largest_extent(scop: ScopOp) -> int:
+    """The most values any dimension of a statement's domain takes (0 where
+    one is unbounded)."""
+    largest = 0
+    for stmt in scop.statements:
+        domain = isl.Set(stmt.domain.data)
+        for d in range(domain.dim(isl.dim_type.set)):
+            low, high = domain.dim_min_val(d), domain.dim_max_val(d)
+            if low.is_int() and high.is_int():
+                largest = max(largest, int(high.to_python()) - int(low.to_python()) + 1)
+    return largest
+
+
 FUSION_ATTEMPTS: dict[str, list[IslOptions]] = {
     "min": [_MIN],
     "max": [_CLUSTER, _WHOLE, _MIN],
@@ -135,7 +154,9 @@ class SchedulingStrategy:
         constraints = _constraints(scop)
         fallback = None
         for options in FUSION_ATTEMPTS[self.fusion]:
-            if options is _WHOLE and len(scop.statements) > WHOLE_COMPONENT_STATEMENTS:
+            if options is _WHOLE and (
+                len(scop.statements) > WHOLE_COMPONENT_STATEMENTS or _largest_extent(scop) > WHOLE_COMPONENT_EXTENT
+            ):
                 continue
             schedule = self._run(constraints, options)
             if schedule is None:

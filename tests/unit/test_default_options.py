@@ -492,3 +492,30 @@ def test_a_def_lowered_in_parts_specializes_each_part_to_its_own_sizes():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "gpu.launch_func" in fn.ir(*arrays, backend="cuda-sim")
+
+
+FEED_FORWARD = """def ffn(float(B,I) X, float(H,I) W1, float(H) b1, float(O,H) W2, float(O) b2) -> (Y) {
+  A(b,h) +=! X(b,i) * W1(h,i)
+  G(b,h) = 0.5 * (A(b,h) + b1(h)) * (1 + tanh(0.7978845608 * ((A(b,h) + b1(h)) + 0.044715 * (A(b,h) + b1(h)) * (A(b,h) + b1(h)) * (A(b,h) + b1(h)))))
+  Y(b,o) +=! G(b,h) * W2(o,h)
+  Y(b,o) = Y(b,o) + b2(o)
+}"""
+
+
+def test_feed_forward_blocks_are_lowered_in_parts():
+    """Two linear layers through temporaries (no row-wise chain, no layer
+    chain of outputs): each contraction, with its bias, a part with the
+    contraction rule's register tiles, the GELU between them a part of its
+    own; MLP3's narrow chain keeps its one kernel. The parts compute the
+    right numbers on the simulated GPU."""
+    from tcir.compiler.defaults import default_partition
+
+    fn = tcir.define(FEED_FORWARD).ffn
+    binding = Binding({"B": 4096, "I": 768, "H": 3072, "O": 768}, ())
+    assert default_partition(fn.definition, binding) == [[0], [1], [2, 3]]
+    mlp3 = _example("MLP3")
+    assert default_partition(mlp3.definition, Binding({"B": 128, "N": 128, "O": 64, "P": 32, "Q": 2}, ())) is None
+    inputs = random_inputs(fn.definition, {"B": 70, "I": 40, "H": 72, "O": 66}, 0)
+    expected = reference_outputs(fn.definition, bind(fn.definition, inputs))[0]
+    got = fn(*inputs, backend="cuda-sim")
+    assert np.max(np.abs(got - expected)) <= 1e-5 * np.max(np.abs(expected))

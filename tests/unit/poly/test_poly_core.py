@@ -76,3 +76,28 @@ def test_reduction_members_are_never_coincident() -> None:
 def test_unknown_fusion_is_a_tc_error() -> None:
     with pytest.raises(tcir.TCError, match="unknown fusion 'most'"):
         scop_of(SGEMM, "convert-tc-to-poly,poly-schedule{fusion=most}")
+
+
+COLUMN_SOFTMAX = """def col_softmax(float(B,N) X) -> (Y) {
+  M(n) max=! X(b,n)
+  E(b,n) = exp(X(b,n) - M(n))
+  S(n) +=! E(b,n)
+  Y(b,n) = E(b,n) / S(n)
+}"""
+
+
+@pytest.mark.parametrize(("rows", "whole"), [(64, True), (4096, False)])
+def test_whole_component_attempt_only_on_short_loops(monkeypatch, rows: int, whole: bool) -> None:
+    """isl's whole-component ILPs ignore the operation limit (a column-wise
+    softmax of 4096 rows took a minute there): loops of over 1024 values
+    skip that attempt; the schedule is still found (the clustered one)."""
+    import tcir.polyhedral.scheduling as scheduling
+
+    module = tcir.define(COLUMN_SOFTMAX).col_softmax.def_ir.module.clone()
+    tcir.PassManager.parse(f'tc-specialize{{sizes="B={rows},N=64"}},convert-tc-to-poly').run(module)
+    scop = next(op for op in module.walk() if isinstance(op, ScopOp))
+    tried = []
+    run = SchedulingStrategy._run
+    monkeypatch.setattr(SchedulingStrategy, "_run", lambda self, c, options: tried.append(options) or run(self, c, options))
+    assert isinstance(SchedulingStrategy("max").schedule(scop).child, BandOp | scheduling.SequenceOp)
+    assert (scheduling._WHOLE in tried) == whole
