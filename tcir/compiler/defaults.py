@@ -92,6 +92,9 @@ SPLIT_BLOCKS, MIN_SLICES, MAX_SLICES, SLICE_TILES = 8 * 128, 4, 8, 16
 """A one-statement 2-D contraction on 32x32 tiles short of `SPLIT_BLOCKS`
 blocks has its reduction split into `MIN_SLICES` to `MAX_SLICES` slices of
 `SLICE_TILES` k tiles at least, where it is that long."""
+WIDE_CHAIN = MappingOptions(fusion="min", tile=[4, 32], threads=[32, 4])
+"""A chain of layers too wide for one kernel, where it is not lowered in
+parts (`default_partition`): a kernel per statement."""
 CHAIN_WIDTH, CHAIN_ROWS, CHAIN_BLOCKS = 256, 4, 16
 """A chain of layers runs in one kernel (`fusion="outer"`) where no layer is
 wider than `CHAIN_WIDTH` (isl's scheduling time grows fast with the width:
@@ -275,7 +278,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         if _layer_chain(definition):
             if _short_chain(definition, sizes):
                 return MappingOptions(fusion="outer", tile=[CHAIN_ROWS, 64], threads=[CHAIN_ROWS, 64])
-            return MappingOptions(fusion="min", tile=[4, 32], threads=[32, 4])
+            return WIDE_CHAIN
         return MappingOptions()
     extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in layer.ranges.items()}
     out = [extents[i] for i in layer.lhs_indices]
@@ -493,13 +496,14 @@ def _row_chain(definition: A.CheckedDef) -> int | None:
     rows (softmax, norms): every statement's first `k` left-hand indices are
     its row, `k` the fewest left-hand indices of any statement; every read
     of a tensor the def writes is at the reader's row; some statement
-    reduces, none gathers; and each reduction's innermost reduction index
+    reduces, none that reduces gathers (a cross-entropy's gathered target
+    logit is one read of a row); and each reduction's innermost reduction index
     is the last subscript of one of its reads, and of every read at the
     row that it indexes, so that threads spread over a row read consecutive
     elements. None where the def is not such a chain."""
     stmts = definition.stmts
     k = min(len(s.lhs_indices) for s in stmts)
-    if k == 0 or not any(s.reduces for s in stmts) or any(gathers(s.rhs) for s in stmts):
+    if k == 0 or not any(s.reduces for s in stmts) or any(s.reduces and gathers(s.rhs) for s in stmts):
         return None
     written = {s.lhs for s in stmts}
     for stmt in stmts:
@@ -547,21 +551,32 @@ def default_partition(definition: A.CheckedDef, binding: Binding) -> list[list[i
     sizes = [binding.sizes[n] for n in definition.size_params]
     rows = _row_chain(definition)
     if rows is None:
-        return _layer_groups(definition, sizes)
+        return _layer_groups(definition, binding, sizes)
     if _row_reuse(definition, sizes, rows) <= ROW_REUSE:
         return None
     return _contraction_groups(definition, sizes)
 
 
-def _layer_groups(definition: A.CheckedDef, sizes: list[int]) -> list[list[int]] | None:
-    """Groups of a def of several tensors, not a row-wise chain, with a wide
-    contraction among its statements (a transformer's feed-forward block:
-    a linear layer, GELU, another linear layer), that one mapping of the
-    whole def would lower without register tiles: each contraction apart.
-    None for a chain of layers that one kernel runs (`CHAIN_WIDTH`)."""
-    if _one_output_layer(definition) is not None or (_layer_chain(definition) and _short_chain(definition, sizes)):
+def _layer_groups(definition: A.CheckedDef, binding: Binding, sizes: list[int]) -> list[list[int]] | None:
+    """Groups of a def of several tensors with a reduction, not a row-wise
+    chain, that no template maps whole (its default would be the plain
+    mapping, or a chain of layers too wide for one kernel): a transformer's
+    feed-forward block (a linear layer, GELU, another linear layer), batch
+    normalization in training (the statistics, then the normalized images).
+    Each tensor's statements apart, as PyTorch runs an operator per tensor,
+    each part then taking its own template (register tiles, spread sums,
+    elementwise tiles)."""
+    if _one_output_layer(definition) is not None or not any(s.reduces for s in definition.stmts):
         return None
-    return _contraction_groups(definition, sizes)
+    if _default_options(definition, binding, False) not in (MappingOptions(), WIDE_CHAIN):
+        return None
+    groups: list[list[int]] = []
+    for k, stmt in enumerate(definition.stmts):
+        if groups and definition.stmts[groups[-1][-1]].lhs == stmt.lhs:
+            groups[-1].append(k)
+        else:
+            groups.append([k])
+    return groups if len(groups) > 1 else None
 
 
 def _short_chain(definition: A.CheckedDef, sizes: list[int]) -> bool:
@@ -700,7 +715,7 @@ def _spread_sum(definition: A.CheckedDef, sizes: list[int]) -> MappingOptions | 
     reads = [r for r in _input_reads(layer, {layer.lhs}) if _index_names(r) & set(layer.reduction_indices)]
     if (
         out >= SMALL_OUTPUT
-        or math.prod(reduced) < SPLIT_REDUCTION
+        or math.prod(reduced) < THREADS * POINTS_PER_THREAD
         or not reads
         or not all(r.subscripts and _is_index(r.subscripts[-1], inner) for r in reads)
     ):

@@ -233,10 +233,11 @@ def test_prefetched_copies_compute_right_numbers_on_cuda_sim(name, shapes, optio
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize(("batch", "fusion", "kernels"), [(65, "outer", 1), (7, "min", 9)])
+@pytest.mark.parametrize(("batch", "fusion", "kernels"), [(65, "outer", 1), (7, "min", 3)])
 def test_layer_chain_default_computes_right_numbers_on_cuda_sim(batch: int, fusion: str, kernels: int):
     """MLP3 at small ragged sizes with its default: one kernel, 4 batch rows a
-    block, where the batch gives 16 blocks; else a kernel per statement."""
+    block, where the batch gives 16 blocks; else a part per layer (its sum
+    and its bias and ReLU in one kernel)."""
     fn = function("MLP3")
     shapes = [(batch, 13), (11, 13), (11,), (9, 11), (9,), (5, 9), (5,)]
     binding = bind(fn.definition, [np.zeros(s, np.float32) for s in shapes])
@@ -519,3 +520,49 @@ def test_feed_forward_blocks_are_lowered_in_parts():
     expected = reference_outputs(fn.definition, bind(fn.definition, inputs))[0]
     got = fn(*inputs, backend="cuda-sim")
     assert np.max(np.abs(got - expected)) <= 1e-5 * np.max(np.abs(expected))
+
+
+BATCH_NORM = """def batch_norm(float(N,C,H,W) X, float(C) g, float(C) b) -> (Y) {
+  mean(c) +=! X(n,c,h,w) / (N * H * W)
+  d(n,c,h,w) = X(n,c,h,w) - mean(c)
+  var(c) +=! d(n,c,h,w) * d(n,c,h,w) / (N * H * W)
+  Y(n,c,h,w) = d(n,c,h,w) * rsqrt(var(c) + 1e-5) * g(c) + b(c)
+}"""
+
+
+def test_a_def_no_template_maps_whole_is_lowered_tensor_by_tensor():
+    """Batch normalization in training (no row-wise chain: `d` is not at the
+    statistics' row): one mapping of the whole def is the plain one, so each
+    tensor is a part with its own template (the statistics spread sums, the
+    rest elementwise), computing the right numbers on the simulated GPU;
+    2LUT's embeddings keep their one mapping."""
+    from tcir.compiler.defaults import default_partition
+
+    fn = tcir.define(BATCH_NORM).batch_norm
+    sizes = {"N": 32, "C": 64, "H": 56, "W": 56}
+    assert default_partition(fn.definition, Binding(sizes, ())) == [[0], [1], [2], [3]]
+    lut = _example("2LUT")
+    lut_sizes = {"E1": 1000, "D": 64, "B": 128, "L1": 50, "E2": 900, "L2": 20}
+    assert default_partition(lut.definition, Binding(lut_sizes, ())) is None
+    _run_on_cuda_sim(fn, {"N": 3, "C": 5, "H": 6, "W": 7}, None)
+
+
+def test_a_gathered_read_outside_the_sums_keeps_the_row_wise_chain():
+    """Cross entropy: a row's log-sum-exp less its target logit, read
+    through the target index: a block per row."""
+    fn = tcir.define(
+        "def cross_entropy(float(B,N) X, int32(B) T) -> (L) {\n"
+        "  M(b) max=! X(b,n)\n  S(b) +=! exp(X(b,n) - M(b))\n  L(b) = M(b) + log(S(b)) - X(b,T(b))\n}"
+    ).cross_entropy
+    options = default_options(fn.definition, Binding({"B": 4096, "N": 32000}, ()))
+    assert options.block_reductions and options.threads == [1024]
+    sizes = {"B": 130, "N": 70}
+    _run_on_cuda_sim(fn, sizes, default_options(fn.definition, Binding(sizes, ())))
+
+
+def test_small_sums_of_whole_planes_spread_over_blocks():
+    """Group normalization's statistics (32 x 32 groups of 8 x 28 x 28
+    points): a group a block, its threads over the 28 x 28 planes."""
+    fn = tcir.define("def gn(float(N,G,C,H,W) X) -> (S) { S(n,g) +=! X(n,g,c,h,w) / (C * H * W) }").gn
+    options = default_options(fn.definition, Binding({"N": 32, "G": 32, "C": 8, "H": 28, "W": 28}, ()))
+    assert options == tcir.MappingOptions(parallel_reductions=True, tile=[1, 1, 8, 28, 28], threads=[28, 14])
