@@ -14,9 +14,10 @@ The first that applies:
   threads), the reductions spread over the block (`block_reductions`);
   a one-statement sum of rows of at most 64 points (a global average
   pool): a thread per row.
-- **Spread sums** (one sum over several reduction dimensions into an
-  output of fewer than 8192 points, every read ending in the innermost
-  reduction index: per-channel statistics of NCHW images):
+- **Spread sums** (one sum over several reduction dimensions, 2048
+  points or more, into an output of fewer than 8192 points, every read
+  ending in the innermost reduction index: per-channel statistics of NCHW
+  images, group-norm statistics):
   `parallel_reductions` over about 1024 blocks, each holding the innermost
   reduction dimensions whole as far as it can, threads along them.
 - **Column sums** (every read's last subscript is the output's innermost
@@ -52,7 +53,9 @@ The first that applies:
   (`fusion="outer"`), else a kernel per statement.
 
 A row-wise chain whose rows read much of what other rows read (attention)
-is lowered in parts (`default_partition`, `tcir.compiler.partition`).
+is lowered in parts (`default_partition`, `tcir.compiler.partition`), and
+so is a def of several tensors with a sum that no template maps whole, a
+part per tensor (batch norm in training, a feed-forward block).
 Occupancy is kept by construction: at most 256 threads (1024 for a long
 row) and 64 private elements a thread, promotion within `max_shared_memory`.
 """
