@@ -69,6 +69,7 @@ from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, Mapp
 from tcir.frontend import ast as A
 from tcir.frontend.dtypes import HALF_TYPES
 from tcir.frontend.subscripts import gathers, walk
+from tcir.polyhedral.unrolling import largest_divisor
 from tcir.runtime.signature import Binding, evaluate
 
 BLOCKS_TO_FILL_GPU = 128
@@ -343,8 +344,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             """No partial register tile but where one tile covers the dimension:
             a ragged edge among whole tiles guards every point of the
             micro-tiles (see the defaults guide)."""
-            sizes = [(out[-2], rows)] + ([(out[-1], columns)] if columns else [])
-            return all(size % tile == 0 or size < tile for size, tile in sizes)
+            dims = [(out[-2], rows)] + ([(out[-1], columns)] if columns else [])
+            return all(size % tile == 0 or size < tile for size, tile in dims)
 
         half = _half_contraction(definition, layer)
         if half and out[-2] % WGMMA_ROWS == 0 and steps % HALF_K_TILE == 0:
@@ -731,13 +732,8 @@ def _spread_sum(definition: A.CheckedDef, sizes: list[int]) -> MappingOptions | 
         if tile[k] < reduced[k]:
             break
     x = min(tile[-1], THREADS)
-    y = _largest_divisor(tile[-2], max(1, 2 * THREADS // x))
+    y = largest_divisor(tile[-2], max(1, 2 * THREADS // x))
     return MappingOptions(parallel_reductions=True, tile=[*[1] * len(layer.lhs_indices), *tile], threads=[x, y])
-
-
-def _largest_divisor(extent: int, limit: int) -> int:
-    """The largest divisor of `extent` up to `limit`."""
-    return next(d for d in range(min(extent, limit), 0, -1) if extent % d == 0)
 
 
 COLUMN_ROWS = 32

@@ -53,7 +53,7 @@ def _has_band_below(node: isl.ScheduleNode, per_thread: bool = True) -> bool:
     return False
 
 
-def _largest_divisor(extent: int, limit: int) -> int:
+def largest_divisor(extent: int, limit: int) -> int:
     """The largest divisor of `extent` from 2 to `limit` (1 where none is)."""
     return next((d for d in range(min(extent, limit), 1, -1) if extent % d == 0), 1)
 
@@ -96,7 +96,7 @@ def unrolled_members(node: isl.ScheduleNode, factor: int) -> tuple[list[int], in
         if instances * extent > factor:
             if node.band_member_get_coincident(member):
                 return chosen, 1
-            return chosen, _largest_divisor(extent, factor // instances)
+            return chosen, largest_divisor(extent, factor // instances)
         instances *= extent
         chosen.append(member)
     return chosen, 1
@@ -148,7 +148,7 @@ def _unroll_vector_step(node: isl.ScheduleNode, width: int) -> isl.ScheduleNode:
     if extent // width <= MAX_HINTED_STEPS:
         marked = steps.insert_mark(mark)
     else:  # tiled: the hint on groups of at most MAX_HINTED_STEPS steps
-        factor = _largest_divisor(extent // width, HINTED_TILE)
+        factor = largest_divisor(extent // width, HINTED_TILE)
         if factor == 1:
             return node
         multi = isl.MultiVal.zero(steps.band_get_space()).set_val(0, isl.Val.int_from_si(node.get_ctx(), factor))
