@@ -142,7 +142,7 @@ class DefIR:
         parts = default_parts(self.definition, binding, options, backend)
         if parts is not None:
             lower = lambda part: DefIR.of(part).lowered(binding, options, backend)  # noqa: E731
-            return lowered_in_parts(self.module, binding, parts, lower)
+            return lowered_in_parts(self.module, self.definition, binding, parts, lower)
         module = self.module.clone()
         # Verified once, after the last pass: a call's compile need not pay
         # for the IR after every pass (half of a 128x128-tiled matmul's).

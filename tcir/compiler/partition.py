@@ -1,7 +1,7 @@
 """A def lowered in parts, each with its own default mapping, as one program.
 
     parts = split_def(definition, [[0], [1, 2, 3], [4, 5]])  # statement groups
-    module = lowered_in_parts(tc_module, binding, parts, lower)
+    module = lowered_in_parts(tc_module, definition, binding, parts, lower)
 
 One set of `MappingOptions` maps every kernel of a def alike. Where its
 statements want different mappings (attention: a batched contraction for
@@ -82,15 +82,27 @@ Lower = Callable[[A.CheckedDef], ModuleOp]
 """Lowers a sub-def to kernels and its host function (with its own default)."""
 
 
-def lowered_in_parts(module: ModuleOp, binding: Binding, parts: Sequence[A.CheckedDef], lower: Lower) -> ModuleOp:
-    """The def of `module` (its `tc` module) as one module whose host
-    function runs `parts` (see `split_def`) in order, each lowered by `lower`."""
+def _tensor_names(definition: A.CheckedDef) -> list[str]:
+    """The names of a def's arguments (inputs, then outputs) in its host
+    function's order. (SSA name hints lose a `_1` suffix: `d_O` and `d_O_1`
+    would both be `d_O`.)"""
+    return [p.name for p in (*definition.inputs, *definition.outputs)]
+
+
+def lowered_in_parts(
+    module: ModuleOp, definition: A.CheckedDef, binding: Binding, parts: Sequence[A.CheckedDef], lower: Lower
+) -> ModuleOp:
+    """The def of `module` (its `tc` module), `definition`, as one module
+    whose host function runs `parts` (see `split_def`) in order, each
+    lowered by `lower`."""
     whole = module.clone()
     PassManager.parse(specialize_pass(binding.sizes)).run(whole)
     tc_def = next(op for op in whole.ops if isinstance(op, DefOp))
     host = DefFunction.start(tc_def)
-    values: dict[str, SSAValue] = {arg.name_hint or "": arg for arg in host.block.args}
-    values |= {buffer.name_hint or "": buffer for buffer in host.temporaries}
+    names = _tensor_names(definition)
+    values: dict[str, SSAValue] = {arg.name_hint or "": arg for arg in host.block.args[len(names) :]}  # sizes
+    values |= dict(zip(names, host.block.args, strict=False))
+    values |= dict(zip((t.name for t in definition.temporaries), host.temporaries, strict=True))
     kernels: list[Operation] = []
     declarations: dict[str, Operation] = {}  # the C math functions the kernels call
     for part in parts:
@@ -103,7 +115,7 @@ def lowered_in_parts(module: ModuleOp, binding: Binding, parts: Sequence[A.Check
                 else:
                     kernels.append(inner)
         entry = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == part.name)
-        _inline_host(entry, values, host.builder)
+        _inline_host(entry, part, values, host.builder)
     top = host.finish()
     body = Block([*declarations.values(), *kernels])
     kernel_module = gpu.ModuleOp(StringAttr(KERNEL_MODULE), Region(body))  # pyright: ignore
@@ -112,12 +124,15 @@ def lowered_in_parts(module: ModuleOp, binding: Binding, parts: Sequence[A.Check
     return result
 
 
-def _inline_host(entry: func.FuncOp, values: dict[str, SSAValue], builder: Builder) -> None:
-    """Clone the launches of a part's host function `entry` at `builder`,
+def _inline_host(entry: func.FuncOp, part: A.CheckedDef, values: dict[str, SSAValue], builder: Builder) -> None:
+    """Clone the launches of `part`'s host function `entry` at `builder`,
     its arguments and temporaries those of the whole def (by name)."""
-    mapper: dict[SSAValue, SSAValue] = {arg: values[arg.name_hint or ""] for arg in entry.body.block.args}
+    args, names = entry.body.block.args, _tensor_names(part)
+    mapper: dict[SSAValue, SSAValue] = {arg: values[arg.name_hint or ""] for arg in args[len(names) :]}  # sizes
+    mapper |= dict(zip(args, (values[name] for name in names), strict=False))
+    temporaries = iter(part.temporaries)
     for op in entry.body.block.ops:
         if isinstance(op, memref.AllocOp):
-            mapper[op.memref] = values[op.memref.name_hint or ""]
+            mapper[op.memref] = values[next(temporaries).name]
         elif not isinstance(op, memref.DeallocOp | func.ReturnOp):
             builder.insert(op.clone(value_mapper=mapper))
