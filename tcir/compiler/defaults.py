@@ -284,7 +284,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
                 return MappingOptions(fusion="outer", tile=[CHAIN_ROWS, 64], threads=[CHAIN_ROWS, 64])
             return WIDE_CHAIN
         return MappingOptions()
-    extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in layer.ranges.items()}
+    extents = _extents(layer, sizes)
     out = [extents[i] for i in layer.lhs_indices]
     if any(e <= 0 for e in out):
         return MappingOptions()  # an empty output: nothing to tile
@@ -462,6 +462,21 @@ def _is_index(e: A.Expr, name: str) -> bool:
     return isinstance(e, A.IndexVar) and e.name == name
 
 
+def _ends_in(read: A.Access, name: str) -> bool:
+    """Whether `read`'s last subscript is the index `name` (threads along it read consecutive elements)."""
+    return bool(read.subscripts) and _is_index(read.subscripts[-1], name)
+
+
+def _extents(stmt: A.Stmt, sizes: list[int]) -> dict[str, int]:
+    """The number of values of each index of `stmt`, in its ranges' order."""
+    return {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items()}
+
+
+def _row_extents(stmt: A.Stmt, sizes: list[int], rows: int) -> list[int]:
+    """The extents of `stmt`'s first `rows` left-hand indices, in its ranges' order."""
+    return [e for i, e in _extents(stmt, sizes).items() if i in stmt.lhs_indices[:rows]]
+
+
 def _index_names(read: A.Access) -> set[str]:
     return set().union(*map(_names, read.subscripts))
 
@@ -482,7 +497,7 @@ def _row_reuse(definition: A.CheckedDef, sizes: list[int], rows: int) -> float:
     than from its own (reads at the row, and its outputs)."""
     own, shared = 1, 0
     for stmt in definition.stmts:
-        extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items()}
+        extents = _extents(stmt, sizes)
         row = set(stmt.lhs_indices[:rows])
         own = max(own, math.prod(extents[i] for i in stmt.lhs_indices[rows:]))
         for read in _input_reads(stmt, set()):
@@ -518,10 +533,10 @@ def _row_chain(definition: A.CheckedDef) -> int | None:
         if stmt.reduces:
             last = stmt.reduction_indices[-1]
             reads = _input_reads(stmt, set())
-            if not any(r.subscripts and _is_index(r.subscripts[-1], last) for r in reads):
+            if not any(_ends_in(r, last) for r in reads):
                 return None
             if any(
-                {last, *row} <= _index_names(r) and not _is_index(r.subscripts[-1], last) for r in reads
+                {last, *row} <= _index_names(r) and not _ends_in(r, last) for r in reads
             ):  # a row of a matrix read down its columns: `y(n) +=! A(k, n) * x(k)`
                 return None
     return k
@@ -540,7 +555,7 @@ def _independent_rows(definition: A.CheckedDef, sizes: list[int], rows: int) -> 
     taps), each row reading mostly its own elements."""
     if rows > 3 or _row_length(definition, sizes, rows) < INNER_THREADS:
         return False
-    count = math.prod(evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in definition.stmts[0].ranges.items() if i in definition.stmts[0].lhs_indices[:rows])
+    count = math.prod(_row_extents(definition.stmts[0], sizes, rows))
     return count >= BLOCKS_TO_FILL_GPU and _row_reuse(definition, sizes, rows) <= ROW_REUSE
 
 
@@ -597,7 +612,7 @@ def _contraction_groups(definition: A.CheckedDef, sizes: list[int]) -> list[list
     groups: list[list[int]] = []
     contraction: A.Stmt | None = None
     for k, stmt in enumerate(definition.stmts):
-        extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items()}
+        extents = _extents(stmt, sizes)
         out = [extents[i] for i in stmt.lhs_indices]
         reduction = math.prod(extents[i] for i in stmt.reduction_indices)
         if stmt.reduces and len(out) >= 2 and _wide_contraction(stmt, out, reduction):
@@ -639,7 +654,7 @@ def _row_length(definition: A.CheckedDef, sizes: list[int], rows: int) -> int:
     longest = 1
     for stmt in definition.stmts:
         inner = [*stmt.lhs_indices[rows:], *stmt.reduction_indices]
-        extents = [evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items() if i in inner]
+        extents = [e for i, e in _extents(stmt, sizes).items() if i in inner]
         longest = max(longest, math.prod(extents))
     return longest
 
@@ -650,7 +665,7 @@ def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) ->
     Rows of several dimensions take a grid of as many (x the innermost)."""
     longest = _row_length(definition, sizes, rows)
     first = definition.stmts[0]
-    extents = [evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in first.ranges.items() if i in first.lhs_indices[:rows]]
+    extents = _row_extents(first, sizes, rows)
     grid = _grid(extents) if rows > 1 else []
     share = -(-longest // ROW_SHARE)
     threads = min(ROW_THREADS, max(INNER_THREADS, 1 << (share - 1).bit_length()))
@@ -670,7 +685,7 @@ def _short_rows_options(definition: A.CheckedDef, sizes: list[int], rows: int) -
     """A thread per row, `SHORT_ROWS_A_BLOCK` rows of the innermost row
     dimension a block: each thread runs the whole chain on its row."""
     first = definition.stmts[0]
-    extents = [evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in first.ranges.items() if i in first.lhs_indices[:rows]]
+    extents = _row_extents(first, sizes, rows)
     x = max(1, min(extents[-1], SHORT_ROWS_A_BLOCK))
     return MappingOptions(tile=[*[1] * (rows - 1), x], threads=[x])
 
@@ -690,7 +705,7 @@ def _column_sum(definition: A.CheckedDef) -> A.Stmt | None:
         return None
     inner, outputs = layer.lhs_indices[-1], set(layer.lhs_indices)
     reads = _input_reads(layer, {layer.lhs})
-    along = [r for r in reads if r.subscripts and _is_index(r.subscripts[-1], inner)]
+    along = [r for r in reads if _ends_in(r, inner)]
     if not along or any(r not in along and _index_names(r) & outputs for r in reads):
         return None
     return layer
@@ -712,7 +727,7 @@ def _spread_sum(definition: A.CheckedDef, sizes: list[int]) -> MappingOptions | 
     layer = _one_output_layer(definition)
     if layer is None or len(layer.reduction_indices) < 2 or not atomic_sum(definition, layer):
         return None
-    extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in layer.ranges.items()}
+    extents = _extents(layer, sizes)
     out = math.prod(extents[i] for i in layer.lhs_indices)
     reduced = [extents[i] for i in layer.reduction_indices]
     inner = layer.reduction_indices[-1]
@@ -721,7 +736,7 @@ def _spread_sum(definition: A.CheckedDef, sizes: list[int]) -> MappingOptions | 
         out >= SMALL_OUTPUT
         or math.prod(reduced) < THREADS * POINTS_PER_THREAD
         or not reads
-        or not all(r.subscripts and _is_index(r.subscripts[-1], inner) for r in reads)
+        or not all(_ends_in(r, inner) for r in reads)
     ):
         return None
     points = max(THREADS * POINTS_PER_THREAD, out * math.prod(reduced) // SPREAD_BLOCKS)
@@ -744,7 +759,7 @@ def _column_sum_options(definition: A.CheckedDef, sizes: list[int], stmt: A.Stmt
     """Threads along the output's innermost dimension (coalesced reads), the
     reduction split over blocks (split-K, partial sums added atomically)
     until about four blocks an SM run."""
-    extents = {i: evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items()}
+    extents = _extents(stmt, sizes)
     out = [extents[i] for i in stmt.lhs_indices]
     reduction = math.prod(extents[i] for i in stmt.reduction_indices)
     threads = min(THREADS, max(INNER_THREADS, -(-out[-1] // INNER_THREADS) * INNER_THREADS))
@@ -863,9 +878,8 @@ def _embeddings(definition: A.CheckedDef, sizes: list[int]) -> bool:
 
 def _reduction_points(stmt: A.Stmt, sizes: list[int]) -> int:
     """The points of `stmt`'s reduction dimensions."""
-    return math.prod(
-        evaluate(hi, sizes) - evaluate(lo, sizes) for i, (lo, hi) in stmt.ranges.items() if i in stmt.reduction_indices
-    )
+    extents = _extents(stmt, sizes)
+    return math.prod(extents[i] for i in stmt.reduction_indices)
 
 
 def atomic_sum(definition: A.CheckedDef, stmt: A.Stmt) -> bool:
