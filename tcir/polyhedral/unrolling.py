@@ -65,6 +65,14 @@ def _mark_unrolled(node: isl.ScheduleNode, chosen: list[int]) -> isl.ScheduleNod
     return node.band_set_ast_build_options(options)
 
 
+def _tiled(node: isl.ScheduleNode, factor: int) -> isl.ScheduleNode:
+    """One-member band `node` tiled by `factor`: the loop over the tiles,
+    above the loop over a tile's `factor` points (from 0)."""
+    multi = isl.MultiVal.zero(node.band_get_space()).set_val(0, isl.Val.int_from_si(node.get_ctx(), factor))
+    with isl_options(node.get_ctx(), _STRIP_OPTIONS):
+        return node.band_tile(multi)
+
+
 def strip_mine(node: isl.ScheduleNode, member: int, factor: int) -> isl.ScheduleNode:
     """Band `node` with `member` strip-mined by `factor`: the members before
     it, `floor(member/factor)`, an unrolled band of `member mod factor`, and
@@ -76,10 +84,7 @@ def strip_mine(node: isl.ScheduleNode, member: int, factor: int) -> isl.Schedule
         node = node.band_split(member).child(0)
     if member < n - 1:
         node = node.band_split(1)
-    multi = isl.MultiVal.zero(node.band_get_space()).set_val(0, isl.Val.int_from_si(node.get_ctx(), factor))
-    with isl_options(node.get_ctx(), _STRIP_OPTIONS):
-        node = node.band_tile(multi)
-    node = _mark_unrolled(node.child(0), [0]).parent()
+    node = _mark_unrolled(_tiled(node, factor).child(0), [0]).parent()
     return node.parent() if head else node
 
 
@@ -147,14 +152,11 @@ def _unroll_vector_step(node: isl.ScheduleNode, width: int) -> isl.ScheduleNode:
     mark = isl.Id(UNROLL_MARK, context=node.get_ctx())
     if extent // width <= MAX_HINTED_STEPS:
         marked = steps.insert_mark(mark)
-    else:  # tiled: the hint on groups of at most MAX_HINTED_STEPS steps
+    else:  # tiled: the hint on groups of at most HINTED_TILE steps
         factor = largest_divisor(extent // width, HINTED_TILE)
         if factor == 1:
             return node
-        multi = isl.MultiVal.zero(steps.band_get_space()).set_val(0, isl.Val.int_from_si(node.get_ctx(), factor))
-        with isl_options(node.get_ctx(), _STRIP_OPTIONS):
-            steps = steps.band_tile(multi)
-        marked = steps.child(0).insert_mark(mark).parent()
+        marked = _tiled(steps, factor).child(0).insert_mark(mark).parent()
     return marked.parent() if last else marked
 
 
