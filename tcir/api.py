@@ -434,7 +434,7 @@ class Function:
         options = self._check_options(options)
         binding = bind(self.definition, args)
         module = self._ir.module.clone()
-        passes = pipeline(self.definition, binding, options, backend)
+        passes = pipeline(self._ir, binding, options, backend)
         if backend == "cpu":
             passes = f"{passes},{CPU_LOWERING_PIPELINE}"
         if until is not None:

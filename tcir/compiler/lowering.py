@@ -82,26 +82,27 @@ def final_code(module: ModuleOp, backend: str) -> str:
     return print_cuda(module)
 
 
-def tc_passes(definition: CheckedDef, binding: Binding) -> str:
-    """The `tc`-level passes of every pipeline: sizes specialized, statements
-    that compute in half precision computed in f32 (`tc-widen-half-precision`,
-    only where the def has such statements)."""
-    used = {n for op in DefIR.of(definition).module.ops if isinstance(op, DefOp) for n in def_sizes(op)}
-    # A part of a def split by the default mapping names fewer sizes than the def.
+def tc_passes(ir: DefIR, binding: Binding) -> str:
+    """The `tc`-level passes of every pipeline: sizes specialized (those the
+    def's `tc.def` names: a part of a def split by the default mapping names
+    fewer than the def), statements that compute in half precision computed
+    in f32 (`tc-widen-half-precision`, only where the def has such
+    statements)."""
+    used = {n for op in ir.module.ops if isinstance(op, DefOp) for n in def_sizes(op)}
     specialize = specialize_pass({n: v for n, v in binding.sizes.items() if n in used} or binding.sizes)
     half = any(
-        definition.tensor(s.lhs).dtype in HALF_TYPES or any(n.type in HALF_TYPES for n in walk(s.rhs))
-        for s in definition.stmts
+        ir.definition.tensor(s.lhs).dtype in HALF_TYPES or any(n.type in HALF_TYPES for n in walk(s.rhs))
+        for s in ir.definition.stmts
     )
     return f"{specialize},tc-widen-half-precision" if half else specialize
 
 
-def pipeline(definition: CheckedDef, binding: Binding, options: MappingOptions | None, backend: str) -> str:
+def pipeline(ir: DefIR, binding: Binding, options: MappingOptions | None, backend: str) -> str:
     """The pass pipeline from `tc` to loops (CPU) or kernels (GPU backends)."""
-    front = tc_passes(definition, binding)
+    front = tc_passes(ir, binding)
     if options is None and backend == "cpu":
         return f"{front},convert-tc-to-loops"
-    options = resolved_options(definition, binding, options)
+    options = resolved_options(ir.definition, binding, options)
     return ",".join([front, *options.schedule_passes(), *options.backend_passes(backend)])
 
 
@@ -146,7 +147,7 @@ class DefIR:
         module = self.module.clone()
         # Verified once, after the last pass: a call's compile need not pay
         # for the IR after every pass (half of a 128x128-tiled matmul's).
-        PassManager.parse(pipeline(self.definition, binding, options, backend), verify_each=False).run(module)
+        PassManager.parse(pipeline(self, binding, options, backend), verify_each=False).run(module)
         return module
 
 
@@ -164,7 +165,7 @@ class StagedLowering:
         """The def specialized to the binding, as a scop (shared: do not modify)."""
         if self._scop is None:
             module = self.ir.module.clone()
-            PassManager.parse(f"{tc_passes(self.ir.definition, self.binding)},convert-tc-to-poly").run(module)
+            PassManager.parse(f"{tc_passes(self.ir, self.binding)},convert-tc-to-poly").run(module)
             self._scop = module
         return self._scop
 
