@@ -99,6 +99,15 @@ REGRESSIONS = {
         "layernorm",
         '{"fusion": "outer", "threads": [1], "warps": [2], "tile": [], "blocks": [1]}',
     ),
+    # Drawn by CI's randomly seeded fuzz test, minimized (max rel. error
+    # 0.92): split-K's slice member bounds V's rows besides the k tile's, and
+    # with both in the copy's footprint isl's AST generator copied the
+    # first k tile of each slice only. Footprints are now simplified in the
+    # context of the prefix values (the slice bounds are implied there).
+    "attention-split-k-4-blocks-3": (
+        "attention",
+        '{"blocks": [3, 1, 1], "split_k": 4, "tile": [2, 2, 2, 2], "use_private_memory": false, "fusion": "min"}',
+    ),
 }
 
 

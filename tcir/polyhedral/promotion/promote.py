@@ -335,7 +335,13 @@ class Promoter:
         accesses = accesses.intersect_domain(site.instances)
         hidden = BLOCK_IDS if per_thread else MAPPING_IDS
         footprint = _project_params(accesses.apply_domain(site.prefix), hidden)
-        return None if footprint.is_empty() else isl.Map.from_union_map(footprint)
+        if footprint.is_empty():
+            return None
+        # Constraints on the elements that the prefix values already imply
+        # (a split-K slice's bounds beside its k tile's) are dropped: isl's
+        # AST generator can lose instances of copies that repeat them.
+        prefixes = footprint.domain()
+        return isl.Map.from_union_map(footprint.gist_domain(prefixes).intersect_domain(prefixes))
 
     def _groups(
         self, site: Site, per_thread: bool, skip: set[Reference]
@@ -545,9 +551,12 @@ class Promoter:
         return not instances.range_product(accesses).is_injective()
 
     def _coalesced(self, site: Site, ref: Reference) -> bool:
-        """Threads next in `x` access elements next in the last dimension."""
+        """Threads next in `x` access elements next in the last dimension
+        (a 0-d tensor: one element that a warp reads at once)."""
         if ref.access is None:
             return False
+        if ref.access.dim(isl.dim_type.out) == 0:
+            return True
         statement = ref.stmt.sym_name.data
         if statement not in site.keys:
             site.keys[statement] = self._thread_keys(site, ref)
@@ -746,9 +755,9 @@ class Promoter:
         )
         for k, copy in enumerate(copies):
             position = k + 1 if shared else k
-            band = (
-                node.child(position).child(0).insert_partial_schedule(copy.schedule())
-            )
+            band = node.child(position).child(0)
+            if copy.elements.dim(isl.dim_type.out) > 0:  # a 0-d tensor's copy has no loop
+                band = band.insert_partial_schedule(copy.schedule())
             if shared:
                 band = band.insert_filter(copy.thread_filter())
             node = _ancestor_of_type(band, NodeType.sequence)

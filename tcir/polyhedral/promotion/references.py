@@ -195,7 +195,7 @@ def _maps(relations: isl.UnionMap) -> list[isl.Map]:
 
 
 def references(statements: Sequence[StmtOp]) -> list[Reference]:
-    """The references of `statements` to tensors of rank 1 or more, in order
+    """The references of `statements` to tensors (0-d ones too), in order
     (not the updates of block reductions, which go to a thread's partial);
     access relations name each tensor as the scop's relations do (a virtual
     array `T_X` after its tensor and index tensor)."""
@@ -204,8 +204,7 @@ def references(statements: Sequence[StmtOp]) -> list[Reference]:
         for op in stmt.body.block.walk():
             if isinstance(op, ReadOp | UpdateOp) and BLOCK_REDUCTION not in op.attributes:
                 assert isinstance(op.tensor.type, TensorType)
-                if op.tensor.type.rank > 0:
-                    found.append((stmt, op, _access(stmt, op)))
+                found.append((stmt, op, _access(stmt, op)))
     # A tensor's name is the one every reference to it agrees on.
     candidates: dict[SSAValue, set[str]] = {}
     for stmt, op, access in found:
