@@ -375,7 +375,7 @@ class MappingOptions(metaclass=_Interned):
             passes.append(f"poly-vectorize{{width={self.vector_width}}}")
         mma = [*(["warpgroup=true"] if self.warpgroup_mma else []), *([] if self.allow_tf32 else ["allow-tf32=false"])]
         passes.append(f"poly-map-to-mma{{{' '.join(mma)}}}" if mma else "poly-map-to-mma")
-        passes.append("convert-poly-to-gpu")
+        passes += ["poly-separate-full-tiles", "convert-poly-to-gpu"]
         if self.copy_vector_width > 1 and self.use_shared_memory:
             passes.append(f"gpu-vectorize-copies{{max-width={self.copy_vector_width}}}")
         if self.num_stages == 2:

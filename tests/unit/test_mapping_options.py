@@ -45,7 +45,7 @@ def test_split_k_deals_k_tiles_to_a_third_block_dimension():
         "poly-tile{sizes=64,64,32},poly-sink,poly-split-k{slices=8},"
         "poly-map-to-gpu{blocks=0,0,0 threads=16,16},"
         "poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32},"
-        "poly-map-to-mma{allow-tf32=false},convert-poly-to-gpu,scf-for-loop-specialization,gpu-check-indices,gpu-simplify-index"
+        "poly-map-to-mma{allow-tf32=false},poly-separate-full-tiles,convert-poly-to-gpu,scf-for-loop-specialization,gpu-check-indices,gpu-simplify-index"
     )
     assert options.pipeline(backend="cpu").endswith("poly-sink,poly-split-k{slices=8},convert-poly-to-loops")
     assert "blocks=4,2 " in replace(options, blocks=[4, 2]).pipeline(backend="cuda")
@@ -98,14 +98,14 @@ def test_two_stages_add_the_prefetch_pass_on_gpus():
         tile=[32, 32, 32], num_stages=4
     ).pipeline(backend="cuda")
     tf32 = tcir.MappingOptions(tile=[32, 32, 32], threads=[4, 16], allow_tf32=True)
-    assert "poly-map-to-mma,convert-poly-to-gpu" in tf32.pipeline(backend="cuda")
+    assert "poly-map-to-mma,poly-separate-full-tiles,convert-poly-to-gpu" in tf32.pipeline(backend="cuda")
     assert "mma" not in tf32.pipeline(backend="cpu")
-    assert "poly-map-to-mma{allow-tf32=false},convert-poly-to-gpu" in copied.pipeline(backend="cuda")  # half ones
+    assert "poly-map-to-mma{allow-tf32=false},poly-separate-full-tiles,convert-poly-to-gpu" in copied.pipeline(backend="cuda")  # half ones
     assert tcir.MappingOptions.from_json(tf32.to_json()) == tf32
     wgmma = tcir.MappingOptions(tile=[128, 128, 32], threads=[4, 8], warps=[1, 8], allow_tf32=True, warpgroup_mma=True)
-    assert "poly-map-to-mma{warpgroup=true},convert-poly-to-gpu" in wgmma.pipeline(backend="cuda")
+    assert "poly-map-to-mma{warpgroup=true},poly-separate-full-tiles,convert-poly-to-gpu" in wgmma.pipeline(backend="cuda")
     half = replace(wgmma, allow_tf32=False)  # half contractions only
-    assert "poly-map-to-mma{warpgroup=true allow-tf32=false},convert-poly-to-gpu" in half.pipeline(backend="cuda")
+    assert "poly-map-to-mma{warpgroup=true allow-tf32=false},poly-separate-full-tiles,convert-poly-to-gpu" in half.pipeline(backend="cuda")
     assert tcir.MappingOptions.from_json(wgmma.to_json()) == wgmma
     with pytest.raises(tcir.TCError, match="warpgroup_mma must be a bool"):
         tcir.MappingOptions(warpgroup_mma="yes")

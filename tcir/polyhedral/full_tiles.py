@@ -1,0 +1,125 @@
+"""Full tiles apart from partial ones, block by block.
+
+A kernel's blocks each run a tile of its statements' instances. Where a
+dimension's size is not a multiple of the tile (a 1000 x 1000 output on
+64 x 64 tiles), the blocks at the edge get partial tiles, and isl's AST
+must guard each point of the tile against the sizes. Those guards depend on
+the block ids, so isl cannot hoist them out of the point loops, and every
+block pays for them: in an unrolled register tile they sit around each
+point, and the shared-memory reads lose their vector form.
+
+Here the block ids whose tiles are full are worked out from the schedule:
+below the band that the blocks map, each statement's instances take values
+of the bands on their path; a block's tiles are full when its instances
+take every value that the instances of any block take. The band then sits
+under a sequence of two filters, the instances of the blocks with full
+tiles and the others, each with a copy of the subtree: isl's AST generator
+knows the block ids in the first and drops every guard that they imply.
+
+Both copies compute exactly the kernel's instances in the kernel's order
+(the filters split the instances by block, and each block runs one of
+them), so this is correct whatever the split; it only pays where the split
+is by full tiles. Statements introduced by extension nodes (promotion's
+copies) follow the instances whose prefix values they extend.
+"""
+
+from __future__ import annotations
+
+import islpy as isl
+
+from tcir.polyhedral.gpu_mapping import BLOCK_IDS, KERNEL_MARK, THREAD_IDS, Path, node_at
+
+NodeType = isl.schedule_node_type
+
+
+def _names(domain: isl.UnionSet) -> set[str]:
+    sets = domain.get_set_list()
+    return {sets.get_at(k).get_tuple_name() for k in range(sets.n_set())}
+
+
+def _only(domain: isl.UnionSet, names: set[str]) -> isl.UnionSet:
+    sets = domain.get_set_list()
+    kept = isl.UnionSet.empty(domain.get_space())
+    for s in (sets.get_at(k) for k in range(sets.n_set())):
+        if s.get_tuple_name() in names:
+            kept = kept.union(isl.UnionSet.from_set(s))
+    return kept
+
+
+def _values_below(node: isl.ScheduleNode, domain: isl.UnionSet) -> isl.UnionMap:
+    """`{ S[i] -> [v] }` for the statements of `domain`: the values of the
+    bands on each statement's path from `node` down, flattened (the filters
+    route statements by name only; extension nodes add none of them)."""
+    kind = node.get_type()
+    if kind == NodeType.leaf:
+        return isl.UnionMap.from_domain(domain)
+    if kind == NodeType.filter:
+        domain = _only(domain, _names(node.filter_get_filter()))
+        if domain.is_empty():
+            return isl.UnionMap.empty(domain.get_space())
+    if kind in (NodeType.sequence, NodeType.set):
+        found = isl.UnionMap.empty(domain.get_space())
+        for k in range(node.n_children()):
+            found = found.union(_values_below(node.child(k), domain))
+        return found
+    below = _values_below(node.child(0), domain)
+    if kind == NodeType.band and node.band_n_member() > 0:
+        band = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule())
+        return band.intersect_domain(domain).flat_range_product(below)
+    return below
+
+
+def _without(values: isl.UnionSet | isl.Set, names: tuple[str, ...]) -> isl.UnionSet | isl.Set:
+    """`values` with the parameters `names` existentially quantified."""
+    for name in names:
+        position = values.get_space().find_dim_by_name(isl.dim_type.param, name)
+        if position >= 0:
+            values = values.project_out(isl.dim_type.param, position, 1)
+    return values
+
+
+def full_blocks(band: isl.ScheduleNode, context: isl.Set) -> isl.Set | None:
+    """The parameter values (block ids among them, within `context`) at which
+    the instances reaching the block-mapped `band` take every value below it
+    that those of any block take; None where that is every block or none."""
+    domain = band.get_domain().intersect_params(context)
+    reached = _values_below(band.child(0), domain).intersect_domain(domain).range()
+    missing = _without(reached, BLOCK_IDS).subtract(reached).params()
+    partial = missing.intersect(context)
+    if partial.is_empty():
+        return None
+    full = context.subtract(partial)
+    return None if full.is_empty() else full.coalesce()
+
+
+def _block_bands(node: isl.ScheduleNode, path: Path) -> list[Path]:
+    """The path of the band below each kernel's block-mapping filter."""
+    if node.get_type() == NodeType.mark and node.mark_get_id().get_name() == KERNEL_MARK:
+        below = node.child(0)
+        if below.get_type() == NodeType.filter and below.child(0).get_type() == NodeType.band:
+            return [(*path, 0, 0)]
+        return []
+    return [found for k in range(node.n_children()) for found in _block_bands(node.child(k), (*path, k))]
+
+
+def separate_full_tiles(schedule: isl.Schedule, context: isl.Set, max_kernels: int) -> isl.Schedule:
+    """`schedule` (mapped to blocks; `context` bounds the block ids) with the
+    block band of each kernel that has both full and partial tiles under a
+    sequence of the two (see the module), in the first `max_kernels` such
+    kernels."""
+    context = _without(context, THREAD_IDS)
+    split = 0
+    for path in _block_bands(schedule.get_root(), ()):  # edits below a kernel keep the others' paths
+        if split == max_kernels:
+            break
+        band = node_at(schedule, path)
+        full = full_blocks(band, context)
+        if full is None:
+            continue
+        domain = band.get_domain()
+        filters = isl.UnionSetList.alloc(band.get_ctx(), 2)
+        filters = filters.add(domain.intersect_params(full))
+        filters = filters.add(domain.intersect_params(context.subtract(full)))
+        schedule = band.insert_sequence(filters).get_schedule()
+        split += 1
+    return schedule
