@@ -93,7 +93,7 @@ SPLIT_K, MAX_SPLIT_K, K_SLICE = 1024, 16384, 128
 """Reduction points from (and up to) which a 2-D contraction whose output
 tiles leave SMs idle is split over blocks, and the points of a slice."""
 SPLIT_BLOCKS, MIN_SLICES, MAX_SLICES, SLICE_TILES = 8 * 128, 4, 8, 16
-"""A one-statement 2-D contraction on 32x32 tiles short of `SPLIT_BLOCKS`
+"""A one-statement 2-D contraction on 32x32 or 64x64 tiles short of `SPLIT_BLOCKS`
 blocks has its reduction split into `MIN_SLICES` to `MAX_SLICES` slices of
 `SLICE_TILES` k tiles at least, where it is that long."""
 WIDE_CHAIN = MappingOptions(fusion="min", tile=[4, 32], threads=[32, 4])
@@ -340,12 +340,14 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         def whole_tiles(rows: int, columns: int) -> bool:  # wgmma's groups tile the output
             return out[-2] % rows == 0 and out[-1] % columns == 0
 
-        def edges(rows: int, columns: int | None = None) -> bool:
-            """No partial register tile but where one tile covers the dimension:
-            a ragged edge among whole tiles guards every point of the
-            micro-tiles (see the defaults guide)."""
-            dims = [(out[-2], rows)] + ([(out[-1], columns)] if columns else [])
-            return all(size % tile == 0 or size < tile for size, tile in dims)
+        def sliced(options: MappingOptions, tile: int) -> MappingOptions:
+            """`options` with split-K where a one-statement 2-D sum on `tile`
+            x `tile` blocks is short of `SPLIT_BLOCKS` blocks and long enough
+            (a batch of 32 rows through a 4096 x 4096 layer)."""
+            slices = min(MAX_SLICES, steps // (SLICE_TILES * K_TILE), -(-SPLIT_BLOCKS // blocks(tile)))
+            if atomic and whole and len(out) == 2 and len(definition.stmts) == 1 and slices >= MIN_SLICES:
+                return dataclasses.replace(options, split_k=slices)
+            return options
 
         half = _half_contraction(definition, layer)
         if half and out[-2] % WGMMA_ROWS == 0 and steps % HALF_K_TILE == 0:
@@ -375,13 +377,19 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
             return dataclasses.replace(_wgmma_options(outer, 64, 32), blocks=grid(64, 32))
-        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole and edges(128):
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole:
             # 128x64 tiles, 8x8 a thread, where 128 columns would leave half of
             # them empty (blocks of 128 threads: two an SM at least).
             return register_tiled(128, [8, 16], 64, True, columns=NARROW_OUTPUT)
-        if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole and edges(128, 128):
+        if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole:
             return register_tiled(128, [16, 16], 64, True)
-        if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=2) and edges(NARROW_OUTPUT):
+        medium = sliced(register_tiled(MEDIUM_TILE, [16, 8], 32, True), MEDIUM_TILE)
+        if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and steps % VECTOR_WIDTH == 0 and blocks(MEDIUM_TILE) * medium.split_k >= 2 * BLOCKS_TO_FILL_GPU:
+            # 4x8 a thread, where 128x128 tiles would leave SMs idle (a 1000 x
+            # 1000 output) or the last k tile is ragged, on two blocks an SM
+            # (counting the slices of a split sum).
+            return medium
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=2):
             # 64x64 tiles, 8x4 a thread, where 128x64 would leave SMs with
             # one block (16384x64 outputs of 1024 products each).
             return register_tiled(NARROW_OUTPUT, [16, 8], 32, True, columns=NARROW_OUTPUT)
@@ -389,13 +397,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # Whole k tiles staged in registers (tmm 128x1024x1024 15.4 us on
             # an H100, 16.7 us by cp.async); C3's ragged last tile by cp.async
             # (17.1 us, 17.7 us with one buffer staged in registers).
-            options = register_tiled(32, [16, 8], 16, not whole)
-            slices = min(MAX_SLICES, steps // (SLICE_TILES * K_TILE), -(-SPLIT_BLOCKS // blocks(32)))
-            if atomic and whole and len(out) == 2 and len(definition.stmts) == 1 and slices >= MIN_SLICES:
-                # Few blocks and a long reduction (a batch of 32 rows through
-                # a 4096 x 4096 layer): k sliced over blocks as well.
-                return dataclasses.replace(options, split_k=slices)
-            return options
+            return sliced(register_tiled(32, [16, 8], 16, not whole), 32)
         if fills_gpu(32):
             return MappingOptions(tile=[*outer, 32, 32, K_TILE], blocks=grid(32, 32), threads=[32, 8], num_stages=2)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
@@ -773,6 +775,9 @@ def _column_sum_options(definition: A.CheckedDef, sizes: list[int], stmt: A.Stmt
 NARROW_OUTPUT = 64
 """Columns of a contraction's output up to which its tiles are 128x64 (an
 attention's weighted values over 64 features)."""
+MEDIUM_TILE = 64
+"""Rows and columns of a contraction's register tiles where 128x128 ones
+would leave SMs idle."""
 WIDE_OUTPUT = 64
 """Rows and columns of a contraction's output from which tiles of it in
 registers pay even for a short reduction (a batched 256x256 matmul)."""

@@ -10,8 +10,12 @@ point, and the shared-memory reads lose their vector form.
 
 Here the block ids whose tiles are full are worked out from the schedule:
 below the band that the blocks map, each statement's instances take values
-of the bands on their path; a block's tiles are full when its instances
-take every value that the instances of any block take. The band then sits
+of the bands on their path, first of the loops the whole block runs (over
+k tiles), then of its threads' bands; a block's tiles are full when, at
+each value of its loops, its instances take every value of the threads'
+bands that the instances of any block take there (so a ragged last k tile,
+partial in every block, leaves the blocks full, and split-K's slices are
+compared each with its own k tiles). The band then sits
 under a sequence of two filters, the instances of the blocks with full
 tiles and the others, each with a copy of the subtree: isl's AST generator
 knows the block ids in the first and drops every guard that they imply.
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from tcir.polyhedral.gpu_mapping import BLOCK_IDS, KERNEL_MARK, THREAD_IDS, Path, node_at
+from tcir.polyhedral.gpu_mapping import BLOCK_IDS, KERNEL_MARK, THREAD_IDS, Path, maps_threads, node_at
 
 NodeType = isl.schedule_node_type
 
@@ -46,27 +50,32 @@ def _only(domain: isl.UnionSet, names: set[str]) -> isl.UnionSet:
     return kept
 
 
-def _values_below(node: isl.ScheduleNode, domain: isl.UnionSet) -> isl.UnionMap:
-    """`{ S[i] -> [v] }` for the statements of `domain`: the values of the
-    bands on each statement's path from `node` down, flattened (the filters
-    route statements by name only; extension nodes add none of them)."""
+def _values(
+    node: isl.ScheduleNode, domain: isl.UnionSet, outer: isl.UnionMap, inner: isl.UnionMap, threads: bool
+) -> isl.UnionMap:
+    """`{ S[i] -> [[o] -> [t]] }` for the statements of `domain` below
+    `node`: the values of the bands on each statement's path, `o` those the
+    whole block runs (above the thread mapping: the loop over k tiles), `t`
+    its threads' (filters route statements by name only; extension nodes
+    add none of them)."""
     kind = node.get_type()
-    if kind == NodeType.leaf:
-        return isl.UnionMap.from_domain(domain)
     if kind == NodeType.filter:
         domain = _only(domain, _names(node.filter_get_filter()))
-        if domain.is_empty():
-            return isl.UnionMap.empty(domain.get_space())
-    if kind in (NodeType.sequence, NodeType.set):
-        found = isl.UnionMap.empty(domain.get_space())
-        for k in range(node.n_children()):
-            found = found.union(_values_below(node.child(k), domain))
-        return found
-    below = _values_below(node.child(0), domain)
-    if kind == NodeType.band and node.band_n_member() > 0:
-        band = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule())
-        return band.intersect_domain(domain).flat_range_product(below)
-    return below
+        threads = threads or maps_threads(node)
+    elif kind == NodeType.band and node.band_n_member() > 0:
+        partial = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule()).intersect_domain(domain)
+        if threads:
+            inner = inner.flat_range_product(partial)
+        else:
+            outer = outer.flat_range_product(partial)
+    if domain.is_empty():
+        return isl.UnionMap.empty(domain.get_space())
+    if kind == NodeType.leaf:
+        return outer.range_product(inner).intersect_domain(domain)
+    found = isl.UnionMap.empty(domain.get_space())
+    for k in range(node.n_children()):
+        found = found.union(_values(node.child(k), domain, outer, inner, threads))
+    return found
 
 
 def _without(values: isl.UnionSet | isl.Set, names: tuple[str, ...]) -> isl.UnionSet | isl.Set:
@@ -80,11 +89,14 @@ def _without(values: isl.UnionSet | isl.Set, names: tuple[str, ...]) -> isl.Unio
 
 def full_blocks(band: isl.ScheduleNode, context: isl.Set) -> isl.Set | None:
     """The parameter values (block ids among them, within `context`) at which
-    the instances reaching the block-mapped `band` take every value below it
-    that those of any block take; None where that is every block or none."""
+    the instances reaching the block-mapped `band`, at each value of the
+    block's own loops below it, take every value of the threads' bands that
+    those of any block take there; None where that is every block or none."""
     domain = band.get_domain().intersect_params(context)
-    reached = _values_below(band.child(0), domain).intersect_domain(domain).range()
-    missing = _without(reached, BLOCK_IDS).subtract(reached).params()
+    start = isl.UnionMap.from_domain(domain)
+    reached = _values(band.child(0), domain, start, start, False).range().unwrap()
+    every = _without(reached, BLOCK_IDS).intersect_domain(reached.domain())
+    missing = every.subtract(reached).params()
     partial = missing.intersect(context)
     if partial.is_empty():
         return None

@@ -40,10 +40,14 @@ from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 
+import math
+
 import islpy as isl
 
 from tcir.polyhedral.bands import has_consecutive_values
+from tcir.dialects.poly import ScopOp
 from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
+from tcir.polyhedral.promotion.promote import private_buffers, private_statements
 
 NodeType = isl.schedule_node_type
 
@@ -195,3 +199,11 @@ def thread_loops(
     root = schedule.get_root()
     outer = isl.UnionMap.from_domain(root.domain_get_domain().intersect_params(context))
     return visit(root, outer, False, False).get_schedule()
+
+
+def scop_thread_loops(scop: ScopOp, schedule: isl.Schedule, context: isl.Set) -> isl.Schedule:
+    """`thread_loops` of `scop`'s mapped `schedule`: a thread's loops over its
+    private elements unroll up to the largest private buffer (each access a
+    constant index: the buffer is registers)."""
+    limit = max((math.prod(t.get_shape()) for t in private_buffers(scop).values()), default=1)
+    return thread_loops(schedule, context, private_statements(scop), limit)

@@ -29,7 +29,6 @@ that private arrays end up indexed by constants (registers, not local memory:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import islpy as isl
@@ -61,7 +60,6 @@ from tcir.polyhedral.ast_to_gpu import (
     GpuAstLowering,
     KernelPoint,
     kernel_ast,
-    promoted_accesses,
     statement_names,
 )
 from tcir.polyhedral.gpu_mapping import (
@@ -76,7 +74,7 @@ from tcir.polyhedral.promotion.promote import (
     SHARED_SPACE,
 )
 from tcir.polyhedral.scop import module_scops, require_mapping, scop_context, scop_schedule
-from tcir.polyhedral.thread_loops import thread_loops
+from tcir.polyhedral.thread_loops import scop_thread_loops
 
 KERNEL_MODULE = "kernels"
 _DIMS = ("x", "y", "z")
@@ -110,10 +108,7 @@ class KernelBuilder:
             raise TCError("convert-poly-to-gpu: the scop is not mapped; run poly-map-to-gpu first")
         context = scop_context(self.scop).align_params(mapping.get_space())
         context = context.intersect(mapping.align_params(context.get_space()))
-        # A thread's loops over its private elements unroll up to the largest
-        # private buffer (each access a constant index: the buffer is registers).
-        limit = max((math.prod(t.get_shape()) for t in self.private_buffers().values()), default=1)
-        schedule = thread_loops(schedule, context, self.private_statements(), limit)
+        schedule = scop_thread_loops(self.scop, schedule, context)
         build = isl.AstBuild.from_context(context)
         grid = launch_sizes(mapping, BLOCK_IDS)
         block = launch_sizes(mapping, THREAD_IDS)
@@ -130,27 +125,6 @@ class KernelBuilder:
     def statements(self) -> dict[str, StmtOp]:
         """The scop's statements by name."""
         return {stmt.sym_name.data: stmt for stmt in self.scop.statements}
-
-    def private_buffers(self) -> dict[str, MemRefType[Attribute]]:
-        """The private buffers of `poly-promote`, by name."""
-        types = self.scop.attributes.get(BUFFERS, DictionaryAttr({}))
-        assert isinstance(types, DictionaryAttr)
-        return {
-            name: type
-            for name, type in types.data.items()
-            if isinstance(type, MemRefType)
-            and isinstance(type.memory_space, IntegerAttr)
-            and type.memory_space.value.data == PRIVATE_SPACE
-        }
-
-    def private_statements(self) -> set[str]:
-        """The statements that access a private buffer of `poly-promote`."""
-        private = {StringAttr(name) for name in self.private_buffers()}
-        return {
-            stmt.sym_name.data
-            for stmt in self.scop.statements
-            if any(op.attributes.get(PROMOTED) in private for op in promoted_accesses(stmt))
-        }
 
     def kernel(self, root: isl.AstNode, grid: list[int], threads: list[int]) -> None:
         point = self.host.lowering.point

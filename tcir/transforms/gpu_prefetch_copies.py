@@ -415,11 +415,23 @@ def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence
             if isinstance(user, WarpgroupGenerateDescriptorOp) and loop.is_ancestor(user):
                 continue  # the tensor cores read the tile
             if not isinstance(user, memref.LoadOp | Store) or _target(user) is not alloca.memref \
-                    or not loop.is_ancestor(user):
+                    or not (loop.is_ancestor(user) or _in_other_loop(user, loop)):
                 return None
     if sum(map(buffer_bytes, shared_buffers(kernel))) + (buffers - 1) * sum(map(buffer_bytes, tiles.values())) > budget:
         return None
     return list(tiles.values())
+
+
+def _in_other_loop(op: Operation, loop: scf.ForOp) -> bool:
+    """Whether `op` is in an `scf.for` that neither contains nor is inside
+    `loop` (the same tile's loop in the other version of a kernel split by
+    `poly-separate-full-tiles`): it keeps the first buffer."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, gpu.FuncOp):
+        if isinstance(parent, scf.ForOp) and not parent.is_ancestor(loop):
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Sequence[Operation]],
@@ -462,7 +474,10 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
         Builder(InsertPoint.before(alloca)).insert(doubled)
         for use in list(alloca.memref.uses):
             user = use.operation
-            index = which.get(id(user), current)
+            if id(user) in which or loop.is_ancestor(user):
+                index = which.get(id(user), current)
+            else:  # the same tile's loop in another version of the kernel: the first buffer
+                index = Builder(InsertPoint.before(user)).insert(arith.ConstantOp.from_int_and_width(0, iv.type)).result
             if isinstance(user, memref.StoreOp):
                 new: Operation = memref.StoreOp.get(user.value, doubled.memref, [index, *user.indices])
             elif isinstance(user, vector.StoreOp):

@@ -25,7 +25,9 @@ becomes
 
 isl's AST then guards nothing in the first branch that the block ids imply
 (the points of an unrolled register tile, the shared copies' rows), and
-the second keeps the guards. `max-kernels` bounds how many kernels of a
+the second keeps the guards. The threads' loops over their points are
+scaled (and a register tile's unrolled) before the split, as
+`convert-poly-to-gpu` would (it finds them done). `max-kernels` bounds how many kernels of a
 scop are split (each split doubles its code). See `tcir.polyhedral.full_tiles`.
 """
 
@@ -41,6 +43,7 @@ from tcir.errors import TCError
 from tcir.polyhedral.full_tiles import separate_full_tiles
 from tcir.polyhedral.gpu_mapping import split_context
 from tcir.polyhedral.scop import module_scops, scop_context, scop_schedule, set_scop_schedule
+from tcir.polyhedral.thread_loops import scop_thread_loops
 
 
 @dataclass(frozen=True)
@@ -63,4 +66,8 @@ class PolySeparateFullTilesPass(ModulePass):
                 raise TCError("poly-separate-full-tiles: the scop is not mapped; run poly-map-to-gpu first")
             context = scop_context(scop).align_params(mapping.get_space())
             context = context.intersect(mapping.align_params(context.get_space()))
-            set_scop_schedule(scop, separate_full_tiles(schedule, context, self.max_kernels))
+            # The threads' loops first, on the kernel whole: each copy keeps
+            # them (isl's stride analysis of a partial copy's disjunctive
+            # filter can exceed its budget, leaving a register tile rolled).
+            scaled = scop_thread_loops(scop, schedule, context)
+            set_scop_schedule(scop, separate_full_tiles(scaled, context, self.max_kernels))

@@ -462,15 +462,21 @@ def test_contractions_short_of_blocks_split_the_reduction():
     _run_on_cuda_sim(tmm, {"M": 9, "K": 600, "N": 45}, options)
 
 
-def test_register_tiles_of_128_rows_only_on_whole_tiles():
-    """1000x1000 outputs would end in partial 128x128 tiles, every point of
-    their micro-tiles guarded: 32x32 tiles; 64 rows in one 128-row tile
-    keep it."""
+def test_medium_register_tiles_where_128_rows_leave_sms_idle():
+    """A 1000x1000 output (64 tiles of 128x128, a ragged edge) takes 64x64
+    tiles; 768x768 of 3072 products each, split-K over them as well; a
+    2000x2000 output fills the GPU with 128x128 tiles, ragged or not; 64
+    rows in one 128-row tile keep it; 32 rows keep 32x32 tiles."""
     tmm = _example("tmm")
-    ragged = default_options(tmm.definition, Binding({"M": 1000, "K": 1024, "N": 1000}, ()))
-    assert ragged.tile == [32, 32, 32]
-    one_tile = default_options(tmm.definition, Binding({"M": 64, "K": 1024, "N": 16384}, ()))
-    assert one_tile.tile == [128, 128, 32]
+
+    def options(m: int, k: int, n: int) -> tcir.MappingOptions:
+        return default_options(tmm.definition, Binding({"M": m, "K": k, "N": n}, ()))
+
+    assert options(1000, 1024, 1000).tile == [64, 64, 32] and options(1000, 1024, 1000).split_k == 1
+    assert options(768, 3072, 768).tile == [64, 64, 32] and options(768, 3072, 768).split_k == 6
+    assert options(2000, 1024, 2000).tile == [128, 128, 32]
+    assert options(64, 1024, 16384).tile == [128, 128, 32]
+    assert options(32, 4096, 4096).tile == [32, 32, 32]
 
 
 def test_a_def_lowered_in_parts_specializes_each_part_to_its_own_sizes():

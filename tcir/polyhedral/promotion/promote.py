@@ -40,11 +40,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 import islpy as isl
-from xdsl.dialects.builtin import AnyFloat, IntegerAttr, IntegerType, MemRefType
+from xdsl.dialects.builtin import AnyFloat, DictionaryAttr, IntegerAttr, IntegerType, MemRefType, StringAttr
 from xdsl.ir import Attribute, SSAValue
 
 from tcir.dialects.poly import ScopOp
-from tcir.dialects.tc import AllocOp, ReadOp, TensorType
+from tcir.dialects.tc import AllocOp, ReadOp, TensorType, UpdateOp
+from tcir.lowering.tc_point import PROMOTED
 from tcir.polyhedral.gpu_mapping import (
     BLOCK_IDS,
     KERNEL_MARK,
@@ -73,6 +74,30 @@ HOIST_GROWTH = 2
 """How much larger a shared buffer may grow to be loaded at an outer tile level."""
 BUFFERS = "buffers"
 """Attribute of a promoted `poly.scop`: buffer name -> memref type."""
+
+
+def private_buffers(scop: ScopOp) -> dict[str, MemRefType[Attribute]]:
+    """The private buffers of `poly-promote` in `scop`, by name."""
+    types = scop.attributes.get(BUFFERS, DictionaryAttr({}))
+    assert isinstance(types, DictionaryAttr)
+    return {
+        name: type
+        for name, type in types.data.items()
+        if isinstance(type, MemRefType)
+        and isinstance(type.memory_space, IntegerAttr)
+        and type.memory_space.value.data == PRIVATE_SPACE
+    }
+
+
+def private_statements(scop: ScopOp) -> set[str]:
+    """The statements of `scop` that access a private buffer of `poly-promote`."""
+    private = {StringAttr(name) for name in private_buffers(scop)}
+    return {
+        stmt.sym_name.data
+        for stmt in scop.statements
+        for op in stmt.body.block.walk()
+        if isinstance(op, ReadOp | UpdateOp) and op.attributes.get(PROMOTED) in private
+    }
 
 
 def _kernels(node: isl.ScheduleNode, path: Path) -> list[Path]:

@@ -49,7 +49,7 @@ def test_atomic_adds_share_one_copy_of_the_warp_sum(tmp_path: Path):
     import subprocess
 
     tmm = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
-    inputs = np.zeros((128, 1000), np.float32), np.zeros((1000, 1000), np.float32)
+    inputs = np.zeros((128, 1000), np.float32), np.zeros((1024, 1000), np.float32)  # whole tiles: one version
     options = tcir.MappingOptions(split_k=4, tile=[64, 64, 32], threads=[16, 16], max_private_elements=16)
     source = tmm.ir(*inputs, backend="cuda", options=options)
     assert source.count("tc_atomic_add(&") == 16

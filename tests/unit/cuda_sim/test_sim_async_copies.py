@@ -43,7 +43,7 @@ CASES = [
        max_shared_memory=12288, num_stages=3, async_copies=True, split_k=2, unroll=128, use_private_memory=False,
        vector_width=2)),
     # Split-K slices, MLP1's default shape of rule.
-    ("MLP1", [(9, 64), (13, 64), (13,)], O(tile=[8, 8, 16], threads=[8, 4], split_k=2, num_stages=3,
+    ("MLP1", [(8, 64), (16, 64), (16,)], O(tile=[8, 8, 16], threads=[8, 4], split_k=2, num_stages=3,
                                           async_copies=True, copy_vector_width=4)),
 ]
 

@@ -10,13 +10,18 @@ import pytest
 import tcir
 from tcir.polyhedral.full_tiles import full_blocks, separate_full_tiles
 
-# A 40 x 72 output on 32 x 32 tiles, a block a tile (2 x 3 blocks).
+# A 40 x 72 output on 32 x 32 tiles, a block a tile (2 x 3 blocks), its
+# points dealt to 8 x 32 threads.
 MAPPED = """{ domain: "{ T[i, j] : 0 <= i < 40 and 0 <= j < 72 }",
   child: { mark: "kernel",
     child: { filter: "[block_y, block_x] -> { T[i, j] : block_y = floor(i/32) and block_x = floor(j/32) }",
       child: { schedule: "[{ T[i, j] -> [(floor((i)/32))] }, { T[i, j] -> [(floor((j)/32))] }]",
-        child: { schedule: "[{ T[i, j] -> [((i) mod 32)] }, { T[i, j] -> [((j) mod 32)] }]" } } } } }"""
-CONTEXT = isl.Set("[block_y, block_x] -> { : 0 <= block_y <= 1 and 0 <= block_x <= 2 }")
+        child: { filter: "[thread_y, thread_x] -> { T[i, j] : (i - thread_y) mod 8 = 0 and j mod 32 = thread_x }",
+          child: { schedule: "[{ T[i, j] -> [((i) mod 32)] }, { T[i, j] -> [((j) mod 32)] }]" } } } } } }"""
+CONTEXT = isl.Set(
+    "[block_y, block_x, thread_y, thread_x] -> { : 0 <= block_y <= 1 and 0 <= block_x <= 2 and 0 <= thread_y < 8 and 0 <= thread_x < 32 }"
+)
+BLOCKS = isl.Set("[block_y, block_x] -> { : 0 <= block_y <= 1 and 0 <= block_x <= 2 }")
 
 
 def _schedule(text: str = MAPPED) -> isl.Schedule:
@@ -28,13 +33,13 @@ def _band(schedule: isl.Schedule) -> isl.ScheduleNode:
 
 
 def test_blocks_of_full_tiles():
-    full = full_blocks(_band(_schedule()), CONTEXT)
+    full = full_blocks(_band(_schedule()), BLOCKS)
     assert full is not None and full.is_equal(isl.Set("[block_y, block_x] -> { : block_y = 0 and 0 <= block_x <= 1 }"))
 
 
 def test_no_split_where_every_tile_is_full():
     whole = MAPPED.replace("i < 40", "i < 64").replace("j < 72", "j < 96")
-    assert full_blocks(_band(_schedule(whole)), CONTEXT) is None
+    assert full_blocks(_band(_schedule(whole)), BLOCKS) is None
     assert separate_full_tiles(_schedule(whole), CONTEXT, 8).plain_is_equal(_schedule(whole))
 
 
@@ -42,9 +47,9 @@ def test_split_keeps_every_instance_once():
     result = separate_full_tiles(_schedule(), CONTEXT, 8)
     sequence = result.get_root().child(0).child(0).child(0)
     assert sequence.get_type() == isl.schedule_node_type.sequence and sequence.n_children() == 2
-    first, second = (sequence.child(k).filter_get_filter().intersect_params(CONTEXT) for k in range(2))
+    first, second = (sequence.child(k).filter_get_filter().intersect_params(BLOCKS) for k in range(2))
     assert first.intersect(second).is_empty()
-    assert first.union(second).is_equal(_band(_schedule()).get_domain().intersect_params(CONTEXT))
+    assert first.union(second).is_equal(_band(_schedule()).get_domain().intersect_params(BLOCKS))
     assert separate_full_tiles(_schedule(), CONTEXT, 0).plain_is_equal(_schedule())
 
 
@@ -74,3 +79,18 @@ def test_ragged_contraction_computes_right_on_the_simulated_gpu(options):
 def test_pass_errors():
     with pytest.raises(tcir.TCError, match="max-kernels must be at least 0"):
         tcir.PassManager.parse("poly-separate-full-tiles{max-kernels=-1}")
+
+
+def test_a_ragged_loop_of_every_block_leaves_it_full():
+    """The last of a block's k tiles is partial in every block: at each k
+    tile, a block is compared with the others there, so the blocks of the
+    first 32 rows stay full."""
+    ragged_k = """{ domain: "{ T[i, j, k] : 0 <= i < 40 and 0 <= j < 32 and 0 <= k < 40 }",
+      child: { mark: "kernel",
+        child: { filter: "[block_y, block_x] -> { T[i, j, k] : block_y = floor(i/32) and block_x = floor(j/32) }",
+          child: { schedule: "[{ T[i, j, k] -> [(floor((i)/32))] }, { T[i, j, k] -> [(floor((j)/32))] }]",
+            child: { schedule: "[{ T[i, j, k] -> [(floor((k)/32))] }]",
+              child: { filter: "[thread_y, thread_x] -> { T[i, j, k] : (i - thread_y) mod 8 = 0 and j mod 32 = thread_x }",
+                child: { schedule: "[{ T[i, j, k] -> [((k) mod 32)] }, { T[i, j, k] -> [((i) mod 32)] }, { T[i, j, k] -> [((j) mod 32)] }]" } } } } } } }"""
+    full = full_blocks(_band(_schedule(ragged_k)), isl.Set("[block_y, block_x] -> { : 0 <= block_y <= 1 and block_x = 0 }"))
+    assert full is not None and full.is_equal(isl.Set("[block_y, block_x] -> { : block_y = 0 and block_x = 0 }"))
