@@ -340,6 +340,12 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         def whole_tiles(rows: int, columns: int) -> bool:  # wgmma's groups tile the output
             return out[-2] % rows == 0 and out[-1] % columns == 0
 
+        def edges(size: int) -> bool:
+            """No partial `size`-row or -column tile but where one tile covers
+            the dimension: ragged outputs run best on smaller tiles (see the
+            defaults guide)."""
+            return all(extent % size == 0 or extent < size for extent in out[-2:])
+
         def sliced(options: MappingOptions, tile: int) -> MappingOptions:
             """`options` with split-K where a one-statement 2-D sum on `tile`
             x `tile` blocks is short of `SPLIT_BLOCKS` blocks and long enough
@@ -377,11 +383,11 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
         if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
             return dataclasses.replace(_wgmma_options(outer, 64, 32), blocks=grid(64, 32))
-        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole:
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole and edges(128):
             # 128x64 tiles, 8x8 a thread, where 128 columns would leave half of
             # them empty (blocks of 128 threads: two an SM at least).
             return register_tiled(128, [8, 16], 64, True, columns=NARROW_OUTPUT)
-        if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole:
+        if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole and edges(128):
             return register_tiled(128, [16, 16], 64, True)
         medium = sliced(register_tiled(MEDIUM_TILE, [16, 8], 32, True), MEDIUM_TILE)
         if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and steps % VECTOR_WIDTH == 0 and blocks(MEDIUM_TILE) * medium.split_k >= 2 * BLOCKS_TO_FILL_GPU:

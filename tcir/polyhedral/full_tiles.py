@@ -114,17 +114,21 @@ def _block_bands(node: isl.ScheduleNode, path: Path) -> list[Path]:
     return [found for k in range(node.n_children()) for found in _block_bands(node.child(k), (*path, k))]
 
 
-def separate_full_tiles(schedule: isl.Schedule, context: isl.Set, max_kernels: int) -> isl.Schedule:
+def separate_full_tiles(
+    schedule: isl.Schedule, context: isl.Set, max_kernels: int, statements: set[str]
+) -> isl.Schedule:
     """`schedule` (mapped to blocks; `context` bounds the block ids) with the
-    block band of each kernel that has both full and partial tiles under a
-    sequence of the two (see the module), in the first `max_kernels` such
-    kernels."""
+    block band of each kernel that runs any of `statements` and has both
+    full and partial tiles under a sequence of the two (see the module), in
+    the first `max_kernels` such kernels."""
     context = _without(context, THREAD_IDS)
     split = 0
     for path in _block_bands(schedule.get_root(), ()):  # edits below a kernel keep the others' paths
         if split == max_kernels:
             break
         band = node_at(schedule, path)
+        if not _names(band.get_domain()) & statements:
+            continue
         full = full_blocks(band, context)
         if full is None:
             continue

@@ -2,8 +2,11 @@
 
 Runs on scops mapped by `poly-map-to-gpu` (after `poly-promote` and the
 passes that rewrite a kernel's point bands), before `convert-poly-to-gpu`.
-In each kernel whose blocks run both full and partial tiles (a dimension's
-size not a multiple of its tile), the band that blocks map goes under a
+In each kernel with a sum into a register tile (a private buffer of
+several elements, whose points a thread's unrolled loops guard one by one,
+at each step of the sum) whose blocks run
+both full and partial tiles (a dimension's size not a multiple of its
+tile), the band that blocks map goes under a
 sequence of two filters: the instances of the blocks whose tiles are full,
 then the others, each over a copy of the band's subtree. A 1000 x 1000
 output on 64 x 64 tiles, blocks 0 to 15 along each dimension:
@@ -33,17 +36,35 @@ scop are split (each split doubles its code). See `tcir.polyhedral.full_tiles`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
+from tcir.dialects.poly import ScopOp
+from tcir.dialects.tc import UpdateOp
 from tcir.errors import TCError
+from tcir.lowering.tc_point import PROMOTED
 from tcir.polyhedral.full_tiles import separate_full_tiles
 from tcir.polyhedral.gpu_mapping import split_context
+from tcir.polyhedral.promotion.promote import private_buffers
 from tcir.polyhedral.scop import module_scops, scop_context, scop_schedule, set_scop_schedule
 from tcir.polyhedral.thread_loops import scop_thread_loops
+
+
+def _register_tiled_sums(scop: ScopOp) -> set[str]:
+    """The statements of `scop` that reduce into a register tile (a private
+    buffer of several elements): an elementwise tile's guards cost little."""
+    tiles = {StringAttr(name) for name, t in private_buffers(scop).items() if math.prod(t.get_shape()) > 1}
+    return {
+        stmt.sym_name.data
+        for stmt in scop.statements
+        if isinstance(update := stmt.body.block.last_op, UpdateOp)
+        and update.kind.data != "="
+        and update.attributes.get(PROMOTED) in tiles
+    }
 
 
 @dataclass(frozen=True)
@@ -70,4 +91,5 @@ class PolySeparateFullTilesPass(ModulePass):
             # them (isl's stride analysis of a partial copy's disjunctive
             # filter can exceed its budget, leaving a register tile rolled).
             scaled = scop_thread_loops(scop, schedule, context)
-            set_scop_schedule(scop, separate_full_tiles(scaled, context, self.max_kernels))
+            tiled = _register_tiled_sums(scop)
+            set_scop_schedule(scop, separate_full_tiles(scaled, context, self.max_kernels, tiled))

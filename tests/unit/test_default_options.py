@@ -465,8 +465,8 @@ def test_contractions_short_of_blocks_split_the_reduction():
 def test_medium_register_tiles_where_128_rows_leave_sms_idle():
     """A 1000x1000 output (64 tiles of 128x128, a ragged edge) takes 64x64
     tiles; 768x768 of 3072 products each, split-K over them as well; a
-    2000x2000 output fills the GPU with 128x128 tiles, ragged or not; 64
-    rows in one 128-row tile keep it; 32 rows keep 32x32 tiles."""
+    2000x2000 output too (ragged), where 2048x2048 takes 128x128; 64 rows
+    in one 128-row tile keep it; 32 rows keep 32x32 tiles."""
     tmm = _example("tmm")
 
     def options(m: int, k: int, n: int) -> tcir.MappingOptions:
@@ -474,7 +474,8 @@ def test_medium_register_tiles_where_128_rows_leave_sms_idle():
 
     assert options(1000, 1024, 1000).tile == [64, 64, 32] and options(1000, 1024, 1000).split_k == 1
     assert options(768, 3072, 768).tile == [64, 64, 32] and options(768, 3072, 768).split_k == 6
-    assert options(2000, 1024, 2000).tile == [128, 128, 32]
+    assert options(2000, 1024, 2000).tile == [64, 64, 32]
+    assert options(2048, 1024, 2048).tile == [128, 128, 32]
     assert options(64, 1024, 16384).tile == [128, 128, 32]
     assert options(32, 4096, 4096).tile == [32, 32, 32]
 

@@ -40,17 +40,18 @@ def test_blocks_of_full_tiles():
 def test_no_split_where_every_tile_is_full():
     whole = MAPPED.replace("i < 40", "i < 64").replace("j < 72", "j < 96")
     assert full_blocks(_band(_schedule(whole)), BLOCKS) is None
-    assert separate_full_tiles(_schedule(whole), CONTEXT, 8).plain_is_equal(_schedule(whole))
+    assert separate_full_tiles(_schedule(whole), CONTEXT, 8, {"T"}).plain_is_equal(_schedule(whole))
 
 
 def test_split_keeps_every_instance_once():
-    result = separate_full_tiles(_schedule(), CONTEXT, 8)
+    result = separate_full_tiles(_schedule(), CONTEXT, 8, {"T"})
     sequence = result.get_root().child(0).child(0).child(0)
     assert sequence.get_type() == isl.schedule_node_type.sequence and sequence.n_children() == 2
     first, second = (sequence.child(k).filter_get_filter().intersect_params(BLOCKS) for k in range(2))
     assert first.intersect(second).is_empty()
     assert first.union(second).is_equal(_band(_schedule()).get_domain().intersect_params(BLOCKS))
-    assert separate_full_tiles(_schedule(), CONTEXT, 0).plain_is_equal(_schedule())
+    assert separate_full_tiles(_schedule(), CONTEXT, 0, {"T"}).plain_is_equal(_schedule())
+    assert separate_full_tiles(_schedule(), CONTEXT, 8, {"U"}).plain_is_equal(_schedule())  # no register tile
 
 
 TMM = """def tmm(float(M,K) A, float(N,K) B) -> (C) {
