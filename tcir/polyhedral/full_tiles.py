@@ -114,6 +114,19 @@ def _block_bands(node: isl.ScheduleNode, path: Path) -> list[Path]:
     return [found for k in range(node.n_children()) for found in _block_bands(node.child(k), (*path, k))]
 
 
+def _candidates(schedule: isl.Schedule, statements: set[str]) -> list[tuple[Path, isl.ScheduleNode]]:
+    """The block bands of the kernels that run any of `statements`."""
+    bands = [(path, node_at(schedule, path)) for path in _block_bands(schedule.get_root(), ())]
+    return [(path, band) for path, band in bands if _names(band.get_domain()) & statements]
+
+
+def has_partial_tiles(schedule: isl.Schedule, context: isl.Set, statements: set[str]) -> bool:
+    """Whether a kernel of `schedule` that runs any of `statements` has blocks
+    of full tiles and others."""
+    context = _without(context, THREAD_IDS)
+    return any(full_blocks(band, context) is not None for _, band in _candidates(schedule, statements))
+
+
 def separate_full_tiles(
     schedule: isl.Schedule, context: isl.Set, max_kernels: int, statements: set[str]
 ) -> isl.Schedule:
@@ -123,12 +136,10 @@ def separate_full_tiles(
     the first `max_kernels` such kernels."""
     context = _without(context, THREAD_IDS)
     split = 0
-    for path in _block_bands(schedule.get_root(), ()):  # edits below a kernel keep the others' paths
+    for path, _ in _candidates(schedule, statements):  # edits below a kernel keep the others' paths
         if split == max_kernels:
             break
         band = node_at(schedule, path)
-        if not _names(band.get_domain()) & statements:
-            continue
         full = full_blocks(band, context)
         if full is None:
             continue

@@ -47,7 +47,7 @@ from tcir.dialects.poly import ScopOp
 from tcir.dialects.tc import UpdateOp
 from tcir.errors import TCError
 from tcir.lowering.tc_point import PROMOTED
-from tcir.polyhedral.full_tiles import separate_full_tiles
+from tcir.polyhedral.full_tiles import has_partial_tiles, separate_full_tiles
 from tcir.polyhedral.gpu_mapping import split_context
 from tcir.polyhedral.promotion.promote import private_buffers
 from tcir.polyhedral.scop import module_scops, scop_context, scop_schedule, set_scop_schedule
@@ -87,9 +87,11 @@ class PolySeparateFullTilesPass(ModulePass):
                 raise TCError("poly-separate-full-tiles: the scop is not mapped; run poly-map-to-gpu first")
             context = scop_context(scop).align_params(mapping.get_space())
             context = context.intersect(mapping.align_params(context.get_space()))
+            tiled = _register_tiled_sums(scop)
+            if self.max_kernels == 0 or not has_partial_tiles(schedule, context, tiled):
+                continue
             # The threads' loops first, on the kernel whole: each copy keeps
             # them (isl's stride analysis of a partial copy's disjunctive
             # filter can exceed its budget, leaving a register tile rolled).
             scaled = scop_thread_loops(scop, schedule, context)
-            tiled = _register_tiled_sums(scop)
             set_scop_schedule(scop, separate_full_tiles(scaled, context, self.max_kernels, tiled))
