@@ -207,3 +207,35 @@ def trip_count(loop: scf.ForOp) -> int | None:
     if any(c != 0 for key, c in span.items() if key is not None):
         return None
     return max(0, -(-span.get(None, 0) // step))
+
+
+def max_trip_count(loop: scf.ForOp) -> int | None:
+    """The most iterations of `loop`: its trip count where that is the same
+    for every thread, else where its upper bound is the least of values (plus
+    a constant) one of which is a constant distance from its lower bound (a
+    copy loop cut by a ragged edge: `for (c = 4 * k; c < min(124, 4 * k + 3) + 1; ...)`),
+    the iterations up to that one; None otherwise."""
+    exact = trip_count(loop)
+    if exact is not None:
+        return exact
+    forms = IntegerForms()
+    forms.of(loop.ub)
+    forms.of(loop.lb)
+    step, width = forms.of(loop.step).get(None), width_of(loop.ub.type)
+    if step is None or step <= 0 or width is None or set(forms[loop.step]) - {None}:
+        return None
+    bound, offset = loop.ub, 0
+    if isinstance(bound.owner, arith.AddiOp):
+        for term, other in ((bound.owner.lhs, bound.owner.rhs), (bound.owner.rhs, bound.owner.lhs)):
+            if (k := forms.constant(term)) is not None:
+                bound, offset = other, k
+                break
+    if not isinstance(bound.owner, arith.MinSIOp):
+        return None
+    spans = []
+    for operand in bound.owner.operands:
+        forms.of(operand)
+        span = forms.add(operand, loop.lb, -1, width)
+        if not any(c != 0 for key, c in span.items() if key is not None):
+            spans.append(span.get(None, 0) + offset)
+    return max(0, -(-min(spans) // step)) if spans else None

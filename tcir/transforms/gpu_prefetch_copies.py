@@ -107,7 +107,7 @@ from tcir.dialects.nvgpu import (
 )
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
-from tcir.ir.integer_forms import constant_of, trip_count
+from tcir.ir.integer_forms import constant_of, max_trip_count, trip_count
 
 
 MAX_BUFFERS = 4
@@ -175,7 +175,7 @@ class _Copies:
         def visit(block_ops: Sequence[Operation], repeat: int) -> None:
             for op in block_ops:
                 if isinstance(op, scf.ForOp):
-                    trips = trip_count(op)
+                    trips = max_trip_count(op)
                     if trips is None or op.iter_args:
                         raise _NotACopy
                     visit(list(op.body.block.ops)[:-1], repeat * trips)
@@ -231,10 +231,12 @@ class _Copies:
                     step = constant_of(op.step)
                     assert step is not None
                     lb = mapping.get(op.lb, op.lb)
-                    for k in range(trip_count(op) or 0):
+                    ragged = trip_count(op) is None  # cut by an edge: each iteration guarded
+                    for k in range(max_trip_count(op) or 0):
                         offset = at.insert(arith.AddiOp(lb, index(at, k * step))).result if k else lb
                         mapping[op.body.block.args[0]] = offset
-                        emit_ops(at, list(op.body.block.ops)[:-1])
+                        inside = _guarded(at, offset, mapping.get(op.ub, op.ub)) if ragged else at
+                        emit_ops(inside, list(op.body.block.ops)[:-1])
                 elif isinstance(op, scf.IfOp):
                     guard = at.insert(scf.IfOp(mapping.get(op.cond, op.cond), [], [scf.YieldOp()]))
                     emit_ops(Builder(InsertPoint.at_start(guard.true_region.block)), list(op.true_region.block.ops)[:-1])
