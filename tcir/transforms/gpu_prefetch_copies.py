@@ -21,7 +21,9 @@ so the global loads of the next step are in flight during the math of
 this one. `prefetch` is a private array (registers: the copy loops are
 unrolled, so every index is a constant) of at most `max-values` elements
 a thread. The copy region may hold index arithmetic, copy loops of
-constant trip counts, and guards (`scf.if` without else), around loads of
+constant trip counts (or cut by a ragged edge, `ub = min(edge, lb + C)`:
+staged for their C iterations, each under a guard of the bound), and
+guards (`scf.if` without else), around loads of
 a global memref that the kernel never writes and stores of those values to
 shared memory; a loop whose copies are anything else is left as it is.
 
