@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import islpy as isl
 
-from tcir.polyhedral.gpu_mapping import BLOCK_IDS, KERNEL_MARK, THREAD_IDS, Path, maps_threads, node_at
+from tcir.polyhedral.gpu_mapping import BLOCK_IDS, KERNEL_MARK, THREAD_IDS, Path, maps_threads, node_at, project_params
 
 NodeType = isl.schedule_node_type
 
@@ -78,15 +78,6 @@ def _values(
     return found
 
 
-def _without(values: isl.UnionSet | isl.Set, names: tuple[str, ...]) -> isl.UnionSet | isl.Set:
-    """`values` with the parameters `names` existentially quantified."""
-    for name in names:
-        position = values.get_space().find_dim_by_name(isl.dim_type.param, name)
-        if position >= 0:
-            values = values.project_out(isl.dim_type.param, position, 1)
-    return values
-
-
 def full_blocks(band: isl.ScheduleNode, context: isl.Set) -> isl.Set | None:
     """The parameter values (block ids among them, within `context`) at which
     the instances reaching the block-mapped `band`, at each value of the
@@ -95,7 +86,7 @@ def full_blocks(band: isl.ScheduleNode, context: isl.Set) -> isl.Set | None:
     domain = band.get_domain().intersect_params(context)
     start = isl.UnionMap.from_domain(domain)
     reached = _values(band.child(0), domain, start, start, False).range().unwrap()
-    every = _without(reached, BLOCK_IDS).intersect_domain(reached.domain())
+    every = project_params(reached, BLOCK_IDS).intersect_domain(reached.domain())
     missing = every.subtract(reached).params()
     partial = missing.intersect(context)
     if partial.is_empty():
@@ -123,7 +114,7 @@ def _candidates(schedule: isl.Schedule, statements: set[str]) -> list[tuple[Path
 def has_partial_tiles(schedule: isl.Schedule, context: isl.Set, statements: set[str]) -> bool:
     """Whether a kernel of `schedule` that runs any of `statements` has blocks
     of full tiles and others."""
-    context = _without(context, THREAD_IDS)
+    context = project_params(context, THREAD_IDS)
     return any(full_blocks(band, context) is not None for _, band in _candidates(schedule, statements))
 
 
@@ -134,7 +125,7 @@ def separate_full_tiles(
     block band of each kernel that runs any of `statements` and has both
     full and partial tiles under a sequence of the two (see the module), in
     the first `max_kernels` such kernels."""
-    context = _without(context, THREAD_IDS)
+    context = project_params(context, THREAD_IDS)
     split = 0
     for path, _ in _candidates(schedule, statements):  # edits below a kernel keep the others' paths
         if split == max_kernels:

@@ -43,6 +43,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import islpy as isl
 
@@ -50,6 +51,7 @@ from tcir.errors import TCError
 
 NodeType = isl.schedule_node_type
 Path = tuple[int, ...]
+_Params = TypeVar("_Params", isl.Set, isl.UnionSet, isl.Map, isl.UnionMap)
 
 BLOCK_IDS = ("block_x", "block_y", "block_z")
 THREAD_IDS = ("thread_x", "thread_y", "thread_z")
@@ -177,6 +179,22 @@ def kernel_domains(schedule: isl.Schedule) -> list[isl.UnionSet]:
 
     visit(schedule.get_root())
     return found
+
+
+def project_params(obj: _Params, names: Sequence[str]) -> _Params:
+    """`obj` without the parameters `names` (existentially quantified)."""
+    for name in names:
+        position = obj.get_space().find_dim_by_name(isl.dim_type.param, name)
+        if position >= 0:
+            obj = obj.project_out(isl.dim_type.param, position, 1)
+    return obj
+
+
+def mapped_context(context: isl.Set, mapping: isl.Set) -> isl.Set:
+    """A scop's parameter `context` with the bounds of the block and thread
+    ids of its `mapping` (the context node of `split_context`)."""
+    context = context.align_params(mapping.get_space())
+    return context.intersect(mapping.align_params(context.get_space()))
 
 
 def split_context(schedule: isl.Schedule) -> tuple[isl.Schedule, isl.Set | None]:

@@ -38,14 +38,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
-from contextlib import contextmanager
-
 import math
+from contextlib import contextmanager
 
 import islpy as isl
 
-from tcir.polyhedral.bands import has_consecutive_values
 from tcir.dialects.poly import ScopOp
+from tcir.polyhedral.bands import has_consecutive_values
 from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
 from tcir.polyhedral.promotion.promote import private_buffers, private_statements
 

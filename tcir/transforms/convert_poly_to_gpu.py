@@ -66,6 +66,7 @@ from tcir.polyhedral.gpu_mapping import (
     BLOCK_IDS,
     THREAD_IDS,
     kernel_domains,
+    mapped_context,
     split_context,
 )
 from tcir.polyhedral.promotion.promote import (
@@ -106,8 +107,7 @@ class KernelBuilder:
         schedule, mapping = split_context(scop_schedule(self.scop))
         if mapping is None:
             raise TCError("convert-poly-to-gpu: the scop is not mapped; run poly-map-to-gpu first")
-        context = scop_context(self.scop).align_params(mapping.get_space())
-        context = context.intersect(mapping.align_params(context.get_space()))
+        context = mapped_context(scop_context(self.scop), mapping)
         schedule = scop_thread_loops(self.scop, schedule, context)
         build = isl.AstBuild.from_context(context)
         grid = launch_sizes(mapping, BLOCK_IDS)

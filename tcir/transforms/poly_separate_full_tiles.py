@@ -48,7 +48,7 @@ from tcir.dialects.tc import UpdateOp
 from tcir.errors import TCError
 from tcir.lowering.tc_point import PROMOTED
 from tcir.polyhedral.full_tiles import has_partial_tiles, separate_full_tiles
-from tcir.polyhedral.gpu_mapping import split_context
+from tcir.polyhedral.gpu_mapping import mapped_context, split_context
 from tcir.polyhedral.promotion.promote import private_buffers
 from tcir.polyhedral.scop import module_scops, scop_context, scop_schedule, set_scop_schedule
 from tcir.polyhedral.thread_loops import scop_thread_loops
@@ -85,8 +85,7 @@ class PolySeparateFullTilesPass(ModulePass):
             _, mapping = split_context(schedule)
             if mapping is None:
                 raise TCError("poly-separate-full-tiles: the scop is not mapped; run poly-map-to-gpu first")
-            context = scop_context(scop).align_params(mapping.get_space())
-            context = context.intersect(mapping.align_params(context.get_space()))
+            context = mapped_context(scop_context(scop), mapping)
             tiled = _register_tiled_sums(scop)
             if self.max_kernels == 0 or not has_partial_tiles(schedule, context, tiled):
                 continue

@@ -53,6 +53,7 @@ from tcir.polyhedral.gpu_mapping import (
     THREAD_IDS,
     maps_threads,
     node_at,
+    project_params,
 )
 from tcir.polyhedral.promotion.affine import NotExpressible, function_of
 from tcir.polyhedral.promotion.copies import Copy, FlatCopy, VectorCopy, flat_copy_pays, promote_access
@@ -119,15 +120,6 @@ def _param_names(obj: isl.UnionSet | isl.Set | isl.Map | isl.UnionMap) -> set[st
     }
 
 
-def _project_params(obj: isl.UnionMap, names: Sequence[str]) -> isl.UnionMap:
-    """`obj` without the parameters `names` (existentially quantified)."""
-    for name in names:
-        position = obj.get_space().find_dim_by_name(isl.dim_type.param, name)
-        if position >= 0:
-            obj = obj.project_out(isl.dim_type.param, position, 1)
-    return obj
-
-
 def _is_tile_band(node: isl.ScheduleNode) -> bool:
     """A band all of whose members are tile indices (no iterator appears
     outside an integer division), like the tile loops of `poly-tile`."""
@@ -149,7 +141,7 @@ def _is_tile_band(node: isl.ScheduleNode) -> bool:
 def _one_tile_per_block(site: Site) -> bool:
     """Whether every block runs one tile of `site` (a prefix value, whatever
     its threads) at most."""
-    tiles = _project_params(site.prefix.intersect_domain(site.instances), THREAD_IDS).range()
+    tiles = project_params(site.prefix.intersect_domain(site.instances), THREAD_IDS).range()
     return tiles.n_set() <= 1 and (tiles.is_empty() or isl.Set.from_union_set(tiles).is_singleton())
 
 
@@ -359,7 +351,7 @@ class Promoter:
         """The footprint `{ [p] -> T[a] }` of `accesses` (`{ S[i] -> T[a] }`)."""
         accesses = accesses.intersect_domain(site.instances)
         hidden = BLOCK_IDS if per_thread else MAPPING_IDS
-        footprint = _project_params(accesses.apply_domain(site.prefix), hidden)
+        footprint = project_params(accesses.apply_domain(site.prefix), hidden)
         if footprint.is_empty():
             return None
         # Constraints on the elements that the prefix values already imply
@@ -569,10 +561,10 @@ class Promoter:
         for ref in group.refs:
             assert ref.access is not None
             accesses = accesses.union(isl.UnionMap.from_map(ref.access))
-        accesses = _project_params(
+        accesses = project_params(
             accesses.intersect_domain(site.instances), MAPPING_IDS
         )
-        instances = _project_params(site.prefix, MAPPING_IDS)
+        instances = project_params(site.prefix, MAPPING_IDS)
         return not instances.range_product(accesses).is_injective()
 
     def _coalesced(self, site: Site, ref: Reference) -> bool:
@@ -625,7 +617,7 @@ class Promoter:
         # Only the reference's statement: pairs of other statements' instances
         # would make the relations below large for nothing.
         own = site.instances.intersect(isl.UnionSet.from_set(ref.access.domain()))
-        domain = _project_params(isl.UnionMap.from_domain(own), MAPPING_IDS).domain()
+        domain = project_params(isl.UnionMap.from_domain(own), MAPPING_IDS).domain()
         partial = band.band_get_partial_schedule()
 
         def member(k: int) -> isl.UnionMap:
@@ -633,7 +625,7 @@ class Promoter:
                 partial.get_union_pw_aff(k)
             ).intersect_domain(domain)
 
-        key = _project_params(band.get_prefix_schedule_union_map(), MAPPING_IDS)
+        key = project_params(band.get_prefix_schedule_union_map(), MAPPING_IDS)
         key = key.intersect_domain(domain)
         for k in range(band.band_n_member()):
             if k != x:
@@ -652,7 +644,7 @@ class Promoter:
             values = member.intersect_domain(instances).range()
             if values.is_empty() or not values.is_subset(isl.UnionSet.from_set(mapped)):
                 continue
-            spread = _project_params(
+            spread = project_params(
                 isl.UnionMap.from_range(values), MAPPING_IDS
             ).range()
             if not isl.Set.from_union_set(spread).is_singleton():
@@ -697,7 +689,7 @@ class Promoter:
             return reads
         order = self.order
         if shared:
-            reads, writes, order = (_project_params(m, THREAD_IDS) for m in (reads, writes, order))
+            reads, writes, order = (project_params(m, THREAD_IDS) for m in (reads, writes, order))
         flow = (
             isl.UnionAccessInfo.from_sink(reads)
             .set_must_source(writes)
