@@ -205,6 +205,10 @@ def _reductions() -> list[Case]:
     out.append(Case(f"channel_mean {_shape(*nchw)}", "zoo/reduction.tc", "channel_mean",
                     dict(zip("NCHW", nchw, strict=True)), {"N": 5, "C": 3, "H": 7, "W": 9},
                     lambda x: x.mean((0, 2, 3)), math.prod(nchw)))
+    nchw = (32, 64, 56, 56)  # 128 planes of the small sizes take the GPU mapping of row-wise chains
+    out.append(Case(f"instancenorm {_shape(*nchw)}", "zoo/reduction.tc", "instancenorm",
+                    dict(zip("NCHW", nchw, strict=True)), {"N": 2, "C": 64, "H": 5, "W": 9},
+                    lambda x: F.instance_norm(x, eps=1e-5), 8 * math.prod(nchw)))
     b, n = 128, 50257
     out.append(Case(f"softmax {_shape(b, n)}", "softmax.tc", "softmax", {"B": b, "N": n}, {"B": 130, "N": 300},
                     lambda x: torch.softmax(x, 1), 5 * b * n))

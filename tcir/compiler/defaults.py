@@ -11,7 +11,8 @@ The first that applies:
   indices are its row, reads of what the def writes are at the reader's
   row), with rows enough for every SM and rows that read little of what
   other rows read: a block per row, 16 points of it a thread (32 to 1024
-  threads), the reductions spread over the block (`block_reductions`);
+  threads; rows of several dimensions narrower than that along the
+  innermost two), the reductions spread over the block (`block_reductions`);
   a one-statement sum of rows of at most 64 points (a global average
   pool): a thread per row.
 - **Spread sums** (one sum over several reduction dimensions, 2048
@@ -657,27 +658,41 @@ def _grid(counts: list[int]) -> list[int]:
     return [min(c, limit) for c, limit in zip(reversed(mapped), MAX_GRID)] or [1]
 
 
+def _longest_row(definition: A.CheckedDef, sizes: list[int], rows: int) -> list[int]:
+    """The extents of a row's dimensions (outermost first) in the statement
+    of a row-wise chain that has the most points in one row."""
+    longest: list[int] = []
+    for stmt in definition.stmts:
+        extents = _extents(stmt, sizes)
+        row = [extents[i] for i in [*stmt.lhs_indices[rows:], *stmt.reduction_indices]]
+        if math.prod(row) > math.prod(longest):
+            longest = row
+    return longest
+
+
 def _row_length(definition: A.CheckedDef, sizes: list[int], rows: int) -> int:
     """The most points a statement of a row-wise chain has in one row."""
-    longest = 1
-    for stmt in definition.stmts:
-        inner = [*stmt.lhs_indices[rows:], *stmt.reduction_indices]
-        extents = [e for i, e in _extents(stmt, sizes).items() if i in inner]
-        longest = max(longest, math.prod(extents))
-    return longest
+    return math.prod(_longest_row(definition, sizes, rows))
 
 
 def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) -> MappingOptions:
     """A block per row, its threads spread over the row, the reductions
     combined across them (`block_reductions`): the whole chain in one kernel.
-    Rows of several dimensions take a grid of as many (x the innermost)."""
-    longest = _row_length(definition, sizes, rows)
+    Rows of several dimensions take a grid of as many (x the innermost), and
+    a row of several dimensions shorter than the block in the innermost one
+    (an image's plane) spreads them over the next one too."""
+    row = _longest_row(definition, sizes, rows)
+    longest = math.prod(row)
     first = definition.stmts[0]
     extents = _row_extents(first, sizes, rows)
     grid = _grid(extents) if rows > 1 else []
     share = -(-longest // ROW_SHARE)
     threads = min(ROW_THREADS, max(INNER_THREADS, 1 << (share - 1).bit_length()))
     private = min(MAX_PRIVATE_ELEMENTS_A_ROW, max(DEFAULT.max_private_elements, -(-longest // threads)))
+    if len(row) > 1 and row[-1] < threads:
+        return MappingOptions(
+            blocks=grid, threads=[row[-1], min(row[-2], threads // row[-1])], block_reductions=True, max_private_elements=private
+        )
     return MappingOptions(blocks=grid, threads=[threads], block_reductions=True, max_private_elements=private)
 
 

@@ -44,9 +44,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import islpy as isl
-from xdsl.dialects import gpu
+from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, IndexType, IntegerType, StringAttr, UnitAttr, i1
-from xdsl.ir import Block, Region
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from tcir.dialects.poly import (
@@ -213,8 +213,38 @@ def _without(relation: str, tensor: str) -> str:
     return kept.to_str()
 
 
+def _divisor(stmt: StmtOp, update: UpdateOp) -> tuple[arith.DivfOp, list[Operation]] | None:
+    """Where `update` adds `e / d` for a `d` that is the same at every
+    reduced point (computed without reads or reduced indices: a mean's
+    `N`), the division and the ops that compute `d`, in program order."""
+    division = update.value.owner
+    if update.kind.data != "+=" or not isinstance(division, arith.DivfOp) or division.result.has_more_than_one_use():
+        return None
+    reduced = {stmt.body.block.args[d] for d in reduction_dims(stmt)}
+    ops: set[Operation] = set()
+    stack: list[SSAValue] = [division.rhs]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, BlockArgument):
+            if value in reduced:
+                return None
+            continue
+        owner = value.owner
+        assert isinstance(owner, Operation)
+        if isinstance(owner, ReadOp) or owner.regions:
+            return None
+        if owner not in ops:
+            ops.add(owner)
+            stack.extend(owner.operands)
+    return division, [op for op in stmt.body.block.ops if op in ops]
+
+
 def _combine_statement(plan: _Plan, projection: isl.Map) -> StmtOp:
-    """`S_combine`: the block's partials combined into `S`'s element."""
+    """`S_combine`: the block's partials combined into `S`'s element. Where
+    `S` adds `e / d` with `d` the same for the whole sum (`_divisor`), the
+    partials sum the `e`s (`_undivided`) and `S_combine` divides their
+    total by `d` once (a sum's rounding is not kept exactly anyway: its
+    order changes)."""
     stmt, update = plan.stmt, plan.update
     name = projection.get_tuple_name(isl.dim_type.out)
     domain = projection.range()
@@ -229,11 +259,32 @@ def _combine_statement(plan: _Plan, projection: isl.Map) -> StmtOp:
     total = gpu.AllReduceOp.from_op(
         gpu.AllReduceOpAttr(gpu.AllReduceOpEnum(ALL_REDUCE_OPS[update.kind.data])), partial.result, UnitAttr()
     )
-    mapper = dict(zip(old_args, block.args))
+    block.add_ops([partial, total])
+    mapper: dict[SSAValue, SSAValue] = dict(zip(old_args, block.args))
     mapper[update.value] = total.result
-    block.add_ops([partial, total, update.clone(value_mapper=mapper)])
+    divisor = _divisor(stmt, update)
+    if divisor is not None:
+        division, ops = divisor
+        block.add_ops(op.clone(value_mapper=mapper) for op in ops)
+        quotient = division.clone(value_mapper={**mapper, division.lhs: total.result})
+        block.add_op(quotient)
+        mapper[update.value] = quotient.result
+    block.add_op(update.clone(value_mapper=mapper))
     relation = writes.to_str()
     return StmtOp(name, domain.to_str(), relation, relation, Region(block))
+
+
+def _undivided(stmt: StmtOp, update: UpdateOp) -> None:
+    """`stmt` adding `e` where it added `e / d` (see `_divisor`)."""
+    divisor = _divisor(stmt, update)
+    if divisor is None:
+        return
+    division, ops = divisor
+    update.operands[1] = division.lhs
+    Rewriter.erase_op(division)
+    for op in reversed(ops):
+        if all(not result.uses for result in op.results):
+            Rewriter.erase_op(op)
 
 
 def _coincident_when_rewritten(scop: ScopOp, plan: _Plan, combine: StmtOp, tensor: str) -> bool:
@@ -373,6 +424,7 @@ def _apply(scop: ScopOp, plan: _Plan) -> None:
     stmt.properties["reads"] = StringAttr(_without(stmt.reads.data, tensor))
     stmt.properties["writes"] = StringAttr(_without(stmt.writes.data, tensor))
     plan.update.attributes[BLOCK_REDUCTION] = UnitAttr()
+    _undivided(stmt, plan.update)
     Rewriter.insert_op(combine, InsertPoint.after(stmt))
 
 
@@ -435,14 +487,50 @@ def _distributed(scop: ScopOp, plan: _Plan) -> bool:
     return True
 
 
+def _merged(scop: ScopOp, plan: _Plan) -> bool:
+    """Make the bands from `plan`'s outermost band over the reduction down
+    to its innermost one a single band, so that threads map every reduced
+    dimension. Other statements that share the outermost band (a sum's
+    initialization, which isl fuses into the loop over the first reduced
+    dimension) run before the sum (isl's `order_before`), where no
+    dependence runs from the sum back to them in one iteration of the loops
+    above. Returns whether it did."""
+    own = isl.UnionSet(plan.stmt.domain.data)
+    others = _instances_at(plan.path).subtract(own)
+    node = scop_schedule(scop).get_root()
+    for position in _child_path(plan.top):
+        node = node.child(position)
+    if not others.is_empty():
+        prefix = node.get_prefix_schedule_union_map()
+        same = prefix.apply_range(prefix.reverse())
+        backward = compute_dependences(scop).validity.intersect_domain(own).intersect_range(others)
+        if not backward.intersect(same).is_empty():
+            return False
+        node = node.order_before(others)
+    bands = []
+    while node.get_type() == isl.schedule_node_type.band:
+        bands.append(node.band_get_partial_schedule())
+        node = node.delete()
+    if len(bands) < 2 or node.get_type() != isl.schedule_node_type.leaf:
+        return False  # something other than bands lies between the two
+    merged = bands[0]
+    for band in bands[1:]:
+        merged = merged.flat_range_product(band)
+    set_scop_schedule(scop, node.insert_partial_schedule(merged).get_schedule())
+    return True
+
+
 def block_reductions(scop: ScopOp) -> list[str]:
     """Rewrite every reduction of `scop` that can run block-cooperatively
     (see the module docstring), first distributing the loops that fuse it
-    with what reads its result; returns the names of the statements rewritten."""
+    with what reads its result, and merging the bands over its reduced
+    dimensions into one; returns the names of the statements rewritten."""
     done: list[str] = []
     for stmt in list(scop.statements):
         plan = _plan(scop, stmt)
         if plan is not None and _distributed(scop, plan):
+            plan = _plan(scop, stmt)
+        if plan is not None and plan.top is not plan.inner and _merged(scop, plan):
             plan = _plan(scop, stmt)
         if plan is None:
             continue

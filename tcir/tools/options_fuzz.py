@@ -70,6 +70,7 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "zoo/conv:conv2d_pad1": {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_1x1": {"N": 2, "C": 5, "H": 3, "W": 34, "F": 7},
     "zoo/pool:global_avgpool": {"N": 3, "C": 37, "H": 5, "W": 3},
+    "zoo/reduction:instancenorm": {"N": 2, "C": 3, "H": 7, "W": 9},
     "tmm@f16": {"M": 37, "K": 29, "N": 45},
     "MLP1@f16": {"B": 7, "M": 13, "N": 11},
     "softmax@f16": {"B": 5, "N": 37},

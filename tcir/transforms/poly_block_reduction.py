@@ -29,6 +29,12 @@ becomes
         poly.filter "{ S4[b, n] }" { poly.band "[{ S4[b, n] -> [(n)] }]" coincident = [1] }
         poly.filter "{ S4_combine[b] }" } }
 
+Where the reduced dimensions have bands of their own (a sum over an image's
+plane, whose initialization isl fuses into the loop over its rows), the
+initialization runs first and the bands become one, so that threads map
+every reduced dimension. A sum of `e / d` with `d` the same at every reduced
+point (a mean's `N`) sums the `e`s and `<S>_combine` divides the total once.
+
 A kernel's threads then each sum a share of a row, and the row's sum is
 the block's: the softmax, norm and attention rows of one block in one
 kernel. Reductions that do not qualify stay serial in a thread.

@@ -282,6 +282,18 @@ def test_row_wise_chains_take_a_block_per_row(name: str, sizes: dict[str, int], 
     assert not few.block_reductions
 
 
+def test_rows_of_image_planes_spread_threads_over_both_dimensions():
+    """An instance norm's rows are 56x56 planes: a warp-and-more along w
+    alone would leave most of 256 threads idle; 56 x 4 threads cover both."""
+    fn = tcir.define(
+        "def inorm(float(N,C,H,W) X) -> (Y) {\n"
+        "  mean(n,c) +=! X(n,c,h,w) / (H * W)\n"
+        "  Y(n,c,h,w) = X(n,c,h,w) - mean(n,c)\n}"
+    ).inorm
+    options = default_options(fn.definition, Binding({"N": 32, "C": 64, "H": 56, "W": 56}, ()))
+    assert options.block_reductions and options.threads == [56, 4] and options.blocks == [64, 32]
+
+
 def test_column_sums_split_the_reduction_over_blocks():
     options = default_options(_example("colsum").definition, Binding({"B": 8192, "N": 8192}, ()))
     assert options.threads == [256] and options.tile == [256, 512] and options.split_k == 16

@@ -155,3 +155,93 @@ tc.def @mixed(%A: !tc.tensor<f32, [4, 8]>) -> (%s: !tc.tensor<f32, [4]>) {
 // CHECK-LABEL: tc.def @mixed
 // CHECK-NOT:     block_reduction
 // CHECK:         coincident = [0, 1]
+
+// -----
+
+// A sum over two dimensions (an image plane): isl fuses the initialization
+// S0 into the loop over h, so the bands over h and w are two. S0 is ordered
+// before the sum and the bands become one, both members coincident: threads
+// map h and w.
+tc.def @planesum(%X: !tc.tensor<f32, [4, 6, 8]>) -> (%s: !tc.tensor<f32, [4]>) {
+  poly.scop @planesum params [] context "{  :  }" {
+    poly.stmt @S0 domain "{ S0[b] : 0 <= b <= 3 }" reads "{  }" writes "{ S0[b] -> s[b] }" {
+    ^bb0(%b: index):
+      %0 = arith.constant 0.000000e+00 : f32
+      tc.update %s[%b] "=" %0
+    }
+    poly.stmt @S1 domain "{ S1[b, h, w] : 0 <= b <= 3 and 0 <= h <= 5 and 0 <= w <= 7 }" reads "{ S1[b, h, w] -> s[b]; S1[b, h, w] -> X[b, h, w] }" writes "{ S1[b, h, w] -> s[b] }" {
+    ^bb0(%b_1: index, %h: index, %w: index):
+      %1 = tc.read %X[%b_1, %h, %w]
+      tc.update %s[%b_1] "+=" %1
+    }
+    poly.domain "{ S1[b, h, w] : 0 <= b <= 3 and 0 <= h <= 5 and 0 <= w <= 7; S0[b] : 0 <= b <= 3 }" {
+      poly.band "[{ S1[b, h, w] -> [(b)]; S0[b] -> [(b)] }]" permutable coincident = [1] {
+        poly.band "[{ S1[b, h, w] -> [(h)]; S0[b] -> [(0)] }]" permutable coincident = [0] {
+          poly.sequence {
+            poly.filter "{ S0[b] }"
+            poly.filter "{ S1[b, h, w] }" {
+              poly.band "[{ S1[b, h, w] -> [(w)] }]" coincident = [0]
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// CHECK-LABEL: tc.def @planesum
+// CHECK:         tc.update %s[%{{.*}}] "+=" %{{.*}} attributes {block_reduction}
+// CHECK:         poly.sequence {
+// CHECK-NEXT:      poly.filter "{ S0[b] }" {
+// CHECK-NEXT:        poly.band "[{ S0[b] -> [(0)] }]"
+// CHECK-NEXT:      }
+// CHECK-NEXT:      poly.filter "{ S1_combine[b] : 0 <= b <= 3; S1[b, h, w] }" {
+// CHECK-NEXT:        poly.sequence {
+// CHECK-NEXT:          poly.filter "{ S1[b, h, w] : 0 <= b <= 3 and 0 <= h <= 5 and 0 <= w <= 7 }" {
+// CHECK-NEXT:            poly.band "[{ S1[b, h, w] -> [(h)] }, { S1[b, h, w] -> [(w)] }]" coincident = [1, 1]
+// CHECK-NEXT:          }
+// CHECK-NEXT:          poly.filter "{ S1_combine[b] : 0 <= b <= 3 }"
+
+// -----
+
+// A mean (`m(b) +=! X(b,n) / N`): the divisor is the same at every n, so the
+// partials add the X's and S1_combine divides their total once.
+tc.def @rowmean(%X: !tc.tensor<f32, [4, 64]>) -> (%m: !tc.tensor<f32, [4]>) {
+  poly.scop @rowmean params [] context "{  :  }" {
+    poly.stmt @S0 domain "{ S0[b] : 0 <= b <= 3 }" reads "{  }" writes "{ S0[b] -> m[b] }" {
+    ^bb0(%b: index):
+      %0 = arith.constant 0.000000e+00 : f32
+      tc.update %m[%b] "=" %0
+    }
+    poly.stmt @S1 domain "{ S1[b, n] : 0 <= b <= 3 and 0 <= n <= 63 }" reads "{ S1[b, n] -> m[b]; S1[b, n] -> X[b, n] }" writes "{ S1[b, n] -> m[b] }" {
+    ^bb0(%b_1: index, %n: index):
+      %1 = tc.read %X[%b_1, %n]
+      %2 = tc.size [64]
+      %3 = arith.index_cast %2 : index to i32
+      %4 = arith.sitofp %3 : i32 to f32
+      %5 = arith.divf %1, %4 : f32
+      tc.update %m[%b_1] "+=" %5
+    }
+    poly.domain "{ S0[b] : 0 <= b <= 3; S1[b, n] : 0 <= b <= 3 and 0 <= n <= 63 }" {
+      poly.band "[{ S0[b] -> [(b)]; S1[b, n] -> [(b)] }]" permutable coincident = [1] {
+        poly.band "[{ S0[b] -> [(0)]; S1[b, n] -> [(n)] }]" permutable coincident = [0] {
+          poly.sequence {
+            poly.filter "{ S0[b] }"
+            poly.filter "{ S1[b, n] }"
+          }
+        }
+      }
+    }
+  }
+}
+// CHECK-LABEL: tc.def @rowmean
+// CHECK:         poly.stmt @S1 domain
+// CHECK-NEXT:    ^bb0(%{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT:      %[[X:.*]] = tc.read %X
+// CHECK-NEXT:      tc.update %m[%{{.*}}] "+=" %[[X]] attributes {block_reduction}
+// CHECK-NEXT:    }
+// CHECK:           %[[T:.*]] = "gpu.all_reduce"
+// CHECK:           tc.size [64]
+// CHECK:           %[[D:.*]] = arith.sitofp
+// CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[T]], %[[D]] : f32
+// CHECK-NEXT:      tc.update %m[%{{.*}}] "+=" %[[Q]]{{$}}

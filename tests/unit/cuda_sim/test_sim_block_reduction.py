@@ -95,6 +95,32 @@ def test_row_wise_examples_by_default(name: str, sizes: dict[str, int]):
     np.testing.assert_allclose(function(*inputs, backend="cuda-sim"), expected, rtol=2e-5, atol=1e-6)
 
 
+INSTANCE_NORM = """
+def instancenorm(float(N,C,H,W) X) -> (Y) {
+  mean(n,c) +=! X(n,c,h,w) / (H * W)
+  d(n,c,h,w) = X(n,c,h,w) - mean(n,c)
+  var(n,c) +=! d(n,c,h,w) * d(n,c,h,w) / (H * W)
+  Y(n,c,h,w) = d(n,c,h,w) * rsqrt(var(n,c) + 1e-5)
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [None, [7, 3], [5, 2]], ids=["default", "ragged-rows", "ragged-columns"])
+def test_planes_and_means(threads: list[int] | None):
+    """Sums over an image's plane (h and w, one band once the initialization
+    runs first) divided by its size (the division applied once, to the
+    block's total): an instance norm, a block per plane."""
+    x = np.random.default_rng(3).standard_normal((2, 64, 9, 7)).astype(np.float32)
+    options = None if threads is None else tcir.MappingOptions(blocks=[64, 2], threads=threads, block_reductions=True)
+    function = tcir.define(INSTANCE_NORM).instancenorm
+    source = function.ir(x, backend="cuda-sim", options=options)
+    assert source.count('"gpu.func"') == 1 and source.count("gpu.all_reduce") == 2
+    got = function(x, backend="cuda-sim", options=options)
+    x = x.astype(np.float64)
+    d = x - x.mean((2, 3), keepdims=True)
+    np.testing.assert_allclose(got, d / np.sqrt((d * d).mean((2, 3), keepdims=True) + 1e-5), rtol=1e-5, atol=1e-5)
+
+
 # Each thread adds its A[t] to the block's sum; with DIVERGE, only the first
 # four threads reach the all-reduce.
 ALL_REDUCE = """
