@@ -69,7 +69,7 @@ import math
 from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.dtypes import HALF_TYPES
-from tcir.frontend.subscripts import gathers, walk
+from tcir.frontend.subscripts import gathers, index_names, walk
 from tcir.polyhedral.unrolling import largest_divisor
 from tcir.runtime.signature import Binding, evaluate
 
@@ -486,15 +486,6 @@ def _row_extents(stmt: A.Stmt, sizes: list[int], rows: int) -> list[int]:
     return [e for i, e in _extents(stmt, sizes).items() if i in stmt.lhs_indices[:rows]]
 
 
-def _index_names(read: A.Access) -> set[str]:
-    return set().union(*map(_names, read.subscripts))
-
-
-def _names(expr: A.Expr) -> set[str]:
-    """The index variables of a subscript."""
-    return {n.name for n in walk(expr) if isinstance(n, A.IndexVar)}
-
-
 def _operand_reads(stmt: A.Stmt) -> list[A.Access]:
     """The reads of `stmt` of tensors other than its own output."""
     return [n for n in walk(stmt.rhs) if isinstance(n, A.Access) and n.tensor != stmt.lhs]
@@ -510,7 +501,7 @@ def _row_reuse(definition: A.CheckedDef, sizes: list[int], rows: int) -> float:
         row = set(stmt.lhs_indices[:rows])
         own = max(own, math.prod(extents[i] for i in stmt.lhs_indices[rows:]))
         for read in _input_reads(stmt, set()):
-            names = _index_names(read) & set(extents)
+            names = index_names(read) & set(extents)
             points = math.prod(extents[i] for i in names - row)
             if row <= names:
                 own = max(own, points)
@@ -545,7 +536,7 @@ def _row_chain(definition: A.CheckedDef) -> int | None:
             if not any(_ends_in(r, last) for r in reads):
                 return None
             if any(
-                {last, *row} <= _index_names(r) and not _ends_in(r, last) for r in reads
+                {last, *row} <= index_names(r) and not _ends_in(r, last) for r in reads
             ):  # a row of a matrix read down its columns: `y(n) +=! A(k, n) * x(k)`
                 return None
     return k
@@ -729,7 +720,7 @@ def _column_sum(definition: A.CheckedDef) -> A.Stmt | None:
     inner, outputs = layer.lhs_indices[-1], set(layer.lhs_indices)
     reads = _input_reads(layer, {layer.lhs})
     along = [r for r in reads if _ends_in(r, inner)]
-    if not along or any(r not in along and _index_names(r) & outputs for r in reads):
+    if not along or any(r not in along and index_names(r) & outputs for r in reads):
         return None
     return layer
 
@@ -754,7 +745,7 @@ def _spread_sum(definition: A.CheckedDef, sizes: list[int]) -> MappingOptions | 
     out = math.prod(extents[i] for i in layer.lhs_indices)
     reduced = [extents[i] for i in layer.reduction_indices]
     inner = layer.reduction_indices[-1]
-    reads = [r for r in _input_reads(layer, {layer.lhs}) if _index_names(r) & set(layer.reduction_indices)]
+    reads = [r for r in _input_reads(layer, {layer.lhs}) if index_names(r) & set(layer.reduction_indices)]
     if (
         out >= SMALL_OUTPUT
         or math.prod(reduced) < THREADS * POINTS_PER_THREAD
@@ -813,7 +804,7 @@ def _wide_contraction(layer: A.Stmt, out: list[int], reduction: int) -> bool:
     if reduction < K_TILE or min(out[-2:]) < WIDE_OUTPUT or len(reads) != 2:
         return False
     rows, columns = layer.lhs_indices[-2:]
-    used = [_index_names(r) for r in reads]
+    used = [index_names(r) for r in reads]
     return any(rows in a and columns not in a and columns in b and rows not in b for a, b in (used, used[::-1]))
 
 
@@ -830,10 +821,10 @@ def _convolution_image(layer: A.Stmt) -> A.Access | None:
     channel, row, column = layer.lhs_indices[-3:]
     for image, filters in (reads, reads[::-1]):
         if (
-            {row, column} <= _index_names(image)
-            and channel not in _index_names(image)
-            and channel in _index_names(filters)
-            and not {row, column} & _index_names(filters)
+            {row, column} <= index_names(image)
+            and channel not in index_names(image)
+            and channel in index_names(filters)
+            and not {row, column} & index_names(filters)
         ):
             return image
     return None
@@ -875,7 +866,7 @@ def _taps(layer: A.Stmt, image: A.Access) -> set[str]:
     `image` (a convolution's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
     taps: set[str] = set()
     for subscript in image.subscripts:
-        names = _names(subscript)
+        names = index_names(subscript)
         if names & set(layer.lhs_indices):
             taps |= names & set(layer.reduction_indices)
     return taps
@@ -927,5 +918,5 @@ def _layer_chain(definition: A.CheckedDef) -> bool:
 
 def _indices_of_every_read(stmt: A.Stmt) -> set[str]:
     """The indices that every tensor read by `stmt` (but its own output) depends on."""
-    used = [_index_names(read) for read in _operand_reads(stmt)]
+    used = [index_names(read) for read in _operand_reads(stmt)]
     return set.intersection(*used) if used else set(stmt.lhs_indices)

@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from tcir.compiler.defaults import default_partition, resolved_options
 from tcir.compiler.options import GPU_BACKENDS, TF32_DEFAULT, MappingOptions, specialize_pass
-from tcir.compiler.partition import lowered_in_parts, split_def
+from tcir.compiler.partition import lowered_in_parts, recomputed, split_def
 from tcir.dialects.tc import DefOp
 from tcir.frontend.ast import CheckedDef
 from tcir.frontend.dtypes import HALF_TYPES
@@ -115,7 +115,7 @@ def default_parts(
     if backend not in GPU_BACKENDS or options not in (None, TF32_DEFAULT):
         return None
     groups = default_partition(definition, binding)
-    return None if groups is None else split_def(definition, groups)
+    return None if groups is None else split_def(*recomputed(definition, groups))
 
 
 @dataclass(frozen=True)

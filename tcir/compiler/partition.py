@@ -13,12 +13,17 @@ every part's kernels, and the host function of the whole def, which
 allocates its temporaries once and launches the parts' kernels in order.
 A tensor that a part writes and a later one reads is an output of the
 first and an input of the second (a temporary of the whole def, allocated
-by its host function).
+by its host function). A temporary that a part would compute elementwise
+from one tensor of its own shape (and smaller ones), as batch norm's
+`d(n,c,h,w) = X(n,c,h,w) - mean(c)`, is recomputed where later parts read it
+instead (`recomputed`): reading `X` again costs less than writing and
+reading `d`, as PyTorch's compilers fuse such producers into their consumers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from xdsl.builder import Builder
 from xdsl.dialects import func, gpu, memref
@@ -28,7 +33,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from tcir.compiler.options import specialize_pass
 from tcir.dialects.tc import DefOp
 from tcir.frontend import ast as A
-from tcir.frontend.subscripts import walk
+from tcir.frontend.subscripts import index_names, rebuild, walk
 from tcir.lowering.def_function import DefFunction
 from tcir.passmanager import PassManager
 from tcir.runtime.signature import Binding
@@ -36,7 +41,69 @@ from tcir.transforms.convert_poly_to_gpu import KERNEL_MODULE
 
 
 def _reads(stmts: Sequence[A.Stmt]) -> set[str]:
-    return {n.tensor for s in stmts for n in walk(s.rhs) if isinstance(n, A.Access)}
+    return {n.tensor for s in stmts for n in _accesses(s.rhs)}
+
+
+def _recomputable(
+    definition: A.CheckedDef, stmts: Sequence[A.Stmt], groups: Sequence[Sequence[int]], g: int
+) -> A.Stmt | None:
+    """The statement of group `g` where it is a temporary's one elementwise
+    statement, reading only inputs and earlier groups' tensors, at most one
+    of them at every index of its own (`d(n,c,h,w) = X(n,c,h,w) - mean(c)`),
+    and every later statement that reads it reads each of its elements at one
+    instance (no reuse to pay for again: a contraction's operand is read at
+    every point of the other operand's dimensions)."""
+    if len(groups[g]) != 1:
+        return None
+    stmt = stmts[groups[g][0]]
+    if stmt.op != "=" or stmt.reduction_indices or stmt.scatter is not None or stmt.loop is not None or stmt.where:
+        return None
+    if stmt.lhs not in {t.name for t in definition.temporaries}:
+        return None
+    earlier = {stmts[k].lhs for h in groups[:g] for k in h} | {p.name for p in definition.inputs}
+    reads = _accesses(stmt.rhs)
+    if any(read.tensor not in earlier for read in reads):
+        return None
+    if len({read.tensor for read in reads if set(stmt.lhs_indices) <= index_names(read)}) > 1:
+        return None
+    for later in (stmts[k] for h in groups[g + 1 :] for k in h):
+        if any(read.tensor == stmt.lhs and not set(later.loop_order) <= index_names(read) for read in _accesses(later.rhs)):
+            return None
+    return stmt
+
+
+def _accesses(e: A.Expr) -> list[A.Access]:
+    return [n for n in walk(e) if isinstance(n, A.Access)]
+
+
+def _substituted(e: A.Expr, stmt: A.Stmt) -> A.Expr:
+    """`e` with each read of `stmt`'s tensor replaced by `stmt`'s right-hand
+    side at the read's subscripts."""
+
+    def leaf(node: A.Expr) -> A.Expr | None:
+        if not isinstance(node, A.Access) or node.tensor != stmt.lhs:
+            return None
+        at = dict(zip(stmt.lhs_indices, (_substituted(s, stmt) for s in node.subscripts), strict=True))
+        value = rebuild(stmt.rhs, lambda n: at.get(n.name) if isinstance(n, A.IndexVar) else None)
+        return value if value.type == node.type else A.Cast(x=value, type=node.type, loc=node.loc)
+
+    return rebuild(e, leaf)
+
+
+def recomputed(definition: A.CheckedDef, groups: Sequence[Sequence[int]]) -> tuple[A.CheckedDef, list[list[int]]]:
+    """`definition` and `groups` without the groups of temporaries that
+    later groups recompute where they read them (`_recomputable`)."""
+    stmts = list(definition.stmts)
+    kept: list[list[int]] = []
+    for g, group in enumerate(groups):
+        stmt = _recomputable(definition, stmts, groups, g)
+        if stmt is None:
+            kept.append(list(group))
+            continue
+        for h in groups[g + 1 :]:
+            for k in h:
+                stmts[k] = replace(stmts[k], rhs=_substituted(stmts[k].rhs, stmt))
+    return replace(definition, stmts=stmts), kept
 
 
 def split_def(definition: A.CheckedDef, groups: Sequence[Sequence[int]]) -> list[A.CheckedDef] | None:

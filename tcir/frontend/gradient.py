@@ -54,7 +54,7 @@ from tcir.errors import SourceLocation, TCError
 from . import ast as A
 from .dtypes import is_float
 from .linear import Derived, Div, Lin, from_affine, interval, provably_le
-from .subscripts import expr_to_lin, walk
+from .subscripts import expr_to_lin, rebuild, walk
 from .unparse import expr_text, lin_text, param_text, type_text
 
 GRADIENT_PREFIX = "d_"
@@ -271,31 +271,6 @@ class _Differentiate:
                 pass
 
 
-def _rebuild(e: A.Expr, leaf: Callable[[A.Expr], A.Expr | None], memo: dict[int, A.Expr] | None = None) -> A.Expr:
-    """`e` with every node that `leaf` maps (to a non-None) replaced, shared nodes once."""
-    memo = {} if memo is None else memo
-    done = memo.get(id(e))
-    if done is not None:
-        return done
-    result = leaf(e)
-    if result is None:
-        match e:
-            case A.Access():
-                result = replace(e, subscripts=[_rebuild(s, leaf, memo) for s in e.subscripts])
-            case A.Call():
-                result = replace(e, args=[_rebuild(s, leaf, memo) for s in e.args])
-            case A.Unary() | A.Cast():
-                result = replace(e, x=_rebuild(e.x, leaf, memo))
-            case A.Binary():
-                result = replace(e, a=_rebuild(e.a, leaf, memo), b=_rebuild(e.b, leaf, memo))
-            case A.Ternary():
-                result = replace(e, c=_rebuild(e.c, leaf, memo), a=_rebuild(e.a, leaf, memo), b=_rebuild(e.b, leaf, memo))
-            case _:
-                result = e
-    memo[id(e)] = result
-    return result
-
-
 class _Names:
     """Names not yet used in the backward def: tensors and sizes (which no
     index may be called), and indices (one statement's own)."""
@@ -382,12 +357,12 @@ class _Derivation:
             def by_value(e: A.Expr) -> A.Expr | None:
                 if isinstance(e, A.Access) and e.tensor in current:
                     return replace(e, tensor=current[e.tensor].placeholder,
-                                   subscripts=[_rebuild(s, by_value, memo) for s in e.subscripts])
+                                   subscripts=[rebuild(s, by_value, memo) for s in e.subscripts])
                 return None
 
             memo: dict[int, A.Expr] = {}
-            self.rhs.append(_rebuild(stmt.rhs, by_value, memo))
-            self.scatter.append(None if stmt.scatter is None else [_rebuild(s, by_value, memo) for s in stmt.scatter])
+            self.rhs.append(rebuild(stmt.rhs, by_value, memo))
+            self.scatter.append(None if stmt.scatter is None else [rebuild(s, by_value, memo) for s in stmt.scatter])
             before = current.get(stmt.lhs)
             accumulates = not stmt.initializes and stmt.op != "="
             if before is not None and not self.full(stmt):
@@ -436,7 +411,7 @@ class _Derivation:
             target = self.values.get(read.tensor)
             if target is None or not is_float(target.param.dtype):
                 continue
-            partial = _rebuild(partial, own_value)
+            partial = rebuild(partial, own_value)
             key = (read.tensor, expr_text(read, self.sizes))
             if key in merged:
                 partial = _binary("+", merged[key][1], partial)
@@ -572,7 +547,7 @@ class _Derivation:
                     return node if new == lin else self.integer(new, node.loc)
             return None
 
-        return _rebuild(e, leaf)
+        return rebuild(e, leaf)
 
     def decided(self, e: A.Expr, box: dict[str, Range]) -> A.Expr:
         """`e` without the conditions that hold (or fail) at every point of
@@ -601,21 +576,21 @@ class _Derivation:
             if known is not None:
                 return true if known else false
             if isinstance(node, A.Binary) and node.op in ("&&", "||"):
-                a, b = _rebuild(node.a, leaf, memo), _rebuild(node.b, leaf, memo)
+                a, b = rebuild(node.a, leaf, memo), rebuild(node.b, leaf, memo)
                 absorbing = node.op == "||"  # true || x, false && x
                 for one, other in ((a, b), (b, a)):
                     if isinstance(one, A.Const):
                         return one if bool(one.value) == absorbing else other
                 return replace(node, a=a, b=b)
             if isinstance(node, A.Ternary):
-                c = _rebuild(node.c, leaf, memo)
+                c = rebuild(node.c, leaf, memo)
                 if isinstance(c, A.Const):
-                    return _rebuild(node.a if c.value else node.b, leaf, memo)
-                return replace(node, c=c, a=_rebuild(node.a, leaf, memo), b=_rebuild(node.b, leaf, memo))
+                    return rebuild(node.a if c.value else node.b, leaf, memo)
+                return replace(node, c=c, a=rebuild(node.a, leaf, memo), b=rebuild(node.b, leaf, memo))
             return None
 
         memo: dict[int, A.Expr] = {}
-        return _rebuild(e, leaf, memo)
+        return rebuild(e, leaf, memo)
 
     def finish(self, value: _Value, output: str | None) -> str | None:
         """Emit the statements that make `value`'s adjoint; returns its name
@@ -795,11 +770,11 @@ class _Backward(_Derivation):
         def leaf(node: A.Expr) -> A.Expr | None:
             if isinstance(node, A.Access) and node.tensor in storage:
                 return replace(node, tensor=storage[node.tensor],
-                               subscripts=[_rebuild(s, leaf, memo) for s in node.subscripts])
+                               subscripts=[rebuild(s, leaf, memo) for s in node.subscripts])
             return None
 
         memo: dict[int, A.Expr] = {}
-        return _rebuild(e, leaf, memo)
+        return rebuild(e, leaf, memo)
 
     # -- text -----------------------------------------------------------------------------
     def line(self, stmt: _Statement, every: bool, known: set[str]) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 
 from xdsl.ir.affine import AffineExpr
 
@@ -57,6 +58,11 @@ def walk(e: A.Expr) -> Iterator[A.Expr]:
         node = stack.pop()
         yield node
         stack.extend(reversed(children(node)))
+
+
+def index_names(e: A.Expr) -> set[str]:
+    """The index variables that `e` uses (a read's: those of its subscripts)."""
+    return {n.name for n in walk(e) if isinstance(n, A.IndexVar)}
 
 
 def innermost_contiguous(indices: Sequence[str], e: A.Expr) -> list[str]:
@@ -160,3 +166,28 @@ def measure(e: A.Expr, memo: dict[int, tuple[int, int]]) -> tuple[int, int]:
             stack.append((node, True))
             stack.extend((k, False) for k in kids if id(k) not in memo)
     return memo[id(e)]
+
+
+def rebuild(e: A.Expr, leaf: Callable[[A.Expr], A.Expr | None], memo: dict[int, A.Expr] | None = None) -> A.Expr:
+    """`e` with every node that `leaf` maps (to a non-None) replaced, shared nodes once."""
+    memo = {} if memo is None else memo
+    done = memo.get(id(e))
+    if done is not None:
+        return done
+    result = leaf(e)
+    if result is None:
+        match e:
+            case A.Access():
+                result = replace(e, subscripts=[rebuild(s, leaf, memo) for s in e.subscripts])
+            case A.Call():
+                result = replace(e, args=[rebuild(s, leaf, memo) for s in e.args])
+            case A.Unary() | A.Cast():
+                result = replace(e, x=rebuild(e.x, leaf, memo))
+            case A.Binary():
+                result = replace(e, a=rebuild(e.a, leaf, memo), b=rebuild(e.b, leaf, memo))
+            case A.Ternary():
+                result = replace(e, c=rebuild(e.c, leaf, memo), a=rebuild(e.a, leaf, memo), b=rebuild(e.b, leaf, memo))
+            case _:
+                result = e
+    memo[id(e)] = result
+    return result

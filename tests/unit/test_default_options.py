@@ -12,6 +12,8 @@ import pytest
 
 import tcir
 from tcir.compiler.defaults import default_options
+from tcir.frontend import ast as A
+from tcir.frontend.subscripts import walk
 from tcir.runtime.inputs import random_inputs
 from tcir.runtime.numpy_reference import reference_outputs
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind
@@ -563,6 +565,31 @@ def test_a_def_no_template_maps_whole_is_lowered_tensor_by_tensor():
     lut = _example("2LUT")
     lut_sizes = {"E1": 1000, "D": 64, "B": 128, "L1": 50, "E2": 900, "L2": 20}
     assert default_partition(lut.definition, Binding(lut_sizes, ())) is None
+    _run_on_cuda_sim(fn, {"N": 3, "C": 5, "H": 6, "W": 7}, None)
+
+
+def test_elementwise_temporaries_between_parts_are_recomputed_where_read():
+    """Batch norm's `d = X - mean` is recomputed in the variance's and the
+    output's parts (reading X again costs less than writing and reading d);
+    an activation read by a contraction (at every output column) is not."""
+    from tcir.compiler.defaults import default_partition
+    from tcir.compiler.lowering import default_parts
+    from tcir.compiler.partition import recomputed
+
+    fn = tcir.define(BATCH_NORM).batch_norm
+    sizes = {"N": 32, "C": 64, "H": 56, "W": 56}
+    groups = default_partition(fn.definition, Binding(sizes, ()))
+    definition, kept = recomputed(fn.definition, groups)
+    assert kept == [[0], [2], [3]]
+    parts = default_parts(fn.definition, Binding(sizes, ()), None, "cuda")
+    assert [[p.name for p in part.inputs] for part in parts] == [["X"], ["X", "mean"], ["X", "g", "b", "mean", "var"]]
+    assert not any(read.tensor == "d" for s in definition.stmts[2:] for read in walk(s.rhs) if isinstance(read, A.Access))
+    ffn = tcir.define(
+        "def ffn(float(B,I) X, float(H,I) W1, float(H) b1, float(O,H) W2) -> (Y) {\n"
+        "  A(b,h) +=! X(b,i) * W1(h,i)\n  G(b,h) = fmaxf(A(b,h) + b1(h), 0.0)\n  Y(b,o) +=! G(b,h) * W2(o,h)\n}"
+    ).ffn
+    ffn_groups = default_partition(ffn.definition, Binding({"B": 4096, "I": 768, "H": 3072, "O": 768}, ()))
+    assert recomputed(ffn.definition, ffn_groups)[1] == ffn_groups == [[0], [1], [2]]
     _run_on_cuda_sim(fn, {"N": 3, "C": 5, "H": 6, "W": 7}, None)
 
 
