@@ -569,11 +569,18 @@ def default_partition(definition: A.CheckedDef, binding: Binding) -> list[list[i
     (`_layer_groups`)."""
     sizes = [binding.sizes[n] for n in definition.size_params]
     rows = _row_chain(definition)
-    if rows is None:
+    if rows is None or not _independent_rows(definition, sizes, rows) and _unrelated_tensors(definition):
         return _layer_groups(definition, binding, sizes)
     if _row_reuse(definition, sizes, rows) <= ROW_REUSE:
         return None
     return _contraction_groups(definition, sizes)
+
+
+def _unrelated_tensors(definition: A.CheckedDef) -> bool:
+    """Whether no statement reads a tensor that another tensor's statements
+    write (a derived backward's gradients of each input)."""
+    written = {s.lhs for s in definition.stmts}
+    return not any(r.tensor != s.lhs for s in definition.stmts for r in _written_reads(s, written))
 
 
 def _layer_groups(definition: A.CheckedDef, binding: Binding, sizes: list[int]) -> list[list[int]] | None:

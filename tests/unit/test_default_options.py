@@ -593,6 +593,25 @@ def test_elementwise_temporaries_between_parts_are_recomputed_where_read():
     _run_on_cuda_sim(fn, {"N": 3, "C": 5, "H": 6, "W": 7}, None)
 
 
+def test_unrelated_gradients_are_lowered_apart():
+    """A convolution's derived backward: the input's gradient (a convolution
+    of the output's gradient, guarded at the borders) and the filters'
+    gradient read nothing of each other; each is a part with its own
+    template (before, the pair was a "row-wise chain" of 4-D rows too many
+    for a grid, mapped whole by the plain rule: 37x eager autograd)."""
+    from tcir.compiler.defaults import default_partition
+
+    fn = tcir.define(_example("conv2d").gradient()).conv2d_grad
+    sizes = {"B": 32, "IP": 64, "H": 56, "W": 56, "OP": 64, "KH": 3, "KW": 3}
+    binding = Binding({**sizes, "out_2": 54, "out_3": 54}, ())
+    assert default_partition(fn.definition, binding) == [[0], [1]]
+    from tcir.compiler.partition import split_def
+
+    d_in = split_def(fn.definition, [[0], [1]])[0]
+    assert default_options(d_in, binding).tile[:4] == [1, 64, 2, 56]  # the convolution template
+    _run_on_cuda_sim(fn, {"B": 2, "IP": 3, "H": 6, "W": 7, "OP": 4, "KH": 3, "KW": 3, "out_2": 4, "out_3": 5}, None)
+
+
 def test_a_gathered_read_outside_the_sums_keeps_the_row_wise_chain():
     """Cross entropy: a row's log-sum-exp less its target logit, read
     through the target index: a block per row."""
