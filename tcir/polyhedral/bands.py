@@ -13,6 +13,12 @@ import islpy as isl
 POINT_MARK = "point"
 """The mark `poly-tile` puts above each point band; `poly-sink` consumes it."""
 
+
+def statement_names(instances: isl.UnionSet) -> set[str]:
+    """The names of the statements that `instances` has instances of."""
+    sets = instances.get_set_list()
+    return {sets.get_at(k).get_tuple_name() for k in range(sets.n_set())}
+
 NodeEdit = Callable[[isl.ScheduleNode], isl.ScheduleNode]
 
 

@@ -31,14 +31,10 @@ from __future__ import annotations
 
 import islpy as isl
 
+from tcir.polyhedral.bands import statement_names
 from tcir.polyhedral.gpu_mapping import BLOCK_IDS, KERNEL_MARK, THREAD_IDS, Path, maps_threads, node_at, project_params
 
 NodeType = isl.schedule_node_type
-
-
-def _names(domain: isl.UnionSet) -> set[str]:
-    sets = domain.get_set_list()
-    return {sets.get_at(k).get_tuple_name() for k in range(sets.n_set())}
 
 
 def _only(domain: isl.UnionSet, names: set[str]) -> isl.UnionSet:
@@ -60,7 +56,7 @@ def _values(
     add none of them)."""
     kind = node.get_type()
     if kind == NodeType.filter:
-        domain = _only(domain, _names(node.filter_get_filter()))
+        domain = _only(domain, statement_names(node.filter_get_filter()))
         threads = threads or maps_threads(node)
     elif kind == NodeType.band and node.band_n_member() > 0:
         partial = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule()).intersect_domain(domain)
@@ -108,7 +104,7 @@ def _block_bands(node: isl.ScheduleNode, path: Path) -> list[Path]:
 def _candidates(schedule: isl.Schedule, statements: set[str]) -> list[tuple[Path, isl.ScheduleNode]]:
     """The block bands of the kernels that run any of `statements`."""
     bands = [(path, node_at(schedule, path)) for path in _block_bands(schedule.get_root(), ())]
-    return [(path, band) for path, band in bands if _names(band.get_domain()) & statements]
+    return [(path, band) for path, band in bands if statement_names(band.get_domain()) & statements]
 
 
 def has_partial_tiles(schedule: isl.Schedule, context: isl.Set, statements: set[str]) -> bool:

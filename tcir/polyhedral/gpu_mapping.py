@@ -48,6 +48,7 @@ from typing import TypeVar
 import islpy as isl
 
 from tcir.errors import TCError
+from tcir.polyhedral.bands import statement_names
 
 NodeType = isl.schedule_node_type
 Path = tuple[int, ...]
@@ -554,8 +555,7 @@ class GpuMapping:
         """Whether the instances `domain` are all of block-wide statements."""
         if not self.block_wide:
             return False
-        sets = domain.get_set_list()
-        names = {sets.get_at(k).get_tuple_name() for k in range(sets.n_set())}
+        names = statement_names(domain)
         return bool(names) and names <= self.block_wide
 
     def _find_sites(

@@ -56,6 +56,7 @@ from tcir.dialects.poly import (
     StmtOp,
 )
 from tcir.errors import TCError
+from tcir.polyhedral.bands import statement_names
 from tcir.polyhedral.canonical import canonical_subtree, reduction_dims
 from tcir.polyhedral.dependences import compute_dependences
 from tcir.polyhedral.schedule_tree import schedule_from_isl
@@ -257,8 +258,7 @@ def _reaching_statements(
     while not isinstance(parent, FilterOp | DomainOp):
         assert parent is not None, "a schedule node lies below a filter or the domain"
         parent = parent.parent_op()
-    sets = isl.UnionSet(parent.value).get_set_list()
-    names = {sets.get_at(i).get_tuple_name() for i in range(sets.n_set())}
+    names = statement_names(isl.UnionSet(parent.value))
     return [stmt for name, stmt in statements.items() if name in names]
 
 

@@ -44,7 +44,7 @@ from contextlib import contextmanager
 import islpy as isl
 
 from tcir.dialects.poly import ScopOp
-from tcir.polyhedral.bands import has_consecutive_values
+from tcir.polyhedral.bands import has_consecutive_values, statement_names
 from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
 from tcir.polyhedral.promotion.promote import private_buffers, private_statements
 
@@ -138,8 +138,7 @@ def _thread_band(
     for k, stride in enumerate(strides):
         factors = factors.set_val(k, isl.Val.int_from_si(ctx, max(stride, 1)))
     node = node.band_scale_down(factors)
-    sets = outer.domain().get_set_list()
-    statements = {sets.get_at(k).get_tuple_name() for k in range(sets.n_set())}
+    statements = statement_names(outer.domain())
     if not statements & private:
         return node
     values = member_values(node, outer)
