@@ -67,8 +67,11 @@ def _recomputable(
     if len({read.tensor for read in reads if set(stmt.lhs_indices) <= index_names(read)}) > 1:
         return None
     for later in (stmts[k] for h in groups[g + 1 :] for k in h):
-        if any(read.tensor == stmt.lhs and not set(later.loop_order) <= index_names(read) for read in _accesses(later.rhs)):
+        uses = [read for read in _accesses(later.rhs) if read.tensor == stmt.lhs]
+        if any(not set(later.loop_order) <= index_names(read) for read in uses):
             return None
+        if any(read.tensor == stmt.lhs for e in later.scatter or [] for read in _accesses(e)):
+            return None  # a scatter's target subscripts are not substituted
     return stmt
 
 
