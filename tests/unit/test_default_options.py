@@ -590,6 +590,11 @@ def test_elementwise_temporaries_between_parts_are_recomputed_where_read():
     ).ffn
     ffn_groups = default_partition(ffn.definition, Binding({"B": 4096, "I": 768, "H": 3072, "O": 768}, ()))
     assert recomputed(ffn.definition, ffn_groups)[1] == ffn_groups == [[0], [1], [2]]
+    scatter = tcir.define(
+        "def f(float(B,D) X, int32(B) I, float(N,D) E) -> (float(N,D) G) {\n"
+        "  J(b) = I(b) + 0\n  G(J(b), d) +=! X(b, d)\n}"
+    ).f
+    assert recomputed(scatter.definition, [[0], [1]])[1] == [[0], [1]]  # J indexes the scatter's target
     _run_on_cuda_sim(fn, {"N": 3, "C": 5, "H": 6, "W": 7}, None)
 
 
