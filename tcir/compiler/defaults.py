@@ -69,7 +69,7 @@ import math
 from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.dtypes import HALF_TYPES
-from tcir.frontend.subscripts import gathers, index_names, walk
+from tcir.frontend.subscripts import accesses, gathers, index_names, walk
 from tcir.polyhedral.unrolling import largest_divisor
 from tcir.runtime.signature import Binding, evaluate
 
@@ -459,12 +459,12 @@ def _elementwise_chain(definition: A.CheckedDef, sizes: list[int]) -> list[int] 
 
 def _written_reads(stmt: A.Stmt, written: set[str]) -> list[A.Access]:
     """The reads of `stmt` of tensors that the def writes (not inputs)."""
-    return [n for n in walk(stmt.rhs) if isinstance(n, A.Access) and n.tensor in written]
+    return [n for n in accesses(stmt.rhs) if n.tensor in written]
 
 
 def _input_reads(stmt: A.Stmt, written: set[str]) -> list[A.Access]:
     """The reads of `stmt` of tensors not in `written`."""
-    return [n for n in walk(stmt.rhs) if isinstance(n, A.Access) and n.tensor not in written]
+    return [n for n in accesses(stmt.rhs) if n.tensor not in written]
 
 
 def _is_index(e: A.Expr, name: str) -> bool:
@@ -488,7 +488,7 @@ def _row_extents(stmt: A.Stmt, sizes: list[int], rows: int) -> list[int]:
 
 def _operand_reads(stmt: A.Stmt) -> list[A.Access]:
     """The reads of `stmt` of tensors other than its own output."""
-    return [n for n in walk(stmt.rhs) if isinstance(n, A.Access) and n.tensor != stmt.lhs]
+    return [n for n in accesses(stmt.rhs) if n.tensor != stmt.lhs]
 
 
 def _row_reuse(definition: A.CheckedDef, sizes: list[int], rows: int) -> float:

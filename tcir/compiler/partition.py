@@ -33,7 +33,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from tcir.compiler.options import specialize_pass
 from tcir.dialects.tc import DefOp
 from tcir.frontend import ast as A
-from tcir.frontend.subscripts import index_names, rebuild, walk
+from tcir.frontend.subscripts import accesses, index_names, rebuild
 from tcir.lowering.def_function import DefFunction
 from tcir.passmanager import PassManager
 from tcir.runtime.signature import Binding
@@ -41,7 +41,7 @@ from tcir.transforms.convert_poly_to_gpu import KERNEL_MODULE
 
 
 def _reads(stmts: Sequence[A.Stmt]) -> set[str]:
-    return {n.tensor for s in stmts for n in _accesses(s.rhs)}
+    return {n.tensor for s in stmts for n in accesses(s.rhs)}
 
 
 def _recomputable(
@@ -61,22 +61,18 @@ def _recomputable(
     if stmt.lhs not in {t.name for t in definition.temporaries}:
         return None
     earlier = {stmts[k].lhs for h in groups[:g] for k in h} | {p.name for p in definition.inputs}
-    reads = _accesses(stmt.rhs)
+    reads = accesses(stmt.rhs)
     if any(read.tensor not in earlier for read in reads):
         return None
     if len({read.tensor for read in reads if set(stmt.lhs_indices) <= index_names(read)}) > 1:
         return None
     for later in (stmts[k] for h in groups[g + 1 :] for k in h):
-        uses = [read for read in _accesses(later.rhs) if read.tensor == stmt.lhs]
+        uses = [read for read in accesses(later.rhs) if read.tensor == stmt.lhs]
         if any(not set(later.loop_order) <= index_names(read) for read in uses):
             return None
-        if any(read.tensor == stmt.lhs for e in later.scatter or [] for read in _accesses(e)):
+        if any(read.tensor == stmt.lhs for e in later.scatter or [] for read in accesses(e)):
             return None  # a scatter's target subscripts are not substituted
     return stmt
-
-
-def _accesses(e: A.Expr) -> list[A.Access]:
-    return [n for n in walk(e) if isinstance(n, A.Access)]
 
 
 def _substituted(e: A.Expr, stmt: A.Stmt) -> A.Expr:

@@ -60,6 +60,11 @@ def walk(e: A.Expr) -> Iterator[A.Expr]:
         stack.extend(reversed(children(node)))
 
 
+def accesses(e: A.Expr) -> list[A.Access]:
+    """The tensor reads of `e` (and of their subscripts), in pre-order."""
+    return [n for n in walk(e) if isinstance(n, A.Access)]
+
+
 def index_names(e: A.Expr) -> set[str]:
     """The index variables that `e` uses (a read's: those of its subscripts)."""
     return {n.name for n in walk(e) if isinstance(n, A.IndexVar)}

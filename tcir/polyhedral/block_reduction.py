@@ -213,7 +213,11 @@ def _without(relation: str, tensor: str) -> str:
     return kept.to_str()
 
 
-def _divisor(stmt: StmtOp, update: UpdateOp) -> tuple[arith.DivfOp, list[Operation]] | None:
+Divisor = tuple[arith.DivfOp, list[Operation]]
+"""A sum's division by `d` and the ops that compute `d` (see `_divisor`)."""
+
+
+def _divisor(stmt: StmtOp, update: UpdateOp) -> Divisor | None:
     """Where `update` adds `e / d` for a `d` that is the same at every
     reduced point (computed without reads or reduced indices: a mean's
     `N`), the division and the ops that compute `d`, in program order."""
@@ -239,7 +243,7 @@ def _divisor(stmt: StmtOp, update: UpdateOp) -> tuple[arith.DivfOp, list[Operati
     return division, [op for op in stmt.body.block.ops if op in ops]
 
 
-def _combine_statement(plan: _Plan, projection: isl.Map) -> StmtOp:
+def _combine_statement(plan: _Plan, projection: isl.Map, divisor: Divisor | None) -> StmtOp:
     """`S_combine`: the block's partials combined into `S`'s element. Where
     `S` adds `e / d` with `d` the same for the whole sum (`_divisor`), the
     partials sum the `e`s (`_undivided`) and `S_combine` divides their
@@ -262,7 +266,6 @@ def _combine_statement(plan: _Plan, projection: isl.Map) -> StmtOp:
     block.add_ops([partial, total])
     mapper: dict[SSAValue, SSAValue] = dict(zip(old_args, block.args))
     mapper[update.value] = total.result
-    divisor = _divisor(stmt, update)
     if divisor is not None:
         division, ops = divisor
         block.add_ops(op.clone(value_mapper=mapper) for op in ops)
@@ -274,11 +277,8 @@ def _combine_statement(plan: _Plan, projection: isl.Map) -> StmtOp:
     return StmtOp(name, domain.to_str(), relation, relation, Region(block))
 
 
-def _undivided(stmt: StmtOp, update: UpdateOp) -> None:
-    """`stmt` adding `e` where it added `e / d` (see `_divisor`)."""
-    divisor = _divisor(stmt, update)
-    if divisor is None:
-        return
+def _undivided(update: UpdateOp, divisor: Divisor) -> None:
+    """`update` adding `e` where it added `e / d` (see `_divisor`)."""
     division, ops = divisor
     update.operands[1] = division.lhs
     Rewriter.erase_op(division)
@@ -410,7 +410,8 @@ def _apply(scop: ScopOp, plan: _Plan) -> None:
     name = stmt.sym_name.data
     tensor = isl.UnionMap(stmt.writes.data).get_map_list().get_at(0).get_tuple_name(isl.dim_type.out)
     projection = _projection(stmt, f"{name}{COMBINE_SUFFIX}")
-    combine = _combine_statement(plan, projection)
+    divisor = _divisor(stmt, plan.update)
+    combine = _combine_statement(plan, projection, divisor)
     if not _coincident_when_rewritten(scop, plan, combine, tensor):
         return
     reaching = _instances_at(plan.path)
@@ -424,7 +425,8 @@ def _apply(scop: ScopOp, plan: _Plan) -> None:
     stmt.properties["reads"] = StringAttr(_without(stmt.reads.data, tensor))
     stmt.properties["writes"] = StringAttr(_without(stmt.writes.data, tensor))
     plan.update.attributes[BLOCK_REDUCTION] = UnitAttr()
-    _undivided(stmt, plan.update)
+    if divisor is not None:
+        _undivided(plan.update, divisor)
     Rewriter.insert_op(combine, InsertPoint.after(stmt))
 
 
