@@ -358,7 +358,7 @@ class Promoter:
         # (a split-K slice's bounds beside its k tile's) are dropped: isl's
         # AST generator can lose instances of copies that repeat them.
         prefixes = footprint.domain()
-        return isl.Map.from_union_map(footprint.gist_domain(prefixes).intersect_domain(prefixes))
+        return _without_spare_divisions(isl.Map.from_union_map(footprint.gist_domain(prefixes).intersect_domain(prefixes)))
 
     def _groups(
         self, site: Site, per_thread: bool, skip: set[Reference]
@@ -809,6 +809,15 @@ class Promoter:
             node = node.graft_after(self._subtree(site, after, shared))
         self.schedule = node.get_schedule()
         self.copies += before + after
+
+
+def _without_spare_divisions(footprint: isl.Map) -> isl.Map:
+    """`footprint` without its existentially quantified variables where it is
+    the same set without them (the block and thread ids projected out of a
+    round-robin mapping that covers the whole tile leave some): isl's AST
+    generation of copies over them took minutes for some mappings."""
+    plain = footprint.remove_divs()
+    return plain if plain.is_subset(footprint) else footprint
 
 
 def _guarded_copyable(group: Group) -> bool:
