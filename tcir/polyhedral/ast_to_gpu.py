@@ -89,6 +89,8 @@ class PromotedIndices:
     statements: dict[str, StmtOp]
     error: Exception | None = None
     """The first exception raised in the callback (isl would ignore it)."""
+    indices: dict[str, list[isl.PwMultiAff]] = field(default_factory=dict[str, list[isl.PwMultiAff]])
+    """By statement, the buffer indices of its promoted accesses (see `_buffer_index`)."""
 
     def __call__(self, node: isl.AstNode, build: isl.AstBuild) -> isl.AstNode:
         try:
@@ -99,20 +101,27 @@ class PromotedIndices:
 
     def _with_indices(self, node: isl.AstNode, build: isl.AstBuild) -> isl.AstNode:
         call = node.user_get_expr()
-        stmt = self.statements.get(call.get_op_arg(0).get_id().get_name())
-        accesses = promoted_accesses(stmt) if stmt is not None else []
-        if stmt is None or not accesses:
+        indices = self._indices(call.get_op_arg(0).get_id().get_name())
+        if not indices:
             return node
         # The instance executed at each point of the loops around the node.
         instance = isl.PwMultiAff.from_map(isl.Map.from_union_map(build.get_schedule()).reverse())
         args = [call.get_op_arg(k) for k in range(1, call.get_op_n_arg())]
-        for op in accesses:
-            index = isl.PwMultiAff.from_multi_aff(_buffer_index(op, stmt)).pullback_pw_multi_aff(instance)
+        for buffer_index in indices:
+            index = buffer_index.pullback_pw_multi_aff(instance)
             args += [build.expr_from_pw_aff(index.get_pw_aff(k)) for k in range(index.dim(isl.dim_type.out))]
         arguments = isl.AstExprList.alloc(node.get_ctx(), len(args))
         for arg in args:
             arguments = arguments.add(arg)
         return isl.AstNode.user_from_expr(call.get_op_arg(0).call(arguments))
+
+    def _indices(self, name: str) -> list[isl.PwMultiAff]:
+        if name not in self.indices:
+            stmt = self.statements.get(name)
+            self.indices[name] = [] if stmt is None else [
+                isl.PwMultiAff.from_multi_aff(_buffer_index(op, stmt)) for op in promoted_accesses(stmt)
+            ]
+        return self.indices[name]
 
 
 def kernel_ast(build: isl.AstBuild, schedule: isl.Schedule, statements: dict[str, StmtOp]) -> isl.AstNode:
@@ -198,6 +207,9 @@ class GpuAstLowering(AstLowering):
         name = call.get_op_arg(0).get_id().get_name()
         if name.startswith(SYNC_PREFIX):
             builder.insert(gpu.BarrierOp())
+            # Values stay within the code between two barriers (a copy region
+            # that `gpu-prefetch-copies` moves keeps its own index arithmetic).
+            self.computed.pop(builder.insertion_point.block, None)
             return
         stmt = self.statements[name]
         self.point.leader = self.leader(builder) if any(isinstance(op, PartialOp) for op in stmt.body.block.ops) else None

@@ -76,6 +76,8 @@ class AstLowering:
     point: PointLowering
     statements: dict[str, StmtOp]
     ids: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
+    computed: dict[Block, dict[str, SSAValue]] = field(default_factory=dict[Block, dict[str, SSAValue]])
+    """By block, the values of the expressions computed in it so far, by their C text."""
 
     def node(self, builder: Builder, node: isl.AstNode) -> None:
         kind = node.get_type()
@@ -156,10 +158,17 @@ class AstLowering:
     def expr(self, builder: Builder, expr: isl.AstExpr) -> SSAValue:
         """An `index` (or `i1`, for conditions) value computing `expr`."""
         kind = expr.get_type()
-        if kind == isl.ast_expr_type.int:
-            return index_constant(builder, expr.get_val().to_python())
         if kind == isl.ast_expr_type.id:
             return self.ids[expr.get_id().get_name()]
+        computed = self.computed.setdefault(builder.insertion_point.block, {})
+        text = expr.to_C_str()
+        if text not in computed:
+            computed[text] = self._computed(builder, expr)
+        return computed[text]
+
+    def _computed(self, builder: Builder, expr: isl.AstExpr) -> SSAValue:
+        if expr.get_type() == isl.ast_expr_type.int:
+            return index_constant(builder, expr.get_val().to_python())
         op = expr.get_op_type()
         args = [self.expr(builder, expr.get_op_arg(k)) for k in range(expr.get_op_n_arg())]
         if op == Op.minus:
