@@ -358,7 +358,8 @@ class Promoter:
         # (a split-K slice's bounds beside its k tile's) are dropped: isl's
         # AST generator can lose instances of copies that repeat them.
         prefixes = footprint.domain()
-        return _without_spare_divisions(isl.Map.from_union_map(footprint.gist_domain(prefixes).intersect_domain(prefixes)))
+        elements = isl.Map.from_union_map(footprint.gist_domain(prefixes).intersect_domain(prefixes))
+        return _without_spare_divisions(elements)
 
     def _groups(
         self, site: Site, per_thread: bool, skip: set[Reference]
