@@ -28,7 +28,8 @@ The first that applies:
 - **Contractions** (one reduction statement with a 2-D or 3-D output over
   at least 512 points, or a product of two reads each missing one of the
   output's last two indices, both of them 64 or more): register
-  micro-tiles (128x128x32 on 16x16 threads, 128x64x32 on 8x16 for 64
+  micro-tiles (128x128x32 on 16x16 threads, one operand that is not
+  k-major, `B(k, n)`, copied transposed where the sum is long; 128x64x32 on 8x16 for 64
   columns or fewer, where such tiles fill the GPU, 64x64x32 on 16x8 where
   those 64 columns do not, where such tiles are whole or one covers the
   dimension; else 32x32x32 on 16x8, split over k where those give fewer
@@ -41,7 +42,10 @@ The first that applies:
   strided or padded; rows of 32 pixels or more, 16 filters or more):
   register tiles of 64 filters x 2 rows x up to 64 pixels a block, 4
   filters x 2 rows x 2-4 pixels a thread (1x1: 8 filters x 2 rows x 2
-  pixels), 8 channels a step.
+  pixels), 8 channels a step. Narrower rows (filters with taps), where
+  squares of 2x2 (or 3x3) pixels tile the output plane in 64 threads or
+  more: a block computes 16 (8) filters on the whole plane, a thread its
+  square, 8 channels a step.
 - **Elementwise layers** (no reduction, rows of 128 points or more; also
   chains of such statements through temporaries at the same indices): a
   block per 8 x 128 tile, a warp a row, 4 points of it a thread.
@@ -389,7 +393,10 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # them empty (blocks of 128 threads: two an SM at least).
             return register_tiled(128, [8, 16], 64, True, columns=NARROW_OUTPUT)
         if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole and edges(128):
-            return register_tiled(128, [16, 16], 64, True)
+            # One operand not k-major (`B(k, n)`) of a one-statement def with a
+            # long reduction: its shared tile transposed (see the defaults guide).
+            transposed = len(definition.stmts) == 1 and _transposed_operands(layer) == 1 and reduction >= LARGE_REDUCTION
+            return dataclasses.replace(register_tiled(128, [16, 16], 64, True), transpose_copies=transposed)
         medium = sliced(register_tiled(MEDIUM_TILE, [16, 8], 32, True), MEDIUM_TILE)
         if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and steps % VECTOR_WIDTH == 0 and blocks(MEDIUM_TILE) * medium.split_k >= 2 * BLOCKS_TO_FILL_GPU:
             # 4x8 a thread, where 128x128 tiles would leave SMs idle (a 1000 x
@@ -424,6 +431,10 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     image = _convolution_image(layer)
     if image is not None and out[-1] >= CONVOLUTION_MIN_COLUMNS and out[-3] >= CONVOLUTION_FILTERS // 4:
         return _convolution_options(layer, image, out, extents)
+    if image is not None and out[-1] < CONVOLUTION_MIN_COLUMNS and out[-3] >= CONVOLUTION_FILTERS // 4:
+        narrow = _narrow_convolution_options(layer, image, out, extents)
+        if narrow is not None:
+            return narrow
     if not layer.reduces and out[-2] >= ELEMENTWISE_ROWS and out[-1] >= ELEMENTWISE_COLUMNS:
         return _elementwise_options(out)
     x = min(out[-1], INNER_THREADS)
@@ -469,6 +480,13 @@ def _input_reads(stmt: A.Stmt, written: set[str]) -> list[A.Access]:
 
 def _is_index(e: A.Expr, name: str) -> bool:
     return isinstance(e, A.IndexVar) and e.name == name
+
+
+def _transposed_operands(layer: A.Stmt) -> int:
+    """How many operand reads of `layer` use its innermost reduction index
+    elsewhere than in their last subscript (`B(k, n)`: not k-major)."""
+    k = layer.reduction_indices[-1]
+    return sum(k in index_names(read) and not _ends_in(read, k) for read in _operand_reads(layer))
 
 
 def _ends_in(read: A.Access, name: str) -> bool:
@@ -865,6 +883,39 @@ def _convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents
         tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],
         blocks=_grid([*out[:-3], *tiles]),
         threads=[-(-columns // points), 1, max(1, -(-filters // per_thread))],
+    )
+
+
+PLANE_POINTS = (2, 3)
+"""Pixels a thread computes along each of a narrow image's output rows and
+columns (a square of them, the first that divides both)."""
+PLANE_ACCUMULATORS = 64
+"""A narrow convolution's accumulators a thread: filters x its square of pixels."""
+MIN_PLANE_THREADS = 64
+"""Fewest threads (two warps) a block of a narrow convolution's plane rule
+takes: smaller planes (14 x 14 outputs) keep the generic mapping."""
+
+
+def _narrow_convolution_options(
+    layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]
+) -> MappingOptions | None:
+    """A convolution whose output rows are too narrow for the register
+    template: a block computes a few filters on an image's whole output
+    plane, a thread those filters on a 2x2 (or 3x3) square of pixels
+    (`PLANE_ACCUMULATORS` or a little more), the image and the filters
+    staged in shared memory `CONVOLUTION_K` channels (all taps) at a time;
+    None for 1x1 filters, where no such square divides the plane or where
+    the plane gives fewer than `MIN_PLANE_THREADS` threads."""
+    taps = _taps(layer, image)
+    side = next((p for p in PLANE_POINTS if out[-1] % p == 0 and out[-2] % p == 0), None)
+    if not taps or side is None or (out[-1] // side) * (out[-2] // side) < MIN_PLANE_THREADS:
+        return None
+    filters = min(out[-3], -(-PLANE_ACCUMULATORS // (side * side * 8)) * 8)
+    steps = [extents[i] if i in taps else min(extents[i], CONVOLUTION_K) for i in layer.reduction_indices]
+    return MappingOptions(
+        tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
+        threads=[out[-1] // side, out[-2] // side],
+        max_private_elements=filters * side * side,
     )
 
 

@@ -162,6 +162,14 @@ class MappingOptions(metaclass=_Interned):
     (`gpu-vectorize-copies`), where the tile's rows are whole groups;
     elsewhere the copies stay scalar. Its global inputs must then be
     16-byte aligned, which the runtime ensures (copying one that is not)."""
+    transpose_copies: bool = False
+    """Lay out the shared tile of an operand whose innermost reduction index
+    is not its last subscript (`B(k, n)` of `A(m, k) * B(k, n)`) with that
+    dimension last, `[n][k]`, as the other operand's (`poly-promote{transpose-
+    copies=true}`): the copy reads the tensor along its rows (coalesced) and
+    writes the tile transposed, and the product then reads both tiles along
+    k, `vector_width` elements at once. Such copies move one element at a
+    time (no `copy_vector_width` groups, 4-byte `cp.async`)."""
     async_copies: bool = False
     """With `num_stages` of 3 or more, copy the next steps' tiles straight into
     their shared buffers with sm_80's `cp.async` (`nvgpu.device_async_copy`,
@@ -237,7 +245,9 @@ class MappingOptions(metaclass=_Interned):
                 f"got {self.max_private_elements!r}"
             )
 
-        for name in ("parallel_reductions", "block_reductions", "async_copies", "allow_tf32", "warpgroup_mma"):
+        for name in (
+            "parallel_reductions", "block_reductions", "transpose_copies", "async_copies", "allow_tf32", "warpgroup_mma"
+        ):
             if type(getattr(self, name)) is not bool:
                 raise TCError(f"MappingOptions: {name} must be a bool, got {getattr(self, name)!r}")
         if type(self.split_k) is not int or self.split_k < 1:
@@ -369,7 +379,8 @@ class MappingOptions(metaclass=_Interned):
                 f"max-shared-bytes={self.max_shared_memory} "
                 f"max-private-elements={self.max_private_elements}"
                 f"{f' vector-width={self.vector_width}' if self.vector_width > 1 else ''}"
-                f"{f' copy-vector-width={self.copy_vector_width}' if self.copy_vector_width > 1 else ''}}}"
+                f"{f' copy-vector-width={self.copy_vector_width}' if self.copy_vector_width > 1 else ''}"
+                f"{' transpose-copies=true' if self.transpose_copies else ''}}}"
             )
         if self.vector_width > 1:
             passes.append(f"poly-vectorize{{width={self.vector_width}}}")

@@ -66,6 +66,8 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "rmsnorm": {"B": 3, "N": 70},
     "colsum": {"B": 41, "N": 13},
     "attention": {"B": 2, "L": 9, "D": 7},
+    "zoo/matmul:matmul_tt": {"M": 37, "K": 29, "N": 45},
+    "zoo/batch_matmul:batch_matmul": {"B": 3, "M": 21, "K": 19, "N": 35},
     "zoo/conv:conv2d": {"N": 2, "C": 5, "H": 6, "W": 37, "F": 21, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_pad1": {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_1x1": {"N": 2, "C": 5, "H": 3, "W": 34, "F": 7},

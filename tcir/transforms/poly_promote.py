@@ -1,4 +1,4 @@
-"""`poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32 vector-width=1 copy-vector-width=1}`: memory promotion.
+"""`poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32 vector-width=1 copy-vector-width=1 transpose-copies=false}`: memory promotion.
 
 Runs on scops mapped by `poly-map-to-gpu` (see
 `tcir.polyhedral.promotion.promote` for the heuristic). For every kernel
@@ -29,6 +29,12 @@ elements: its band's last member becomes the group, `floor(a / W)`, and a
 new innermost member the element within it, `a mod W` (a loop of W
 iterations), the groups of a row on consecutive threads. `gpu-vectorize-
 copies` turns each such loop into one vector load and store.
+With `transpose-copies`, a read-only shared tile whose reads index a
+dimension other than the last by their statement's innermost reduction
+iterator (`B[kk][n]` in a matmul) is laid out with that dimension last
+(`memref<32x20xf32, 3>` for 16 values of kk by 32 of n), as the other
+operand's tile is: its copy reads along the tensor's rows and writes the
+tile transposed, an element at a time.
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ class PolyPromotePass(ModulePass):
     max_private_elements: int = 32
     vector_width: int = 1
     copy_vector_width: int = 1
+    transpose_copies: bool = False
 
     def __post_init__(self) -> None:
         if self.max_shared_bytes < 0:
@@ -88,6 +95,7 @@ class PolyPromotePass(ModulePass):
                 self.max_private_elements,
                 self.vector_width,
                 self.copy_vector_width,
+                self.transpose_copies,
             )
             schedule = promoter.run()
             if not promoter.buffers:

@@ -151,6 +151,7 @@ class SearchSpace:
                 Gene("max_private_elements", PRIVATE_ELEMENT_CHOICES),
                 Gene("num_stages", tuple(range(1, MAX_STAGES + 1))),
                 Gene("async_copies", (False, True)),
+                Gene("transpose_copies", (False, True)),
                 Gene("vector_width", widths),
                 Gene("copy_vector_width", widths),
             ]

@@ -380,6 +380,28 @@ def test_convolutions_take_register_tiles():
     np.testing.assert_allclose(conv.conv2d_pad1(x, w, backend="cuda-sim"), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_narrow_convolutions_take_squares_of_pixels():
+    """Rows under 32 pixels with taps: 16 filters on the whole output plane
+    a block, a 2x2 square of pixels a thread (3x3 where 2 does not divide
+    the plane: 8 filters), 8 channels a step; a plane that such squares
+    tile in fewer than 64 threads (14 x 14) and 1x1 filters keep the plane
+    rule. It computes the right numbers on ragged channels and filters."""
+    conv = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text())
+    sizes = {"N": 32, "C": 128, "H": 28, "W": 28, "F": 128, "KH": 3, "KW": 3}
+    options = default_options(conv.conv2d.definition, Binding(sizes, ()))
+    assert options == tcir.MappingOptions(tile=[1, 16, 26, 26, 8, 3, 3], threads=[13, 13], max_private_elements=64)
+    strided = default_options(conv.conv2d_stride2.definition, Binding({**sizes, "C": 64, "H": 56, "W": 56}, ()))
+    assert strided.tile == [1, 8, 27, 27, 8, 3, 3] and strided.threads == [9, 9] and strided.max_private_elements == 72
+    small = default_options(conv.conv2d.definition, Binding({**sizes, "H": 16, "W": 16}, ()))
+    assert small.tile == [1, 16, 14, 14]
+    pointwise = default_options(tcir.define(POINTWISE).pw.definition, Binding({"N": 32, "C": 128, "H": 28, "W": 28, "F": 128}, ()))
+    assert pointwise.tile == [1, 16, 28, 28]
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((2, 11, 18, 18)).astype(np.float32), rng.standard_normal((20, 11, 3, 3)).astype(np.float32)
+    assert default_options(conv.conv2d.definition, bind(conv.conv2d.definition, [x, w])).threads == [8, 8]
+    np.testing.assert_allclose(conv.conv2d(x, w, backend="cuda-sim"), _correlation(x, w), rtol=1e-4, atol=1e-4)
+
+
 def _correlation(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """A stride-1 correlation of NCHW `x` by FCKhKw `w` (no padding), by numpy."""
     kh, kw = w.shape[2:]
@@ -492,6 +514,21 @@ def test_medium_register_tiles_where_128_rows_leave_sms_idle():
     assert options(2048, 1024, 2048).tile == [128, 128, 32]
     assert options(64, 1024, 16384).tile == [128, 128, 32]
     assert options(32, 4096, 4096).tile == [32, 32, 32]
+
+
+def test_long_sums_of_one_operand_not_k_major_transpose_its_tile():
+    """128x128 tiles of a one-statement contraction with one operand stored
+    k x n (NN, TT) and 512 products or more a point copy it transposed;
+    k-major operands (NT), two transposed ones (TN) and short sums do not."""
+    matmul = tcir.define((EXAMPLES / "zoo" / "matmul.tc").read_text())
+
+    def transposed(name: str, k: int) -> bool:
+        options = default_options(matmul[name].definition, Binding({"M": 2048, "K": k, "N": 2048}, ()))
+        assert options.tile == [128, 128, 32]
+        return options.transpose_copies
+
+    assert transposed("matmul_nn", 2048) and transposed("matmul_tt", 2048)
+    assert not transposed("matmul_nt", 2048) and not transposed("matmul_tn", 2048) and not transposed("matmul_nn", 256)
 
 
 def test_a_def_lowered_in_parts_specializes_each_part_to_its_own_sizes():

@@ -259,7 +259,7 @@ class FlatCopy(Copy):
         p, _, a = self._dims
         tensor = self.elements.get_tuple_name(isl.dim_type.out)
         pairs = isl.Map(f"{{ {self._instance()} -> [[{', '.join(p)}] -> {tensor}[{', '.join(a)}]] }}")
-        sizes = self.tile.sizes
+        sizes = self.tile.buffer_sizes
         b = [f"b{k}" for k in range(len(sizes))]
         terms = [f"{math.prod(sizes[k + 1:])} * {bk}" for k, bk in enumerate(b)]
         flatten = isl.Map(f"{{ [{', '.join(b)}] -> [{' + '.join(terms)}] }}")

@@ -34,6 +34,7 @@ The promoted references are rewritten to access the buffers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -229,6 +230,9 @@ class Promoter:
     copy_vector_width: int = 1
     """Elements a thread copies at once into a shared buffer (`VectorCopy`),
     where the tile's rows are aligned groups of them."""
+    transpose_copies: bool = False
+    """Lay out shared tiles with the dimension their reads index by the
+    innermost reduction iterator last (`_laid_out`)."""
     buffers: dict[str, MemRefType[Attribute]] = field(
         default_factory=dict[str, MemRefType[Attribute]]
     )
@@ -463,7 +467,10 @@ class Promoter:
                 or (all(self._coalesced(site, r) for r in group.refs) and not self._read_by_several_threads(site, group))
             ):
                 continue
-            shape = _padded(tile.sizes, self._row_width)
+            group = self._laid_out(group)
+            tile = group.tile
+            assert tile is not None
+            shape = _padded(tile.buffer_sizes, self._row_width)
             size = _buffer_bytes(group, shape)
             if size > budget:
                 continue
@@ -481,6 +488,17 @@ class Promoter:
                 }
         return decisions
 
+    def _laid_out(self, group: Group) -> Group:
+        """`group` with its buffer's dimensions reordered, with
+        `transpose_copies`, where its reads run along a dimension that is not
+        the last (`_reduction_order`): a non-k-major operand of a
+        contraction, `B(k, n)`, copied into `[n][k]`."""
+        order = _reduction_order(group) if self.transpose_copies and group.tile is not None else ()
+        if not order:
+            return group
+        assert group.tile is not None
+        return dataclasses.replace(group, tile=dataclasses.replace(group.tile, order=order))
+
     def _hoisted(self, decision: Decision, sites: list[Site]) -> Decision:
         """`decision` at the outermost of `sites` (outer first) where its
         group is the same references with a fixed tile at most `HOIST_GROWTH`
@@ -491,16 +509,16 @@ class Promoter:
             return decision
         refs = set(group.refs)
         everything = self.all_references
-        inner = _padded(group.tile.sizes, self._row_width)
+        inner = _padded(group.tile.buffer_sizes, self._row_width)
         for site in sites:
             if self._written_in(site, group.tensor, everything):
                 return decision
             groups = self._groups(site, False, {r for r in everything if r not in refs})
             if len(groups) != 1 or set(groups[0].refs) != refs or groups[0].tile is None:
                 continue
-            (outer,) = groups
+            outer = self._laid_out(groups[0])
             assert outer.tile is not None
-            shape = _padded(outer.tile.sizes, self._row_width)
+            shape = _padded(outer.tile.buffer_sizes, self._row_width)
             growth = _buffer_bytes(group, shape) - _buffer_bytes(group, inner)
             loads = outer.tile.elements * HOIST_GROWTH
             if (
@@ -735,6 +753,8 @@ class Promoter:
         if indirection is not None:
             return IndirectCopy(*args, indirection)
         width = self.copy_vector_width
+        if decision.group.tile.order:  # a transposing copy: coalesced reads, the last array index on thread_x
+            return Copy(*args)
         if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width):
             return VectorCopy(*args, width)
         if shared and not decision.group.atomic and threads and flat_copy_pays(decision.group.tile, threads):
@@ -810,6 +830,42 @@ class Promoter:
             node = node.graft_after(self._subtree(site, after, shared))
         self.schedule = node.get_schedule()
         self.copies += before + after
+
+
+def _reduction_order(group: Group) -> tuple[int, ...]:
+    """The layout (`ArrayTile.order`) that puts last the tensor dimension
+    every read of `group` indexes by its statement's innermost iterator,
+    where that iterator is a reduction's (no write of the statement uses
+    it: the loop `poly-vectorize` reads in vectors) and indexes no other
+    dimension, the last one included; () where there is no such dimension
+    or it is already the last."""
+    found: set[int] = set()
+    for ref in group.refs:
+        if ref.writes or ref.access is None or ref.indirection is not None:
+            return ()
+        innermost = ref.access.dim(isl.dim_type.in_) - 1
+        writes = isl.UnionMap(ref.stmt.writes.data)
+        if innermost < 0 or writes.is_empty() or _dimensions_using(isl.Map.from_union_map(writes), innermost):
+            return ()
+        using = _dimensions_using(ref.access, innermost)
+        if len(using) != 1:
+            return ()
+        found.add(using[0])
+    rank = len(group.tile.sizes) if group.tile is not None else 0
+    if len(found) != 1 or found == {rank - 1}:
+        return ()
+    (vector,) = found
+    return (*(k for k in range(rank) if k != vector), vector)
+
+
+def _dimensions_using(access: isl.Map, iterator: int) -> list[int]:
+    """The output dimensions of `access` (one map) whose subscript depends on input dimension `iterator`."""
+    subscripts = isl.PwMultiAff.from_map(access)
+    return [
+        k
+        for k in range(subscripts.dim(isl.dim_type.out))
+        if any(aff.involves_dims(isl.dim_type.in_, iterator, 1) for _, aff in subscripts.get_pw_aff(k).get_pieces())
+    ]
 
 
 def _without_spare_divisions(footprint: isl.Map) -> isl.Map:

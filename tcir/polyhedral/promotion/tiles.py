@@ -10,6 +10,8 @@ and a constant size `n_k`, such that the buffer index
 
 of every accessed element lies in `[0, n_k)`. Among the lower bounds of the
 (compressed) footprint, the box offset is the one giving the smallest size.
+A tile may lay its buffer's dimensions out in another `order` than the
+array's (a transposed copy: `order = (1, 0)` holds `B[k][n]` as `[n][k]`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,10 @@ class ArrayTile:
     stride_offsets: tuple[isl.Aff, ...]
     offsets: tuple[isl.Aff, ...]
     sizes: tuple[int, ...]
+    """The box's sizes, in the array's order of dimensions."""
+    order: tuple[int, ...] = ()
+    """The array dimensions that the buffer's dimensions follow, outermost
+    first; empty: the array's own order."""
 
     @property
     def elements(self) -> int:
@@ -52,11 +58,22 @@ class ArrayTile:
             count *= size
         return count
 
+    @property
+    def layout(self) -> tuple[int, ...]:
+        """`order`, or the array's order where it is empty."""
+        return self.order or tuple(range(len(self.sizes)))
+
+    @property
+    def buffer_sizes(self) -> tuple[int, ...]:
+        """The buffer's shape (before padding): the sizes in `order`."""
+        return tuple(self.sizes[k] for k in self.layout)
+
     def index(self) -> isl.MultiAff:
         """`[[p] -> T[a]] -> [b]`: the buffer index of an element."""
         space = self.footprint.get_space()
         affs = isl.AffList.alloc(space.get_ctx(), len(self.sizes))
-        for k, stride in enumerate(self.strides):
+        for k in self.layout:
+            stride = self.strides[k]
             shifted = _element(space, k).sub(on_pairs(self.stride_offsets[k], space))
             compressed = shifted.scale_down_val(isl.Val(stride)).floor()
             affs = affs.add(compressed.sub(on_pairs(self.offsets[k], space)))

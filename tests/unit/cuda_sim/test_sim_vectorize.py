@@ -1,12 +1,14 @@
 """Vector loads of shared tiles (`vector_width`: rows padded to aligned
 vectors, reduction point loops strip-mined and unrolled by the width),
-vector copies into them (`copy_vector_width`) and partial unrolling
-(`unroll`) on the simulated GPU, against numpy at ragged sizes: partial
-tiles, k extents that the width does not divide, widths 2 and 4, with and
-without register staging of the copies."""
+vector copies into them (`copy_vector_width`), transposed tiles of operands
+that are not k-major (`transpose_copies`) and partial unrolling (`unroll`)
+on the simulated GPU, against numpy at ragged sizes: partial tiles, k
+extents that the width does not divide, widths 2 and 4, with and without
+register staging of the copies."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +54,30 @@ def test_vector_width_computes_the_reference(name, shapes, options):
     expected = reference_outputs(function.definition, bind(function.definition, inputs))
     for g, e in zip(got if isinstance(got, tuple) else (got,), expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
+
+
+TRANSPOSED = [
+    ("zoo/matmul", "matmul_nn", [(37, 45), (45, 29)], O(tile=[16, 16, 8], threads=[4, 4], max_private_elements=16, vector_width=4)),
+    ("zoo/matmul", "matmul_tt", [(48, 33), (40, 48)], O(tile=[32, 32, 16], threads=[8, 8], max_private_elements=16, num_stages=3, async_copies=True, vector_width=4, copy_vector_width=4)),
+    ("zoo/matmul", "matmul_tn", [(40, 33), (40, 35)], O(tile=[16, 16, 8], threads=[8, 4], num_stages=2, vector_width=2)),
+    ("zoo/batch_matmul", "batch_matmul", [(3, 21, 19), (3, 19, 35)], O(tile=[1, 16, 16, 8], threads=[8, 8], num_stages=3, vector_width=4)),
+    ("sgemm", "sgemm", [(), (), (13, 12), (12, 9), (13, 9)], O(tile=[8, 8, 4], threads=[4, 4], vector_width=4)),
+]
+
+
+@pytest.mark.parametrize(("file", "name", "shapes", "options"), TRANSPOSED, ids=[f"{c[1]}-{i}" for i, c in enumerate(TRANSPOSED)])
+def test_transposed_copies_compute_the_reference(file, name, shapes, options):
+    """`transpose_copies` on sums with operands stored k x n (B of NN, A of
+    TT, both of TN; batched; sgemm's second statement), whatever the reads'
+    vector width, staging and asynchronous copies."""
+    function = tcir.define((EXAMPLES / f"{file}.tc").read_text())[name]
+    arrays = [np.zeros(s, np.float32) if s else np.float32(1) for s in shapes]
+    inputs = random_inputs(function.definition, bind(function.definition, arrays).sizes, 0)
+    transposed = dataclasses.replace(options, transpose_copies=True)
+    assert "transpose-copies=true" in transposed.pipeline(bind(function.definition, inputs).sizes, "cuda-sim")
+    got = function(*inputs, backend="cuda-sim", options=transposed)
+    expected = reference_outputs(function.definition, bind(function.definition, inputs))
+    np.testing.assert_allclose(got, expected[0], rtol=1e-4, atol=1e-4)
 
 
 def test_vector_width_strip_mines_the_reduction_loop():
