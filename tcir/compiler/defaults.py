@@ -5,6 +5,8 @@ mapping that measured fastest on an H100 for the structure it serves; the
 measurements that chose them are in the docs (`docs/guide/defaults.md`).
 The first that applies:
 
+- **Scatters** (`gE(I(b), d) +=! gO(b, d)`): `parallel_reductions`, on 64 x
+  64 tiles of 16 x 16 threads where the outputs are 2-D and that large.
 - **Embeddings** (2-D outputs, each a sum of fewer than 512 gathered rows):
   a block per output row of up to 64 points, a thread a point.
 - **Row-wise chains** (softmax, norms: every statement's leading left-hand
@@ -261,9 +263,10 @@ def resolved_options(definition: A.CheckedDef, binding: Binding, options: Mappin
 
 
 def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: bool) -> MappingOptions:
-    if any(s.scatter is not None for s in definition.stmts):  # scatters add atomically, on every thread
-        return MappingOptions(parallel_reductions=True)
     sizes = [binding.sizes[n] for n in definition.size_params]
+    scatters = [s for s in definition.stmts if s.scatter is not None]
+    if scatters:  # scatters add atomically, on every thread
+        return _scatter_options(definition, sizes, scatters)
     if _embeddings(definition, sizes):
         widths = [evaluate(definition.tensor(s.lhs).dims[-1], sizes) for s in definition.stmts]
         x = max(1, min(max(widths), GATHER_ROW))
@@ -446,6 +449,22 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     steps = extents[layer.reduction_indices[-1]] if layer.reduction_indices else 0
     vector = VECTOR_WIDTH if steps and steps % VECTOR_WIDTH == 0 else 1
     return MappingOptions(tile=tile, threads=[x, y], vector_width=vector)
+
+
+SCATTER_TILE = 64
+"""Rows and columns of a block's tile (16 points a thread) of a scatter's 2-D
+output of at least as many: the kernel that zeroes the output (a gradient
+table's every row) keeps 16 stores a thread in flight."""
+
+
+def _scatter_options(definition: A.CheckedDef, sizes: list[int], scatters: list[A.Stmt]) -> MappingOptions:
+    """`parallel_reductions` (the scatters add atomically), on 64 x 64 tiles
+    of 16 x 16 threads where every scatter's output is 2-D and that large."""
+    shapes = [[evaluate(d, sizes) for d in definition.tensor(s.lhs).dims] for s in scatters]
+    if all(len(shape) == 2 and min(shape) >= SCATTER_TILE for shape in shapes):
+        threads = SCATTER_TILE // 4
+        return MappingOptions(parallel_reductions=True, tile=[SCATTER_TILE, SCATTER_TILE], threads=[threads, threads])
+    return MappingOptions(parallel_reductions=True)
 
 
 def _elementwise_options(out: list[int]) -> MappingOptions:

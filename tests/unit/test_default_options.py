@@ -516,6 +516,23 @@ def test_medium_register_tiles_where_128_rows_leave_sms_idle():
     assert options(32, 4096, 4096).tile == [32, 32, 32]
 
 
+def test_scatters_into_large_tables_take_16_points_a_thread():
+    """An embedding's gradient (a scatter into a table of 64 columns or
+    more) takes 64 x 64 tiles of 16 x 16 threads, atomics; a narrower
+    table keeps the pass's choice. Both compute the right numbers."""
+    fn = tcir.define(
+        "def g(float(E,D) T, int(B,L) I, float(B,D) gO) -> (float(E,D) gT) { gT(I(b,k), d) +=! gO(b,d) }"
+    ).g
+    wide = bind(fn.definition, [np.zeros((70, 66), np.float32), np.zeros((9, 5), np.int32), np.zeros((9, 66), np.float32)])
+    assert default_options(fn.definition, wide) == tcir.MappingOptions(parallel_reductions=True, tile=[64, 64], threads=[16, 16])
+    narrow = bind(fn.definition, [np.zeros((70, 8), np.float32), np.zeros((9, 5), np.int32), np.zeros((9, 8), np.float32)])
+    assert default_options(fn.definition, narrow) == tcir.MappingOptions(parallel_reductions=True)
+    for binding in (wide, narrow):
+        inputs = random_inputs(fn.definition, binding.sizes, 4)
+        expected = reference_outputs(fn.definition, bind(fn.definition, inputs))
+        np.testing.assert_allclose(fn(*inputs, backend="cuda-sim"), expected[0], rtol=1e-4, atol=1e-4)
+
+
 def test_long_sums_of_one_operand_not_k_major_transpose_its_tile():
     """128x128 tiles of a one-statement contraction with one operand stored
     k x n (NN, TT) and 512 products or more a point copy it transposed;
