@@ -47,7 +47,7 @@ The first that applies:
   pixels), 8 channels a step. Narrower rows (filters with taps), where
   squares of 2x2 (or 3x3) pixels tile the output plane in 64 threads or
   more: a block computes 16 (8) filters on the whole plane, a thread its
-  square, 8 channels a step.
+  square, 8 channels a step (both in `tcir.compiler.convolutions`).
 - **Elementwise layers** (no reduction, rows of 128 points or more; also
   chains of such statements through temporaries at the same indices): a
   block per 8 x 128 tile, a warp a row, 4 points of it a thread.
@@ -72,10 +72,18 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from tcir.compiler.convolutions import (
+    CONVOLUTION_FILTERS,
+    CONVOLUTION_MIN_COLUMNS,
+    convolution_image,
+    convolution_options,
+    narrow_convolution_options,
+)
 from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.dtypes import HALF_TYPES
-from tcir.frontend.subscripts import accesses, gathers, index_names, walk
+from tcir.frontend.subscripts import accesses, gathers, index_names, operand_reads, walk
+from tcir.polyhedral.gpu_mapping import mapped_grid
 from tcir.polyhedral.unrolling import largest_divisor
 from tcir.runtime.signature import Binding, evaluate
 
@@ -315,7 +323,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             """Blocks for the outermost three members when batched (a block per
             tile and batch entry, not a loop over the column tiles), else the
             pass's choice."""
-            return _grid([*out[:-2], -(-out[-2] // rows), -(-out[-1] // columns)]) if outer else []
+            return mapped_grid([*out[:-2], -(-out[-2] // rows), -(-out[-1] // columns)]) if outer else []
 
         def blocks(tile: int, columns: int | None = None) -> int:  # of tile x columns outputs
             return math.prod(out[:-2]) * -(-out[-2] // tile) * -(-out[-1] // (columns or tile))
@@ -431,11 +439,11 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         return MappingOptions(tile=[*outer, 8, 32, 32], blocks=grid(8, 32), threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()
-    image = _convolution_image(layer)
+    image = convolution_image(layer)
     if image is not None and out[-1] >= CONVOLUTION_MIN_COLUMNS and out[-3] >= CONVOLUTION_FILTERS // 4:
-        return _convolution_options(layer, image, out, extents)
+        return convolution_options(layer, image, out, extents)
     if image is not None and out[-1] < CONVOLUTION_MIN_COLUMNS and out[-3] >= CONVOLUTION_FILTERS // 4:
-        narrow = _narrow_convolution_options(layer, image, out, extents)
+        narrow = narrow_convolution_options(layer, image, out, extents)
         if narrow is not None:
             return narrow
     if not layer.reduces and out[-2] >= ELEMENTWISE_ROWS and out[-1] >= ELEMENTWISE_COLUMNS:
@@ -505,7 +513,7 @@ def _transposed_operands(layer: A.Stmt) -> int:
     """How many operand reads of `layer` use its innermost reduction index
     elsewhere than in their last subscript (`B(k, n)`: not k-major)."""
     k = layer.reduction_indices[-1]
-    return sum(k in index_names(read) and not _ends_in(read, k) for read in _operand_reads(layer))
+    return sum(k in index_names(read) and not _ends_in(read, k) for read in operand_reads(layer))
 
 
 def _ends_in(read: A.Access, name: str) -> bool:
@@ -521,11 +529,6 @@ def _extents(stmt: A.Stmt, sizes: list[int]) -> dict[str, int]:
 def _row_extents(stmt: A.Stmt, sizes: list[int], rows: int) -> list[int]:
     """The extents of `stmt`'s first `rows` left-hand indices, in its ranges' order."""
     return [e for i, e in _extents(stmt, sizes).items() if i in stmt.lhs_indices[:rows]]
-
-
-def _operand_reads(stmt: A.Stmt) -> list[A.Access]:
-    """The reads of `stmt` of tensors other than its own output."""
-    return [n for n in accesses(stmt.rhs) if n.tensor != stmt.lhs]
 
 
 def _row_reuse(definition: A.CheckedDef, sizes: list[int], rows: int) -> float:
@@ -682,17 +685,6 @@ for fewer than `ROW_THREADS` threads (a power of two of them, a warp at
 least): fewer threads a row, more rows at once on an SM."""
 
 
-MAX_GRID = (2**31 - 1, 65535, 65535)
-
-
-def _grid(counts: list[int]) -> list[int]:
-    """Grid sizes (x first) of a block per value of the outermost three of
-    the members taking `counts` values (outer first), as `poly-map-to-gpu`
-    maps them: members of one value are no parallel members to map."""
-    mapped = [c for c in counts if c > 1][:3]
-    return [min(c, limit) for c, limit in zip(reversed(mapped), MAX_GRID)] or [1]
-
-
 def _longest_row(definition: A.CheckedDef, sizes: list[int], rows: int) -> list[int]:
     """The extents of a row's dimensions (outermost first) in the statement
     of a row-wise chain that has the most points in one row."""
@@ -720,7 +712,7 @@ def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) ->
     longest = math.prod(row)
     first = definition.stmts[0]
     extents = _row_extents(first, sizes, rows)
-    grid = _grid(extents) if rows > 1 else []
+    grid = mapped_grid(extents) if rows > 1 else []
     share = -(-longest // ROW_SHARE)
     threads = min(ROW_THREADS, max(INNER_THREADS, 1 << (share - 1).bit_length()))
     private = min(MAX_PRIVATE_ELEMENTS_A_ROW, max(DEFAULT.max_private_elements, -(-longest // threads)))
@@ -844,109 +836,12 @@ def _wide_contraction(layer: A.Stmt, out: list[int], reduction: int) -> bool:
     points into an output whose last two dimensions are both `WIDE_OUTPUT`
     or more, each read missing one of those two indices (each operand is
     reused along the other's dimension)."""
-    reads = _operand_reads(layer)
+    reads = operand_reads(layer)
     if reduction < K_TILE or min(out[-2:]) < WIDE_OUTPUT or len(reads) != 2:
         return False
     rows, columns = layer.lhs_indices[-2:]
     used = [index_names(r) for r in reads]
     return any(rows in a and columns not in a and columns in b and rows not in b for a, b in (used, used[::-1]))
-
-
-def _convolution_image(layer: A.Stmt) -> A.Access | None:
-    """The image read of `layer` where it sums products of an
-    image read at the output's last two indices (`I(n, c, h + kh, w + kw)`,
-    `I(n, c, h, w)` for a 1x1 convolution) but not at the third-last, and
-    filters read at the third-last (`W(f, c, kh, kw)`) but at neither of the
-    last two: a convolution, a GEMM whose columns are the image's pixels;
-    else None."""
-    reads = _operand_reads(layer)
-    if not layer.reduces or len(layer.lhs_indices) < 4 or len(reads) != 2:
-        return None
-    channel, row, column = layer.lhs_indices[-3:]
-    for image, filters in (reads, reads[::-1]):
-        if (
-            {row, column} <= index_names(image)
-            and channel not in index_names(image)
-            and channel in index_names(filters)
-            and not {row, column} & index_names(filters)
-        ):
-            return image
-    return None
-
-
-CONVOLUTION_FILTERS, CONVOLUTION_ROWS, CONVOLUTION_COLUMNS, CONVOLUTION_K = 64, 2, 64, 8
-"""A convolution's block tile: filters x image rows x columns, and the
-channels of a step (fewer where the filters' taps would make their tile
-larger than `CONVOLUTION_FILTER_TILE` elements)."""
-
-CONVOLUTION_FILTER_TILE = 6144
-
-CONVOLUTION_MIN_COLUMNS = 32
-"""Images narrower keep the generic mapping."""
-
-
-def _convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]) -> MappingOptions:
-    """Register tiles of a convolution: a block computes 64 filters on 2
-    rows of up to 64 pixels; a thread 4 filters on both rows at 2 to 4
-    pixels (a divisor of the row where one is), or with 1x1 filters 8
-    filters at 2 pixels; the image's rows and the filters staged in shared
-    memory for 8 channels (all taps) at a time."""
-    filters, columns = min(out[-3], CONVOLUTION_FILTERS), min(out[-1], CONVOLUTION_COLUMNS)
-    taps = _taps(layer, image)
-    per_thread, widths = (4, (4, 3, 2)) if taps else (8, (2,))
-    points = next((p for p in widths if columns % p == 0), widths[0])
-    tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
-    channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in taps))))
-    steps = [extents[i] if i in taps else min(extents[i], channels) for i in layer.reduction_indices]
-    return MappingOptions(
-        tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],
-        blocks=_grid([*out[:-3], *tiles]),
-        threads=[-(-columns // points), 1, max(1, -(-filters // per_thread))],
-    )
-
-
-PLANE_POINTS = (2, 3)
-"""Pixels a thread computes along each of a narrow image's output rows and
-columns (a square of them, the first that divides both)."""
-PLANE_ACCUMULATORS = 64
-"""A narrow convolution's accumulators a thread: filters x its square of pixels."""
-MIN_PLANE_THREADS = 64
-"""Fewest threads (two warps) a block of a narrow convolution's plane rule
-takes: smaller planes (14 x 14 outputs) keep the generic mapping."""
-
-
-def _narrow_convolution_options(
-    layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]
-) -> MappingOptions | None:
-    """A convolution whose output rows are too narrow for the register
-    template: a block computes a few filters on an image's whole output
-    plane, a thread those filters on a 2x2 (or 3x3) square of pixels
-    (`PLANE_ACCUMULATORS` or a little more), the image and the filters
-    staged in shared memory `CONVOLUTION_K` channels (all taps) at a time;
-    None for 1x1 filters, where no such square divides the plane or where
-    the plane gives fewer than `MIN_PLANE_THREADS` threads."""
-    taps = _taps(layer, image)
-    side = next((p for p in PLANE_POINTS if out[-1] % p == 0 and out[-2] % p == 0), None)
-    if not taps or side is None or (out[-1] // side) * (out[-2] // side) < MIN_PLANE_THREADS:
-        return None
-    filters = min(out[-3], -(-PLANE_ACCUMULATORS // (side * side * 8)) * 8)
-    steps = [extents[i] if i in taps else min(extents[i], CONVOLUTION_K) for i in layer.reduction_indices]
-    return MappingOptions(
-        tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
-        threads=[out[-1] // side, out[-2] // side],
-        max_private_elements=filters * side * side,
-    )
-
-
-def _taps(layer: A.Stmt, image: A.Access) -> set[str]:
-    """The reduction indices that shift an output index in a subscript of
-    `image` (a convolution's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
-    taps: set[str] = set()
-    for subscript in image.subscripts:
-        names = index_names(subscript)
-        if names & set(layer.lhs_indices):
-            taps |= names & set(layer.reduction_indices)
-    return taps
 
 
 def _one_output_layer(definition: A.CheckedDef) -> A.Stmt | None:
@@ -995,5 +890,5 @@ def _layer_chain(definition: A.CheckedDef) -> bool:
 
 def _indices_of_every_read(stmt: A.Stmt) -> set[str]:
     """The indices that every tensor read by `stmt` (but its own output) depends on."""
-    used = [index_names(read) for read in _operand_reads(stmt)]
+    used = [index_names(read) for read in operand_reads(stmt)]
     return set.intersection(*used) if used else set(stmt.lhs_indices)

@@ -65,6 +65,11 @@ def accesses(e: A.Expr) -> list[A.Access]:
     return [n for n in walk(e) if isinstance(n, A.Access)]
 
 
+def operand_reads(stmt: A.Stmt) -> list[A.Access]:
+    """The reads of `stmt` of tensors other than its own output."""
+    return [n for n in accesses(stmt.rhs) if n.tensor != stmt.lhs]
+
+
 def index_names(e: A.Expr) -> set[str]:
     """The index variables that `e` uses (a read's: those of its subscripts)."""
     return {n.name for n in walk(e) if isinstance(n, A.IndexVar)}

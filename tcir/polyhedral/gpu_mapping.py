@@ -90,6 +90,14 @@ def _parallel_members(node: isl.ScheduleNode) -> list[int]:
 MAX_GRID = (2**31 - 1, 65535, 65535)
 
 
+def mapped_grid(counts: list[int]) -> list[int]:
+    """Grid sizes (x first) of a block per value of the outermost three of
+    the members taking `counts` values (outer first), as `poly-map-to-gpu`
+    maps them: members of one value are no parallel members to map."""
+    mapped = [c for c in counts if c > 1][:3]
+    return [min(c, limit) for c, limit in zip(reversed(mapped), MAX_GRID)] or [1]
+
+
 def _member_filter(
     node: isl.ScheduleNode, member: int, ident: str, size: int, limit: int
 ) -> tuple[isl.UnionSet, int]:

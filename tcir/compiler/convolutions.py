@@ -1,0 +1,114 @@
+"""The default mapping's convolution templates (see `tcir.compiler.defaults`).
+
+A convolution is a sum of products of an image read at the output's last
+two indices, shifted by taps (`I(n, c, h + kh, w + kw)`), and filters read
+at the third-last index: a GEMM whose columns are the image's pixels. Rows
+of 32 pixels or more take register tiles of filters x rows x pixels;
+narrower rows, squares of pixels over the whole output plane.
+"""
+
+from __future__ import annotations
+
+import math
+
+from tcir.compiler.options import MappingOptions
+from tcir.frontend import ast as A
+from tcir.frontend.subscripts import index_names, operand_reads
+from tcir.polyhedral.gpu_mapping import mapped_grid
+
+
+def convolution_image(layer: A.Stmt) -> A.Access | None:
+    """The image read of `layer` where it sums products of an
+    image read at the output's last two indices (`I(n, c, h + kh, w + kw)`,
+    `I(n, c, h, w)` for a 1x1 convolution) but not at the third-last, and
+    filters read at the third-last (`W(f, c, kh, kw)`) but at neither of the
+    last two: a convolution, a GEMM whose columns are the image's pixels;
+    else None."""
+    reads = operand_reads(layer)
+    if not layer.reduces or len(layer.lhs_indices) < 4 or len(reads) != 2:
+        return None
+    channel, row, column = layer.lhs_indices[-3:]
+    for image, filters in (reads, reads[::-1]):
+        if (
+            {row, column} <= index_names(image)
+            and channel not in index_names(image)
+            and channel in index_names(filters)
+            and not {row, column} & index_names(filters)
+        ):
+            return image
+    return None
+
+
+CONVOLUTION_FILTERS, CONVOLUTION_ROWS, CONVOLUTION_COLUMNS, CONVOLUTION_K = 64, 2, 64, 8
+"""A convolution's block tile: filters x image rows x columns, and the
+channels of a step (fewer where the filters' taps would make their tile
+larger than `CONVOLUTION_FILTER_TILE` elements)."""
+
+CONVOLUTION_FILTER_TILE = 6144
+
+CONVOLUTION_MIN_COLUMNS = 32
+"""Images narrower keep the generic mapping."""
+
+
+def convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]) -> MappingOptions:
+    """Register tiles of a convolution: a block computes 64 filters on 2
+    rows of up to 64 pixels; a thread 4 filters on both rows at 2 to 4
+    pixels (a divisor of the row where one is), or with 1x1 filters 8
+    filters at 2 pixels; the image's rows and the filters staged in shared
+    memory for 8 channels (all taps) at a time."""
+    filters, columns = min(out[-3], CONVOLUTION_FILTERS), min(out[-1], CONVOLUTION_COLUMNS)
+    shifts = taps(layer, image)
+    per_thread, widths = (4, (4, 3, 2)) if shifts else (8, (2,))
+    points = next((p for p in widths if columns % p == 0), widths[0])
+    tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
+    channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
+    steps = [extents[i] if i in shifts else min(extents[i], channels) for i in layer.reduction_indices]
+    return MappingOptions(
+        tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],
+        blocks=mapped_grid([*out[:-3], *tiles]),
+        threads=[-(-columns // points), 1, max(1, -(-filters // per_thread))],
+    )
+
+
+PLANE_POINTS = (2, 3)
+"""Pixels a thread computes along each of a narrow image's output rows and
+columns (a square of them, the first that divides both)."""
+PLANE_ACCUMULATORS = 64
+"""A narrow convolution's accumulators a thread: filters x its square of pixels."""
+MIN_PLANE_THREADS = 64
+"""Fewest threads (two warps) a block of a narrow convolution's plane rule
+takes: smaller planes (14 x 14 outputs) keep the generic mapping."""
+
+
+def narrow_convolution_options(
+    layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]
+) -> MappingOptions | None:
+    """A convolution whose output rows are too narrow for the register
+    template: a block computes a few filters on an image's whole output
+    plane, a thread those filters on a 2x2 (or 3x3) square of pixels
+    (`PLANE_ACCUMULATORS` or a little more), the image and the filters
+    staged in shared memory `CONVOLUTION_K` channels (all taps) at a time;
+    None for 1x1 filters, where no such square divides the plane or where
+    the plane gives fewer than `MIN_PLANE_THREADS` threads."""
+    shifts = taps(layer, image)
+    side = next((p for p in PLANE_POINTS if out[-1] % p == 0 and out[-2] % p == 0), None)
+    if not shifts or side is None or (out[-1] // side) * (out[-2] // side) < MIN_PLANE_THREADS:
+        return None
+    filters = min(out[-3], -(-PLANE_ACCUMULATORS // (side * side * 8)) * 8)
+    steps = [extents[i] if i in shifts else min(extents[i], CONVOLUTION_K) for i in layer.reduction_indices]
+    return MappingOptions(
+        tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
+        threads=[out[-1] // side, out[-2] // side],
+        max_private_elements=filters * side * side,
+    )
+
+
+def taps(layer: A.Stmt, image: A.Access) -> set[str]:
+    """The reduction indices that shift an output index in a subscript of
+    `image` (a convolution's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
+    found: set[str] = set()
+    for subscript in image.subscripts:
+        names = index_names(subscript)
+        if names & set(layer.lhs_indices):
+            found |= names & set(layer.reduction_indices)
+    return found
