@@ -440,9 +440,9 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     if len(out) < 2:
         return MappingOptions()
     image = convolution_image(layer)
-    if image is not None and out[-1] >= CONVOLUTION_MIN_COLUMNS and out[-3] >= CONVOLUTION_FILTERS // 4:
-        return convolution_options(layer, image, out, extents)
-    if image is not None and out[-1] < CONVOLUTION_MIN_COLUMNS and out[-3] >= CONVOLUTION_FILTERS // 4:
+    if image is not None and out[-3] >= CONVOLUTION_FILTERS // 4:
+        if out[-1] >= CONVOLUTION_MIN_COLUMNS:
+            return convolution_options(layer, image, out, extents)
         narrow = narrow_convolution_options(layer, image, out, extents)
         if narrow is not None:
             return narrow
