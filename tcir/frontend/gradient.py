@@ -54,7 +54,7 @@ from tcir.errors import SourceLocation, TCError
 from . import ast as A
 from .dtypes import is_float
 from .linear import Derived, Div, Lin, from_affine, interval, provably_le
-from .subscripts import expr_to_lin, rebuild, walk
+from .subscripts import accesses, expr_to_lin, rebuild, walk
 from .unparse import expr_text, lin_text, param_text, type_text
 
 GRADIENT_PREFIX = "d_"
@@ -796,7 +796,7 @@ class _Backward(_Derivation):
         if lo != Lin.const(0) or stmt.scatter:
             return False
         uses = [(stmt.lhs, k, s) for k, s in enumerate(stmt.subscripts)]
-        uses += [(n.tensor, k, s) for n in walk(stmt.rhs) if isinstance(n, A.Access) for k, s in enumerate(n.subscripts)]
+        uses += [(n.tensor, k, s) for n in accesses(stmt.rhs) for k, s in enumerate(n.subscripts)]
         exact = False
         for tensor, dim, subscript in uses:
             if not any(isinstance(x, A.IndexVar) and x.name == index for x in walk(subscript)):

@@ -101,10 +101,7 @@ def innermost_contiguous(indices: Sequence[str], e: A.Expr) -> list[str]:
 
 def gathers(e: A.Expr) -> bool:
     """Whether `e` reads a tensor at a subscript that reads a tensor (`LUT(I(i,k), j)`)."""
-    return any(
-        isinstance(node, A.Access) and any(isinstance(n, A.Access) for sub in node.subscripts for n in walk(sub))
-        for node in walk(e)
-    )
+    return any(accesses(sub) for node in accesses(e) for sub in node.subscripts)
 
 
 def guarded_walk(e: A.Expr) -> Iterator[tuple[A.Expr, tuple[tuple[A.Ternary, bool], ...]]]:

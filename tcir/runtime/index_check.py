@@ -15,7 +15,7 @@ from typing import Any
 
 from tcir.errors import TCError
 from tcir.frontend import ast as A
-from tcir.frontend.subscripts import walk
+from tcir.frontend.subscripts import accesses
 from tcir.runtime.signature import Binding, evaluate
 
 Interval = tuple[int, int]
@@ -35,16 +35,15 @@ class IndexChecker:
 
     def check(self) -> None:
         for stmt in self.definition.stmts:
-            for node in walk(stmt.rhs):
-                if isinstance(node, A.Access):
-                    self._check_access(stmt, node)
+            for node in accesses(stmt.rhs):
+                self._check_access(stmt, node)
             if stmt.scatter_target is not None:  # the element a scatter updates
                 self._check_access(stmt, stmt.scatter_target)
 
     def _check_access(self, stmt: A.Stmt, access: A.Access) -> None:
         shape = self.binding.shape(self.definition, self.definition.tensor(access.tensor))
         for axis, (sub, extent) in enumerate(zip(access.subscripts, shape)):
-            sources = [n.tensor for n in walk(sub) if isinstance(n, A.Access)]
+            sources = [n.tensor for n in accesses(sub)]
             if not sources:
                 continue
             bounds = self._interval(stmt, sub)
