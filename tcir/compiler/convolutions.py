@@ -4,7 +4,9 @@ A convolution is a sum of products of an image read at the output's last
 two indices, shifted by taps (`I(n, c, h + kh, w + kw)`), and filters read
 at the third-last index: a GEMM whose columns are the image's pixels. Rows
 of 32 pixels or more take register tiles of filters x rows x pixels;
-narrower rows, squares of pixels over the whole output plane.
+narrower rows, squares of pixels over the whole output plane. A filter
+gradient (`dW(f, c, kh, kw) +=! dO(n, f, h, w) * I(n, c, h + kh, w + kw)`)
+sums over images and pixels into a small output: split-K over the images.
 """
 
 from __future__ import annotations
@@ -112,3 +114,60 @@ def taps(layer: A.Stmt, image: A.Access) -> set[str]:
         if names & set(layer.lhs_indices):
             found |= names & set(layer.reduction_indices)
     return found
+
+
+def _shifted_by_sums(layer: A.Stmt, image: A.Access) -> set[str]:
+    """The output indices that summed indices shift in a subscript of
+    `image` (a filter gradient's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
+    found: set[str] = set()
+    for subscript in image.subscripts:
+        names = index_names(subscript)
+        if names & set(layer.reduction_indices):
+            found |= names & set(layer.lhs_indices)
+    return found
+
+
+FILTER_GRADIENT_FILTERS, FILTER_GRADIENT_CHANNELS = 16, 16
+"""A filter gradient's block tile: filters x channels (x every tap)."""
+FILTER_GRADIENT_IMAGES, FILTER_GRADIENT_ROWS = 2, (3, 2)
+"""Images a block sums (the slices of split-K), and the output gradient's
+rows a step stages in shared memory (the first that fits)."""
+FILTER_GRADIENT_SHARED = 49152
+
+
+def filter_gradient_options(layer: A.Stmt, out: list[int], extents: dict[str, int]) -> MappingOptions | None:
+    """A convolution's filter gradient, `dW(f, c, kh, kw) +=! dO(n, f, h, w)
+    * I(n, c, h + kh, w + kw)`: a block sums `FILTER_GRADIENT_IMAGES` images
+    (split-K over them, partial sums added atomically) for 16 filters x 16
+    channels x every tap, a thread one channel at one tap for the 16
+    filters; the output gradient's rows staged in shared memory a few at a
+    time, read two pixels at once. None for other statements: a 4-D output
+    whose last two indices shift the image's subscripts (taps) by summed
+    indices, whose first only the output gradient reads and whose second
+    only the image reads, summed over three indices (images, rows, pixels)."""
+    reads = operand_reads(layer)
+    if len(layer.lhs_indices) != 4 or len(layer.reduction_indices) != 3 or len(reads) != 2:
+        return None
+    filters, channels, *shifted = layer.lhs_indices
+    for image, gradient in (reads, reads[::-1]):
+        if (
+            set(shifted) <= _shifted_by_sums(layer, image)
+            and channels in index_names(image) and filters not in index_names(image)
+            and filters in index_names(gradient) and not {channels, *shifted} & index_names(gradient)
+        ):
+            break
+    else:
+        return None
+    images, _, columns = (extents[i] for i in layer.reduction_indices)
+    block = [min(out[0], FILTER_GRADIENT_FILTERS), min(out[1], FILTER_GRADIENT_CHANNELS)]
+    threads = [out[3], out[2], block[1]]
+    rows = [r for r in FILTER_GRADIENT_ROWS if FILTER_GRADIENT_IMAGES * block[0] * r * columns * 4 <= FILTER_GRADIENT_SHARED]
+    if math.prod(threads) > 1024 or not rows:
+        return None
+    return MappingOptions(
+        tile=[*block, out[2], out[3], FILTER_GRADIENT_IMAGES, rows[0], columns],
+        threads=threads,
+        split_k=-(-images // FILTER_GRADIENT_IMAGES),
+        max_private_elements=block[0],
+        vector_width=2 if columns % 2 == 0 else 1,
+    )

@@ -77,6 +77,7 @@ from tcir.compiler.convolutions import (
     CONVOLUTION_MIN_COLUMNS,
     convolution_image,
     convolution_options,
+    filter_gradient_options,
     narrow_convolution_options,
 )
 from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
@@ -306,6 +307,9 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         return MappingOptions()  # an empty output: nothing to tile
     reduction = math.prod(extents[i] for i in layer.reduction_indices)
     atomic = atomic_sum(definition, layer)
+    gradient = filter_gradient_options(layer, out, extents) if atomic else None
+    if gradient is not None:
+        return gradient
     if (
         atomic
         and len(layer.reduction_indices) == 1

@@ -17,10 +17,15 @@ the statement's adjoint times the read's partial derivative to that
 tensor's adjoint. Where every subscript of the read is an invertible affine
 map of the indices (`I(b, c, h + kh, w + kw)`: `h` is solved for), the
 contribution is a comprehension over the adjoint's elements, the old index
-replaced and guarded by its range (`d_in(b, c, h, w) +=! h - kh >= 0 && ...
-? d_out(b, f, h - kh, w - kw) * weight(f, c, kh, kw) : 0`); where it is not
-(a strided `2 * i + kw`, a gathered `E(I(b), d)`, folded indices), a
-scatter-accumulate statement (`d_E(I(b), d) +=! d_O(b, d)`).
+replaced and guarded by its range (`d_O(i - 1)` where `i - 1 >= 0`); where
+it is not (a strided `2 * i + kw`, a gathered `E(I(b), d)`, folded
+indices), a scatter-accumulate statement (`d_E(I(b), d) +=! d_O(b, d)`).
+Where the old index is shifted by an index the contribution sums over (a
+convolution's `h - kh`), the sum reads a copy of that tensor padded with
+zeros instead of guarding each term, so that no guard cuts its reduction:
+
+    d_out_pad(i0, i1, i2, i3) = i2 >= KH - 1 && i2 < H && ... ? d_out(i0, i1, i2 - KH + 1, i3 - KW + 1) : 0.0
+    d_in(b, c, h, w) +=! d_out_pad(b, f, KH + h - kh - 1, KW + w - kw - 1) * weight(f, c, kh, kw)
 
 - A tensor written by several statements has a value per statement (MLP1's
   `O1` before and after its ReLU). The values the adjoints read are
@@ -459,15 +464,25 @@ class _Derivation:
         box = {**ranges, **{p: (Lin.const(0), dim) for p, dim in zip(pivots, dims)}}
         loc = stmt.loc
         guards: list[A.Expr] = []
+        margins: dict[str, tuple[Lin, Lin] | None] = {}
+        """Per guarded pivot: how far its old index runs below and above its range."""
         for pivot, lin in solved.items():
             lo, hi = ranges[pivot]
             least, most = interval(lin, box) or (None, None)
             old = self.integer(lin, loc)
-            if least is None or not provably_le(lo, least, self.derived):
+            below = least is None or not provably_le(lo, least, self.derived)
+            above = most is None or not provably_le(most, hi - 1, self.derived)
+            if below:
                 guards.append(_binary(">=", old, self.integer(lo, loc)))
-            if most is None or not provably_le(most, hi - 1, self.derived):
+            if above:
                 guards.append(_binary("<", old, self.integer(hi, loc)))
+            if below or above:
+                known = least is not None and most is not None
+                margins[pivot] = (lo - least if below else Lin.const(0), most - (hi - 1) if above else Lin.const(0)) if known else None
         value = self.decided(self.substitute(value, solved), box)
+        padded = self.padded(value, solved, margins, ranges, set(pivots))
+        if padded is not None:
+            value, guards = padded, []
         if guards:
             condition = guards[0]
             for guard in guards[1:]:
@@ -478,6 +493,74 @@ class _Derivation:
         copied = isinstance(value, A.Access) and value.subscripts == point and len(order) == len(pivots)
         return _Statement("", point, "+=", value, {i: box[i] for i in order},
                           copy_of=value.tensor if copied and value.tensor not in self.values else None)
+
+    def padded(
+        self, value: A.Expr, solved: dict[str, Lin], margins: dict[str, tuple[Lin, Lin] | None],
+        ranges: dict[str, Range], pivots: set[str],
+    ) -> A.Expr | None:
+        """`value` reading a zero-padded copy (emitted here) of the tensor
+        whose reads the guards of the pivots of `margins` bound, instead of
+        guarding it: the old indices (`solved`) of those pivots run `margins`
+        below and above their ranges. A convolution's input gradient then
+        reads `d_out_pad(b, f, h - kh + KH - 1, ...)`, a convolution with no
+        guard inside its reduction. None unless every guarded old index is
+        shifted by a reduction index (`h - kh`) and is a subscript of one
+        read, the same wherever it occurs."""
+        if not margins or None in margins.values() or any(set(solved[p].names()) <= pivots for p in margins):
+            return None
+        by_lin = {solved[p]: p for p in margins}
+        reads = [
+            node for node in walk(value)
+            if isinstance(node, A.Access) and any(expr_to_lin(s, self.sizes) in by_lin for s in node.subscripts)
+        ]
+        wanted = {expr_text(r, self.sizes) for r in reads}
+        if len(wanted) != 1:
+            return None
+        read = reads[0]
+        lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
+        found = {by_lin[lin]: k for k, lin in enumerate(lins) if lin in by_lin}
+        if set(found) != set(margins) or any(ranges[p][0] != Lin.const(0) for p in found):
+            return None
+        # The tensor's extents; where guarded, the range its guard allows.
+        extents = list(self.shapes.get(read.tensor) or self.dims(self.values[read.tensor].param))
+        widened: dict[int, tuple[Lin, Lin]] = {}
+        for p, k in found.items():
+            extents[k] = ranges[p][1]
+            widened[k] = margins[p]  # type: ignore[assignment]
+        loc = read.loc
+        indices = [self.names.index(f"i{k}") for k in range(len(extents))]
+        inner: list[A.Expr] = [A.IndexVar(name=i, loc=loc) for i in indices]
+        widths = list(extents)
+        condition: A.Expr | None = None
+        for k, (low, high) in widened.items():
+            at = inner[k]
+            inner[k] = self.integer(Lin.atom(indices[k]) - low, loc)
+            widths[k] = extents[k] + low + high
+            for bound in (
+                _binary(">=", at, self.integer(low, loc)) if low.const_value != 0 else None,
+                _binary("<", at, self.integer(extents[k] + low, loc)) if high.const_value != 0 else None,
+            ):
+                if bound is not None:
+                    condition = bound if condition is None else _binary("&&", condition, bound)
+        assert condition is not None
+        base = self.values[read.tensor].tensor if read.tensor in self.values else read.tensor
+        name = self.names.fresh(f"{base}_pad")
+        self.shapes[name] = widths
+        rhs = _select(condition, replace(read, subscripts=inner), _const(0.0, read.type, loc))
+        point = [A.IndexVar(name=i, loc=loc) for i in indices]
+        self.out.append(_Statement(name, point, "=", rhs, {i: (Lin.const(0), w) for i, w in zip(indices, widths)}))
+        shifted = [
+            self.integer(lin + widened[k][0], loc) if k in widened and lin is not None else s
+            for k, (s, lin) in enumerate(zip(read.subscripts, lins))
+        ]
+        text = wanted.pop()
+
+        def leaf(node: A.Expr) -> A.Expr | None:
+            if isinstance(node, A.Access) and expr_text(node, self.sizes) == text:
+                return replace(node, tensor=name, subscripts=shifted)
+            return None
+
+        return rebuild(value, leaf)
 
     def pivots(self, stmt: A.Stmt, lins: list[Lin | None]) -> list[str] | None:
         """The index each subscript can be solved for (see the module), or None."""

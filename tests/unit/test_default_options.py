@@ -653,22 +653,45 @@ def test_elementwise_temporaries_between_parts_are_recomputed_where_read():
 
 
 def test_unrelated_gradients_are_lowered_apart():
-    """A convolution's derived backward: the input's gradient (a convolution
-    of the output's gradient, guarded at the borders) and the filters'
-    gradient read nothing of each other; each is a part with its own
-    template (before, the pair was a "row-wise chain" of 4-D rows too many
-    for a grid, mapped whole by the plain rule: 37x eager autograd)."""
+    """A convolution's derived backward: the padded output gradient, the
+    input's gradient (a convolution of the padded output gradient) and the
+    filters' gradient; each is a part with its own template (before, the
+    pair of gradients was a "row-wise chain" of 4-D rows too many for a
+    grid, mapped whole by the plain rule: 37x eager autograd)."""
     from tcir.compiler.defaults import default_partition
 
     fn = tcir.define(_example("conv2d").gradient()).conv2d_grad
     sizes = {"B": 32, "IP": 64, "H": 56, "W": 56, "OP": 64, "KH": 3, "KW": 3}
     binding = Binding({**sizes, "out_2": 54, "out_3": 54}, ())
-    assert default_partition(fn.definition, binding) == [[0], [1]]
+    groups = [[0], [1], [2]]
+    assert default_partition(fn.definition, binding) == groups
     from tcir.compiler.partition import split_def
 
-    d_in = split_def(fn.definition, [[0], [1]])[0]
+    d_in = split_def(fn.definition, groups)[1]
     assert default_options(d_in, binding).tile[:4] == [1, 64, 2, 56]  # the convolution template
     _run_on_cuda_sim(fn, {"B": 2, "IP": 3, "H": 6, "W": 7, "OP": 4, "KH": 3, "KW": 3, "out_2": 4, "out_3": 5}, None)
+
+
+def test_filter_gradients_split_the_images():
+    """A convolution's filter gradient sums over images and pixels into
+    filters x channels x taps: split-K over pairs of images, 16 x 16 x
+    every tap a block, a thread one channel at one tap for 16 filters;
+    the same template on an odd batch, odd rows and ragged channels and
+    filters computes the right numbers. Its input gradient reads a padded
+    copy of the output gradient, so it is a convolution of its own."""
+    fn = tcir.define(_example("conv2d").gradient()).conv2d_grad
+    groups = [[0], [1], [2]]
+    sizes = {"B": 32, "IP": 64, "H": 56, "W": 56, "OP": 64, "KH": 3, "KW": 3, "out_2": 54, "out_3": 54}
+    from tcir.compiler.partition import split_def
+
+    d_weight = split_def(fn.definition, groups)[2]
+    assert default_options(d_weight, Binding(sizes, ())) == tcir.MappingOptions(
+        tile=[16, 16, 3, 3, 2, 3, 54], threads=[3, 3, 16], split_k=16, max_private_elements=16, vector_width=2
+    )
+    small = {"B": 3, "IP": 19, "H": 9, "W": 8, "OP": 18, "KH": 3, "KW": 2, "out_2": 7, "out_3": 7}
+    options = default_options(d_weight, Binding(small, ()))
+    assert options.split_k == 2 and options.threads == [2, 3, 16] and options.vector_width == 1
+    _run_on_cuda_sim(fn, small, None)
 
 
 def test_a_gathered_read_outside_the_sums_keeps_the_row_wise_chain():

@@ -120,12 +120,22 @@ def test_tmm_gradient_is_readable_tc():
     )
 
 
-def test_shifted_reads_are_solved_for_and_guarded():
+def test_shifted_reads_in_sums_read_a_padded_adjoint():
     """conv1d's `I(i + x)`: its adjoint sums over the output at `i - x`,
-    guarded by the output's range (a gather over d_I's elements, no scatter)."""
+    which runs past the output's range; the sum reads a copy of d_O padded
+    with zeros instead of guarding every term (a gather over d_I's
+    elements, no scatter, no guard inside the reduction)."""
     source = FUNCTIONS["conv1d"].gradient()
-    assert "d_I(i) +=! i - x >= 0 && i - x < M - N + 1 ? d_O(i - x) * K(x) : 0.0" in source
+    assert "d_O_pad(i0) = i0 >= N - 1 && i0 < M ? d_O(i0 - N + 1) : 0.0 where i0 in 0:M + N - 1" in source
+    assert "d_I(i) +=! d_O_pad(N + i - x - 1) * K(x) where i in 0:M, x in 0:N" in source
     assert "d_K(x) +=! d_O(i) * I(i + x)" in source
+
+
+def test_shifted_reads_outside_sums_are_guarded():
+    """A shift with no sum (`O(i) = I(i + 1)`) keeps its guard: a padded
+    copy would be one more pass over the tensor for nothing."""
+    source = tcir.define("def shift(float(N) I) -> (O) { O(i) = I(i + 1) where i in 0:N - 1 }").shift.gradient()
+    assert "d_I(i) = i - 1 >= 0 ? d_O(i - 1) : 0.0 where i in 0:N" in source
 
 
 def test_gathered_and_strided_reads_become_scatters():
