@@ -159,7 +159,17 @@ def _convolutions() -> list[Case]:
                     {"N": n, "C": c, "H": hw, "W": hw, "KH": k, "KW": k},
                     {"N": 2, "C": 6, "H": 12, "W": 36, "KH": 3, "KW": 3},
                     lambda i, w: F.conv2d(i, w[:, None], groups=w.shape[0]), 2 * n * c * (hw - k + 1) ** 2 * k * k))
+    n, c, hw, f, k = 32, 64, 56, 64, 3
+    out.append(Case(f"conv2d_filter_grad {_shape(n, c, hw, hw)} f{f} {k}x{k}", "zoo/conv.tc", "conv2d_filter_grad",
+                    {"N": n, "C": c, "H": hw, "W": hw, "F": f, "OH": hw - k + 1, "OW": hw - k + 1},
+                    {"N": 3, "C": 5, "H": 7, "W": 9, "F": 6, "OH": 5, "OW": 6}, _filter_gradient,
+                    2 * n * f * (hw - k + 1) ** 2 * c * k * k))
     return out
+
+
+def _filter_gradient(i: Any, g: Any) -> Any:
+    taps = (i.shape[2] - g.shape[2] + 1, i.shape[3] - g.shape[3] + 1)
+    return torch.nn.grad.conv2d_weight(i, (g.shape[1], i.shape[1], *taps), g)
 
 
 def _pooling() -> list[Case]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from tcir.compiler.options import MappingOptions
+from tcir.compiler.options import MAX_THREADS_PER_BLOCK, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.subscripts import index_names, operand_reads
 from tcir.polyhedral.gpu_mapping import mapped_grid
@@ -55,13 +55,15 @@ CONVOLUTION_MIN_COLUMNS = 32
 def convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]) -> MappingOptions:
     """Register tiles of a convolution: a block computes 64 filters on 2
     rows of up to 64 pixels; a thread 4 filters on both rows at 2 to 4
-    pixels (a divisor of the row where one is), or with 1x1 filters 8
-    filters at 2 pixels; the image's rows and the filters staged in shared
-    memory for 8 channels (all taps) at a time."""
+    pixels (a divisor of the row where one is), 8 filters where it takes 4
+    pixels of a sum without guards (64 accumulators), or with 1x1 filters
+    8 filters at 2 pixels; the image's rows and the filters staged in
+    shared memory for 8 channels (all taps) at a time."""
     filters, columns = min(out[-3], CONVOLUTION_FILTERS), min(out[-1], CONVOLUTION_COLUMNS)
     shifts = taps(layer, image)
-    per_thread, widths = (4, (4, 3, 2)) if shifts else (8, (2,))
+    widths = (4, 3, 2) if shifts else (2,)
     points = next((p for p in widths if columns % p == 0), widths[0])
+    per_thread = 8 if not shifts or (points == 4 and not isinstance(layer.rhs, A.Ternary)) else 4
     tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
     channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
     steps = [extents[i] if i in shifts else min(extents[i], channels) for i in layer.reduction_indices]
@@ -69,6 +71,7 @@ def convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents:
         tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],
         blocks=mapped_grid([*out[:-3], *tiles]),
         threads=[-(-columns // points), 1, max(1, -(-filters // per_thread))],
+        max_private_elements=max(MappingOptions().max_private_elements, per_thread * CONVOLUTION_ROWS * points),
     )
 
 
@@ -127,24 +130,24 @@ def _shifted_by_sums(layer: A.Stmt, image: A.Access) -> set[str]:
     return found
 
 
-FILTER_GRADIENT_FILTERS, FILTER_GRADIENT_CHANNELS = 16, 16
-"""A filter gradient's block tile: filters x channels (x every tap)."""
-FILTER_GRADIENT_IMAGES, FILTER_GRADIENT_ROWS = 2, (3, 2)
-"""Images a block sums (the slices of split-K), and the output gradient's
-rows a step stages in shared memory (the first that fits)."""
-FILTER_GRADIENT_SHARED = 49152
+FILTER_GRADIENT_FILTERS, FILTER_GRADIENT_CHANNELS = 32, 32
+"""A filter gradient's block tile: filters x channels (x every tap; fewer
+channels where a thread for each would pass 1024)."""
+FILTER_GRADIENT_ROWS = (3, 2)
+"""The output gradient's rows of an image a step stages in shared memory
+(the first whose float32 tile fits the default shared-memory budget)."""
 
 
 def filter_gradient_options(layer: A.Stmt, out: list[int], extents: dict[str, int]) -> MappingOptions | None:
     """A convolution's filter gradient, `dW(f, c, kh, kw) +=! dO(n, f, h, w)
-    * I(n, c, h + kh, w + kw)`: a block sums `FILTER_GRADIENT_IMAGES` images
-    (split-K over them, partial sums added atomically) for 16 filters x 16
-    channels x every tap, a thread one channel at one tap for the 16
-    filters; the output gradient's rows staged in shared memory a few at a
-    time, read two pixels at once. None for other statements: a 4-D output
-    whose last two indices shift the image's subscripts (taps) by summed
-    indices, whose first only the output gradient reads and whose second
-    only the image reads, summed over three indices (images, rows, pixels)."""
+    * I(n, c, h + kh, w + kw)`: a block sums one image (split-K over the
+    images, partial sums added atomically) for 32 filters x 32 channels x
+    every tap, a thread one channel at one tap for the 32 filters; the
+    output gradient's rows staged in shared memory a few at a time, read
+    two pixels at once. None for other statements: a 4-D output whose last
+    two indices shift the image's subscripts (taps) by summed indices,
+    whose first only the output gradient reads and whose second only the
+    image reads, summed over three indices (images, rows, pixels)."""
     reads = operand_reads(layer)
     if len(layer.lhs_indices) != 4 or len(layer.reduction_indices) != 3 or len(reads) != 2:
         return None
@@ -159,15 +162,19 @@ def filter_gradient_options(layer: A.Stmt, out: list[int], extents: dict[str, in
     else:
         return None
     images, _, columns = (extents[i] for i in layer.reduction_indices)
-    block = [min(out[0], FILTER_GRADIENT_FILTERS), min(out[1], FILTER_GRADIENT_CHANNELS)]
-    threads = [out[3], out[2], block[1]]
-    rows = [r for r in FILTER_GRADIENT_ROWS if FILTER_GRADIENT_IMAGES * block[0] * r * columns * 4 <= FILTER_GRADIENT_SHARED]
-    if math.prod(threads) > 1024 or not rows:
+    shifts = out[2] * out[3]
+    if shifts > MAX_THREADS_PER_BLOCK:
+        return None
+    fitting = 1 << ((MAX_THREADS_PER_BLOCK // shifts).bit_length() - 1)  # a power of two of channels, a thread each tap
+    block = [min(out[0], FILTER_GRADIENT_FILTERS), min(out[1], FILTER_GRADIENT_CHANNELS, fitting)]
+    budget = MappingOptions().max_shared_memory
+    rows = [r for r in FILTER_GRADIENT_ROWS if block[0] * r * columns * 4 <= budget]
+    if not rows:
         return None
     return MappingOptions(
-        tile=[*block, out[2], out[3], FILTER_GRADIENT_IMAGES, rows[0], columns],
-        threads=threads,
-        split_k=-(-images // FILTER_GRADIENT_IMAGES),
+        tile=[*block, out[2], out[3], 1, rows[0], columns],
+        threads=[out[3], out[2], block[1]],
+        split_k=images,
         max_private_elements=block[0],
         vector_width=2 if columns % 2 == 0 else 1,
     )

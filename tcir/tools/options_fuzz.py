@@ -71,6 +71,7 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "zoo/conv:conv2d": {"N": 2, "C": 5, "H": 6, "W": 37, "F": 21, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_pad1": {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_1x1": {"N": 2, "C": 5, "H": 3, "W": 34, "F": 7},
+    "zoo/conv:conv2d_filter_grad": {"N": 3, "C": 5, "H": 7, "W": 9, "F": 6, "OH": 5, "OW": 6},
     "zoo/pool:global_avgpool": {"N": 3, "C": 37, "H": 5, "W": 3},
     "zoo/reduction:instancenorm": {"N": 2, "C": 3, "H": 7, "W": 9},
     "tmm@f16": {"M": 37, "K": 29, "N": 45},
@@ -95,7 +96,8 @@ bfloat16 (`Function.astype`), compared within the type's tolerance; with
 `MMA` before those, at sizes of whole m16n8k16 groups, a third of its
 candidates' blocks and tiles shaped for `mma.sync` (`_mma_shaped`) and a
 third for `wgmma` (`_wgmma_shaped`); a third of the convolutions' (`zoo/conv`)
-shaped as the defaults' convolution template (`_convolution_shaped`)."""
+shaped as the defaults' convolution template (`_convolution_shaped`), or
+for the filter gradient as its template (`_filter_gradient_shaped`)."""
 TF32 = "@tf32"
 F16, BF16 = "@f16", "@bf16"
 MMA = "@mma"
@@ -175,7 +177,8 @@ def draw(seed: int, count: int, examples: Path | str, problems: Sequence[str] = 
             elif roll < 2 / 3:
                 options = _wgmma_shaped(options, rng, batch, points=64)
         elif name.startswith(CONVOLUTIONS) and rng.random() < 1 / 3:
-            options = _convolution_shaped(options, rng, name)
+            shaped = _filter_gradient_shaped if name.endswith(FILTER_GRADIENT) else _convolution_shaped
+            options = shaped(options, rng, name)
         candidates.append(Candidate(str(examples), name, options.to_json()))
     return candidates
 
@@ -208,6 +211,23 @@ def _wgmma_shaped(options: MappingOptions, rng: random.Random, batch: int, point
 
 
 CONVOLUTIONS = "zoo/conv:"
+FILTER_GRADIENT = "_filter_grad"
+
+
+def _filter_gradient_shaped(options: MappingOptions, rng: random.Random, problem: str) -> MappingOptions:
+    """`options` shaped as the defaults' filter-gradient template: tiles of
+    filters x channels x every tap, split-K over the images (one a slice,
+    its member untiled, or two), rows of the output gradient a step; a
+    thread for each channel (or every other) at each tap."""
+    sizes = PROBLEMS[problem]
+    taps = [sizes["H"] - sizes["OH"] + 1, sizes["W"] - sizes["OW"] + 1]
+    images, channels = rng.choice((1, 2)), rng.choice((2, 4, 8))
+    tile = [rng.choice((4, 8, 32)), channels, *taps, images, rng.choice((1, 2, 3)), rng.choice((2, 3, sizes["OW"]))]
+    return replace(
+        options, tile=tile, blocks=[], threads=[taps[1], taps[0], channels // rng.choice((1, 2))], warps=[],
+        split_k=-(-sizes["N"] // images), parallel_reductions=False, use_shared_memory=True,
+        max_private_elements=rng.choice((32, 64)), vector_width=rng.choice((1, 2)),
+    )
 
 
 def _convolution_shaped(options: MappingOptions, rng: random.Random, problem: str) -> MappingOptions:

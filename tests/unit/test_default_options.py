@@ -674,23 +674,28 @@ def test_unrelated_gradients_are_lowered_apart():
 
 def test_filter_gradients_split_the_images():
     """A convolution's filter gradient sums over images and pixels into
-    filters x channels x taps: split-K over pairs of images, 16 x 16 x
-    every tap a block, a thread one channel at one tap for 16 filters;
-    the same template on an odd batch, odd rows and ragged channels and
-    filters computes the right numbers. Its input gradient reads a padded
-    copy of the output gradient, so it is a convolution of its own."""
+    filters x channels x taps: split-K over the images, 32 x 32 x every
+    tap a block, a thread one channel at one tap for 32 filters (16
+    channels with 7x7 taps, 784 threads); the same template on odd rows
+    and ragged channels and filters computes the right numbers. Its input
+    gradient reads a padded copy of the output gradient, so it is a
+    convolution of its own, 8 filters a thread at 4 pixels."""
     fn = tcir.define(_example("conv2d").gradient()).conv2d_grad
     groups = [[0], [1], [2]]
     sizes = {"B": 32, "IP": 64, "H": 56, "W": 56, "OP": 64, "KH": 3, "KW": 3, "out_2": 54, "out_3": 54}
     from tcir.compiler.partition import split_def
 
-    d_weight = split_def(fn.definition, groups)[2]
-    assert default_options(d_weight, Binding(sizes, ())) == tcir.MappingOptions(
-        tile=[16, 16, 3, 3, 2, 3, 54], threads=[3, 3, 16], split_k=16, max_private_elements=16, vector_width=2
+    d_in, d_weight = split_def(fn.definition, groups)[1:]
+    binding = Binding(sizes, ())
+    assert default_options(d_weight, binding) == tcir.MappingOptions(
+        tile=[32, 32, 3, 3, 1, 3, 54], threads=[3, 3, 32], split_k=32, vector_width=2
     )
-    small = {"B": 3, "IP": 19, "H": 9, "W": 8, "OP": 18, "KH": 3, "KW": 2, "out_2": 7, "out_3": 7}
+    assert default_options(d_in, binding).threads == [14, 1, 8]
+    seven = default_options(d_weight, Binding({**sizes, "KH": 7, "KW": 7, "out_2": 50, "out_3": 50}, ()))
+    assert seven.threads == [7, 7, 16]
+    small = {"B": 3, "IP": 37, "H": 9, "W": 8, "OP": 35, "KH": 3, "KW": 2, "out_2": 7, "out_3": 7}
     options = default_options(d_weight, Binding(small, ()))
-    assert options.split_k == 2 and options.threads == [2, 3, 16] and options.vector_width == 1
+    assert options.split_k == 3 and options.threads == [2, 3, 32] and options.vector_width == 1
     _run_on_cuda_sim(fn, small, None)
 
 

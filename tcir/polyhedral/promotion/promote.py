@@ -12,7 +12,8 @@ For each kernel whose outer band is mapped to blocks:
   added to the tensor atomically at the end (never to shared memory);
 - shared-memory promotion at the tile level below the tile loops that
   iterate inside the block (bands whose members are all tile indices, e.g.
-  tmm's `kk` tile loop): groups with a fixed tile, elements accessed more
+  tmm's `kk` tile loop, after any leading members that take one value in a
+  block, split off: split-K's untiled image of a slice): groups with a fixed tile, elements accessed more
   than once, and at least one access whose last index does not follow
   `thread_x` (not coalesced) or, read only, elements that several threads
   read (a matmul's `B(k, n)`; a convolution's image, read alike by the
@@ -176,6 +177,20 @@ def _members_fixed_per_block(band: isl.ScheduleNode) -> int:
     return band.band_n_member()
 
 
+def _fixed_then_tiles(node: isl.ScheduleNode) -> isl.ScheduleNode | None:
+    """Band `node` split after its leading members that take one value in
+    each block, where those after them are tile indices (split-K's loop
+    over a slice's k tiles whose image member is untiled, one image a
+    slice), so that copies may go below both; else None."""
+    if node.get_type() != NodeType.band:
+        return None
+    fixed = _members_fixed_per_block(node)
+    if not 0 < fixed < node.band_n_member():
+        return None
+    split = node.band_split(fixed)
+    return split if _is_tile_band(split.child(0)) else None
+
+
 def _buffer_bytes(group: Group, shape: Sequence[int]) -> int:
     """The bytes of a buffer of `shape` for `group`'s tensor elements."""
     assert isinstance(group.tensor.type, TensorType)
@@ -304,7 +319,13 @@ class Promoter:
             outer_paths.append(private_path)
             private_path = (*private_path, 0)
         shared_path = private_path
-        while _is_tile_band(node_at(self.schedule, shared_path)):
+        while True:
+            node = node_at(self.schedule, shared_path)
+            if not _is_tile_band(node):
+                split = _fixed_then_tiles(node)
+                if split is None:
+                    break
+                self.schedule = split.get_schedule()
             outer_paths.append(shared_path)
             shared_path = (*shared_path, 0)
         done: set[Reference] = set()
