@@ -480,9 +480,10 @@ class _Derivation:
                 known = least is not None and most is not None
                 margins[pivot] = (lo - least if below else Lin.const(0), most - (hi - 1) if above else Lin.const(0)) if known else None
         value = self.decided(self.substitute(value, solved), box)
-        padded = self.padded(value, solved, margins, ranges, set(pivots))
+        padded = self.padded(value, solved, margins, ranges, box, set(pivots))
         if padded is not None:
             value, guards = padded, []
+        value = self.guarded_reads_padded(value, box, set(ranges) - set(pivots))
         if guards:
             condition = guards[0]
             for guard in guards[1:]:
@@ -496,16 +497,16 @@ class _Derivation:
 
     def padded(
         self, value: A.Expr, solved: dict[str, Lin], margins: dict[str, tuple[Lin, Lin] | None],
-        ranges: dict[str, Range], pivots: set[str],
+        ranges: dict[str, Range], box: dict[str, Range], pivots: set[str],
     ) -> A.Expr | None:
-        """`value` reading a zero-padded copy (emitted here) of the tensor
+        """`value` reading a zero-padded copy (`pad_read`) of the tensor
         whose reads the guards of the pivots of `margins` bound, instead of
-        guarding it: the old indices (`solved`) of those pivots run `margins`
-        below and above their ranges. A convolution's input gradient then
-        reads `d_out_pad(b, f, h - kh + KH - 1, ...)`, a convolution with no
-        guard inside its reduction. None unless every guarded old index is
-        shifted by a reduction index (`h - kh`) and is a subscript of one
-        read, the same wherever it occurs."""
+        guarding it (`solved`: their old indices, whose ranges the guards
+        keep). A convolution's input gradient then reads `d_out_pad(b, f, h
+        - kh + KH - 1, ...)`, a convolution with no guard inside its
+        reduction. None unless every guarded old index is shifted by a
+        reduction index (`h - kh`) and is a subscript of one read, the same
+        wherever it occurs."""
         if not margins or None in margins.values() or any(set(solved[p].names()) <= pivots for p in margins):
             return None
         by_lin = {solved[p]: p for p in margins}
@@ -517,50 +518,129 @@ class _Derivation:
         if len(wanted) != 1:
             return None
         read = reads[0]
-        lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
-        found = {by_lin[lin]: k for k, lin in enumerate(lins) if lin in by_lin}
+        found = {by_lin[lin]: k for k, s in enumerate(read.subscripts) if (lin := expr_to_lin(s, self.sizes)) in by_lin}
         if set(found) != set(margins) or any(ranges[p][0] != Lin.const(0) for p in found):
             return None
-        # The tensor's extents; where guarded, the range its guard allows.
+        replacement = self.pad_read(read, {k: ranges[p] for p, k in found.items()}, box)
+        if replacement is None:
+            return None
+        text = wanted.pop()
+        return rebuild(value, lambda node: replacement if isinstance(node, A.Access) and expr_text(node, self.sizes) == text else None)
+
+    def guarded_reads_padded(self, value: A.Expr, box: dict[str, Range], summed: set[str]) -> A.Expr:
+        """`value` with each `c ? X(...) : 0` whose condition `c` bounds
+        subscripts of `X` that `summed` indices shift (a padded
+        convolution's `h + kh >= 1 && h + kh <= H ? I(n, c, h + kh - 1, ...)
+        : 0` in its filters' gradient) replaced by a read of a copy of `X`
+        padded with zeros (`pad_read`): no guard is left inside the sum."""
+        def leaf(node: A.Expr) -> A.Expr | None:
+            if not (isinstance(node, A.Ternary) and isinstance(node.a, A.Access) and _is_const(node.b, 0.0)):
+                return None
+            windows = self.windows(node.c, node.a)
+            if windows is None or not any(
+                set((expr_to_lin(node.a.subscripts[k], self.sizes) or Lin()).names()) & summed for k in windows
+            ):
+                return None
+            return self.pad_read(node.a, windows, box)
+
+        return rebuild(value, leaf)
+
+    def windows(self, condition: A.Expr, read: A.Access) -> dict[int, tuple[Lin, Lin]] | None:
+        """The range `[lo, hi)` that `condition`, a conjunction of bounds on
+        subscripts of `read`, keeps each bounded subscript in (by its
+        position; the other end its tensor's extent); None where a conjunct
+        bounds anything else or a range is not inside the tensor's."""
+        conjuncts, stack = [], [condition]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, A.Binary) and node.op == "&&":
+                stack += [node.a, node.b]
+            else:
+                conjuncts.append(node)
+        lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
+        extents = self.shapes.get(read.tensor) or self.dims(self.values[read.tensor].param)
+        bounds: dict[int, list[Lin | None]] = {}
+        for node in conjuncts:
+            if not (isinstance(node, A.Binary) and node.op in ("<", "<=", ">", ">=")):
+                return None
+            a, b = expr_to_lin(node.a, self.sizes), expr_to_lin(node.b, self.sizes)
+            if a is None or b is None:
+                return None
+            difference = a - b
+            for k, lin in enumerate(lins):
+                if lin is None or not lin.names():
+                    continue
+                for sign in (1, -1):  # difference = sign * subscript + rest, rest free of indices
+                    rest = difference - lin.scale(sign)
+                    if set(rest.names()) <= set(self.sizes):
+                        break
+                else:
+                    continue
+                # sign * s + rest (op) 0: a lower or an upper bound of s.
+                upper = (node.op in ("<", "<=")) == (sign == 1)
+                strict = node.op in ("<", ">")
+                limit = rest.scale(-sign)  # s (op') limit
+                if upper:
+                    bound = limit if strict else limit + Lin.const(1)
+                else:
+                    bound = limit + Lin.const(1) if strict else limit
+                window = bounds.setdefault(k, [None, None])
+                if window[int(upper)] is not None:
+                    return None
+                window[int(upper)] = bound
+                break
+            else:
+                return None
+        result = {}
+        for k, (lo, hi) in bounds.items():
+            lo, hi = lo or Lin.const(0), hi or extents[k]
+            if not (provably_le(Lin.const(0), lo, self.derived) and provably_le(hi, extents[k], self.derived)):
+                return None
+            result[k] = (lo, hi)
+        return result
+
+    def pad_read(self, read: A.Access, windows: dict[int, tuple[Lin, Lin]], box: dict[str, Range]) -> A.Access | None:
+        """A read of a copy of `read`'s tensor padded with zeros (the copy
+        emitted here, `X_pad`) that gives `read` where each subscript at a
+        position of `windows` is in its `[lo, hi)` and 0 elsewhere, over the
+        values those subscripts take in `box` (None where they are not
+        known): the copy starts at each such subscript's least value."""
+        lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
         extents = list(self.shapes.get(read.tensor) or self.dims(self.values[read.tensor].param))
-        widened: dict[int, tuple[Lin, Lin]] = {}
-        for p, k in found.items():
-            extents[k] = ranges[p][1]
-            widened[k] = margins[p]  # type: ignore[assignment]
+        spans: dict[int, tuple[Lin, Lin]] = {}
+        for k in windows:
+            span = None if lins[k] is None else interval(lins[k], box)  # type: ignore[arg-type]
+            if span is None:
+                return None
+            spans[k] = span
         loc = read.loc
         indices = [self.names.index(f"i{k}") for k in range(len(extents))]
         inner: list[A.Expr] = [A.IndexVar(name=i, loc=loc) for i in indices]
-        widths = list(extents)
         condition: A.Expr | None = None
-        for k, (low, high) in widened.items():
+        for k, (lo, hi) in windows.items():
+            least, most = spans[k]
             at = inner[k]
-            inner[k] = self.integer(Lin.atom(indices[k]) - low, loc)
-            widths[k] = extents[k] + low + high
+            inner[k] = self.integer(Lin.atom(indices[k]) + least, loc)
+            extents[k] = most - least + Lin.const(1)
             for bound in (
-                _binary(">=", at, self.integer(low, loc)) if low.const_value != 0 else None,
-                _binary("<", at, self.integer(extents[k] + low, loc)) if high.const_value != 0 else None,
+                None if provably_le(lo, least, self.derived) else _binary(">=", at, self.integer(lo - least, loc)),
+                None if provably_le(most + Lin.const(1), hi, self.derived) else _binary("<", at, self.integer(hi - least, loc)),
             ):
                 if bound is not None:
                     condition = bound if condition is None else _binary("&&", condition, bound)
-        assert condition is not None
+        copy: A.Expr = replace(read, subscripts=inner)
+        if condition is not None:
+            copy = _select(condition, copy, _const(0.0, read.type, loc))
         base = self.values[read.tensor].tensor if read.tensor in self.values else read.tensor
         name = self.names.fresh(f"{base}_pad")
-        self.shapes[name] = widths
-        rhs = _select(condition, replace(read, subscripts=inner), _const(0.0, read.type, loc))
+        self.shapes[name] = extents
         point = [A.IndexVar(name=i, loc=loc) for i in indices]
-        self.out.append(_Statement(name, point, "=", rhs, {i: (Lin.const(0), w) for i, w in zip(indices, widths)}))
+        self.out.append(_Statement(name, point, "=", copy, {i: (Lin.const(0), e) for i, e in zip(indices, extents)}))
         shifted = [
-            self.integer(lin + widened[k][0], loc) if k in widened and lin is not None else s
+            self.integer(lin - spans[k][0], loc) if k in spans and lin is not None else s
             for k, (s, lin) in enumerate(zip(read.subscripts, lins))
         ]
-        text = wanted.pop()
-
-        def leaf(node: A.Expr) -> A.Expr | None:
-            if isinstance(node, A.Access) and expr_text(node, self.sizes) == text:
-                return replace(node, tensor=name, subscripts=shifted)
-            return None
-
-        return rebuild(value, leaf)
+        return replace(read, tensor=name, subscripts=shifted)
 
     def pivots(self, stmt: A.Stmt, lins: list[Lin | None]) -> list[str] | None:
         """The index each subscript can be solved for (see the module), or None."""

@@ -699,6 +699,24 @@ def test_filter_gradients_split_the_images():
     _run_on_cuda_sim(fn, small, None)
 
 
+def test_padded_convolution_gradients_take_the_convolution_templates():
+    """A padded convolution's derived backward reads padded copies of the
+    output gradient and of the image: its input gradient takes the
+    convolution template, its filter gradient the filter-gradient one; the
+    parts compute the right numbers on cuda-sim at ragged sizes."""
+    from tcir.compiler.defaults import default_partition
+    from tcir.compiler.partition import split_def
+
+    fn = tcir.define(tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text()).conv2d_pad1.gradient()).conv2d_pad1_grad
+    binding = Binding({"N": 32, "C": 64, "H": 56, "W": 56, "F": 64, "KH": 3, "KW": 3}, ())
+    groups = default_partition(fn.definition, binding)
+    assert groups == [[0], [1], [2], [3]]
+    d_in, d_weight = split_def(fn.definition, groups)[2:]
+    assert default_options(d_in, binding).tile[:4] == [1, 64, 2, 56]
+    assert default_options(d_weight, binding).split_k == 32
+    _run_on_cuda_sim(fn, {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3}, None)
+
+
 def test_a_gathered_read_outside_the_sums_keeps_the_row_wise_chain():
     """Cross entropy: a row's log-sum-exp less its target logit, read
     through the target index: a block per row."""

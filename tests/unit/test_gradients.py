@@ -131,6 +131,19 @@ def test_shifted_reads_in_sums_read_a_padded_adjoint():
     assert "d_K(x) +=! d_O(i) * I(i + x)" in source
 
 
+def test_guarded_reads_in_sums_read_a_padded_copy():
+    """A padded convolution's filters' gradient sums `d_O` times the
+    guarded image read: it reads a copy of the image padded with zeros
+    instead, so no guard is left in its sum (a convolution's filter
+    gradient like the unpadded one's)."""
+    source = FUNCTIONS["conv2d_pad"].gradient()
+    assert (
+        "  I_pad(i0, i1, i2, i3) = i3 >= 1 && i3 < W + 1 && i2 >= 1 && i2 < H + 1 ? I(i0, i1, i2 - 1, i3 - 1) : 0.0"
+        " where i2 in 0:H + KH - 1, i3 in 0:KW + W - 1\n"
+    ) in source
+    assert "d_Wt(f, c, kh, kw) +=! d_O(b, f, h, w) * I_pad(b, c, h + kh, kw + w) where" in source
+
+
 def test_shifted_reads_outside_sums_are_guarded():
     """A shift with no sum (`O(i) = I(i + 1)`) keeps its guard: a padded
     copy would be one more pass over the tensor for nothing."""
