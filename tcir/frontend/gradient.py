@@ -464,8 +464,8 @@ class _Derivation:
         box = {**ranges, **{p: (Lin.const(0), dim) for p, dim in zip(pivots, dims)}}
         loc = stmt.loc
         guards: list[A.Expr] = []
-        margins: dict[str, tuple[Lin, Lin] | None] = {}
-        """Per guarded pivot: how far its old index runs below and above its range."""
+        guarded: set[str] = set()
+        """The pivots whose old index runs out of its range."""
         for pivot, lin in solved.items():
             lo, hi = ranges[pivot]
             least, most = interval(lin, box) or (None, None)
@@ -477,10 +477,9 @@ class _Derivation:
             if above:
                 guards.append(_binary("<", old, self.integer(hi, loc)))
             if below or above:
-                known = least is not None and most is not None
-                margins[pivot] = (lo - least if below else Lin.const(0), most - (hi - 1) if above else Lin.const(0)) if known else None
+                guarded.add(pivot)
         value = self.decided(self.substitute(value, solved), box)
-        padded = self.padded(value, solved, margins, ranges, box, set(pivots))
+        padded = self.padded(value, {p: solved[p] for p in guarded}, ranges, box, set(pivots))
         if padded is not None:
             value, guards = padded, []
         value = self.guarded_reads_padded(value, box, set(ranges) - set(pivots))
@@ -496,20 +495,19 @@ class _Derivation:
                           copy_of=value.tensor if copied and value.tensor not in self.values else None)
 
     def padded(
-        self, value: A.Expr, solved: dict[str, Lin], margins: dict[str, tuple[Lin, Lin] | None],
-        ranges: dict[str, Range], box: dict[str, Range], pivots: set[str],
+        self, value: A.Expr, guarded: dict[str, Lin], ranges: dict[str, Range], box: dict[str, Range], pivots: set[str],
     ) -> A.Expr | None:
         """`value` reading a zero-padded copy (`pad_read`) of the tensor
-        whose reads the guards of the pivots of `margins` bound, instead of
-        guarding it (`solved`: their old indices, whose ranges the guards
-        keep). A convolution's input gradient then reads `d_out_pad(b, f, h
-        - kh + KH - 1, ...)`, a convolution with no guard inside its
-        reduction. None unless every guarded old index is shifted by a
-        reduction index (`h - kh`) and is a subscript of one read, the same
-        wherever it occurs."""
-        if not margins or None in margins.values() or any(set(solved[p].names()) <= pivots for p in margins):
+        whose reads the guards of pivots would bound, instead of guarding
+        them (`guarded`: those pivots' old indices, which the guards keep in
+        the pivots' `ranges`). A convolution's input gradient then reads
+        `d_out_pad(b, f, h - kh + KH - 1, ...)`, a convolution with no guard
+        inside its reduction. None unless every guarded old index is
+        shifted by a reduction index (`h - kh`) and is a subscript of one
+        read, the same wherever it occurs."""
+        if not guarded or any(set(lin.names()) <= pivots for lin in guarded.values()):
             return None
-        by_lin = {solved[p]: p for p in margins}
+        by_lin = {lin: p for p, lin in guarded.items()}
         reads = [
             node for node in walk(value)
             if isinstance(node, A.Access) and any(expr_to_lin(s, self.sizes) in by_lin for s in node.subscripts)
@@ -519,7 +517,7 @@ class _Derivation:
             return None
         read = reads[0]
         found = {by_lin[lin]: k for k, s in enumerate(read.subscripts) if (lin := expr_to_lin(s, self.sizes)) in by_lin}
-        if set(found) != set(margins) or any(ranges[p][0] != Lin.const(0) for p in found):
+        if set(found) != set(guarded):
             return None
         replacement = self.pad_read(read, {k: ranges[p] for p, k in found.items()}, box)
         if replacement is None:
