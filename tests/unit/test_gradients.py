@@ -151,6 +151,32 @@ def test_shifted_reads_outside_sums_are_guarded():
     assert "d_I(i) = i - 1 >= 0 ? d_O(i - 1) : 0.0 where i in 0:N" in source
 
 
+GUARDED_SUMS = {
+    "either": "def either(float(N) I, float(K) W) -> (O) {\n"
+    "  O(i) +=! W(k) * ((i + k >= 1 || i > 2) && i + k <= N ? I(i + k - 1) : 0.0) where i in 0:N, k in 0:K\n}",
+    "both_ways": "def both_ways(float(N) I, float(K) W) -> (O) {\n"
+    "  O(i) +=! W(k) * (i + k >= 1 && i + k <= N ? I(i + k - 1) : 0.0) + W(k) * (i - k >= 0 ? I(i - k) : 0.0)"
+    " where i in 0:N, k in 0:K\n}",
+    "one_axis": "def one_axis(float(N,M) I, float(K) W) -> (O) {\n"
+    "  O(i,j) +=! W(k) * (i + k >= 1 && i + k <= N && j >= 1 ? I(i + k - 1, j - 1) : 0.0)"
+    " where i in 0:N, j in 0:M, k in 0:K\n}",
+    "not_zero": "def not_zero(float(N) I, float(K) W) -> (O) {\n"
+    "  O(i) +=! W(k) * (i + k < N ? I(i + k) : 1.0) where i in 0:N, k in 0:K\n}",
+}
+"""Guards in sums that the padded copies must keep, drop or leave alone: a
+disjunction (kept), two guarded reads of one tensor (two copies), a guard
+on an unshifted index (kept in the input's gradient), an else that is not 0."""
+
+
+@pytest.mark.parametrize("name", GUARDED_SUMS)
+def test_gradcheck_of_guarded_sums(name):
+    function = tcir.define(GUARDED_SUMS[name])[name]
+    op = tcir.torch.operator(function, name=f"guarded_{name}")
+    sizes = {"N": 9, "M": 5, "K": 3} if name == "one_axis" else {"N": 9, "K": 3}
+    inputs = torch_inputs(function, sizes)
+    assert torch.autograd.gradcheck(lambda *args: op(*args), tuple(inputs))
+
+
 def test_gathered_and_strided_reads_become_scatters():
     assert "  d_LUT1(I1(i, k), j) +=! d_O1(i, j) where i in 0:B, j in 0:D, k in 0:L1\n" in FUNCTIONS["1LUT"].gradient()
     source = FUNCTIONS["maxpool2x2"].gradient()
