@@ -111,22 +111,22 @@ def narrow_convolution_options(
 def taps(layer: A.Stmt, image: A.Access) -> set[str]:
     """The reduction indices that shift an output index in a subscript of
     `image` (a convolution's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
-    found: set[str] = set()
-    for subscript in image.subscripts:
-        names = index_names(subscript)
-        if names & set(layer.lhs_indices):
-            found |= names & set(layer.reduction_indices)
-    return found
+    return _beside(image, set(layer.lhs_indices), set(layer.reduction_indices))
 
 
 def _shifted_by_sums(layer: A.Stmt, image: A.Access) -> set[str]:
     """The output indices that summed indices shift in a subscript of
     `image` (a filter gradient's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
+    return _beside(image, set(layer.reduction_indices), set(layer.lhs_indices))
+
+
+def _beside(image: A.Access, these: set[str], wanted: set[str]) -> set[str]:
+    """The indices of `wanted` in the subscripts of `image` that also use one of `these`."""
     found: set[str] = set()
     for subscript in image.subscripts:
         names = index_names(subscript)
-        if names & set(layer.reduction_indices):
-            found |= names & set(layer.lhs_indices)
+        if names & these:
+            found |= names & wanted
     return found
 
 

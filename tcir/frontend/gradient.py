@@ -157,6 +157,14 @@ def _select(c: A.Expr, a: A.Expr, b: A.Expr) -> A.Expr:
     return A.Ternary(c=c, a=a, b=b, type=a.type, loc=a.loc)
 
 
+def _conjunction(conditions: list[A.Expr]) -> A.Expr:
+    """`c0 && c1 && ...` of at least one condition."""
+    result = conditions[0]
+    for condition in conditions[1:]:
+        result = _binary("&&", result, condition)
+    return result
+
+
 def _call(name: str, *args: A.Expr) -> A.Expr:
     return A.Call(name=name, args=list(args), type=args[0].type, loc=args[0].loc)
 
@@ -342,6 +350,10 @@ class _Derivation:
     def dims(self, param: A.Param) -> list[Lin]:
         return [self.lin(d) for d in param.dims]
 
+    def extents(self, tensor: str) -> list[Lin]:
+        """The extents of a tensor of the backward def or of a forward value (by placeholder)."""
+        return self.shapes.get(tensor) or self.dims(self.values[tensor].param)
+
     def full(self, stmt: A.Stmt) -> bool:
         """Whether `stmt` writes every element of its tensor."""
         if stmt.scatter is not None:
@@ -484,10 +496,7 @@ class _Derivation:
             value, guards = padded, []
         value = self.guarded_reads_padded(value, box, set(ranges) - set(pivots))
         if guards:
-            condition = guards[0]
-            for guard in guards[1:]:
-                condition = _binary("&&", condition, guard)
-            value = _select(condition, value, _const(0.0, value.type, loc))
+            value = _select(_conjunction(guards), value, _const(0.0, value.type, loc))
         order = [*pivots, *(i for i in ranges if i not in pivots)]
         point = [A.IndexVar(name=p, loc=loc) for p in pivots]
         copied = isinstance(value, A.Access) and value.subscripts == point and len(order) == len(pivots)
@@ -508,10 +517,7 @@ class _Derivation:
         if not guarded or any(set(lin.names()) <= pivots for lin in guarded.values()):
             return None
         by_lin = {lin: p for p, lin in guarded.items()}
-        reads = [
-            node for node in walk(value)
-            if isinstance(node, A.Access) and any(expr_to_lin(s, self.sizes) in by_lin for s in node.subscripts)
-        ]
+        reads = [r for r in accesses(value) if any(expr_to_lin(s, self.sizes) in by_lin for s in r.subscripts)]
         wanted = {expr_text(r, self.sizes) for r in reads}
         if len(wanted) != 1:
             return None
@@ -556,7 +562,7 @@ class _Derivation:
             else:
                 conjuncts.append(node)
         lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
-        extents = self.shapes.get(read.tensor) or self.dims(self.values[read.tensor].param)
+        extents = self.extents(read.tensor)
         bounds: dict[int, list[Lin | None]] = {}
         for node in conjuncts:
             if not (isinstance(node, A.Binary) and node.op in ("<", "<=", ">", ">=")):
@@ -604,7 +610,7 @@ class _Derivation:
         values those subscripts take in `box` (None where they are not
         known): the copy starts at each such subscript's least value."""
         lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
-        extents = list(self.shapes.get(read.tensor) or self.dims(self.values[read.tensor].param))
+        extents = list(self.extents(read.tensor))
         spans: dict[int, tuple[Lin, Lin]] = {}
         for k in windows:
             span = None if lins[k] is None else interval(lins[k], box)  # type: ignore[arg-type]
@@ -614,21 +620,19 @@ class _Derivation:
         loc = read.loc
         indices = [self.names.index(f"i{k}") for k in range(len(extents))]
         inner: list[A.Expr] = [A.IndexVar(name=i, loc=loc) for i in indices]
-        condition: A.Expr | None = None
+        bounds: list[A.Expr] = []
         for k, (lo, hi) in windows.items():
             least, most = spans[k]
             at = inner[k]
             inner[k] = self.integer(Lin.atom(indices[k]) + least, loc)
             extents[k] = most - least + Lin.const(1)
-            for bound in (
-                None if provably_le(lo, least, self.derived) else _binary(">=", at, self.integer(lo - least, loc)),
-                None if provably_le(most + Lin.const(1), hi, self.derived) else _binary("<", at, self.integer(hi - least, loc)),
-            ):
-                if bound is not None:
-                    condition = bound if condition is None else _binary("&&", condition, bound)
+            if not provably_le(lo, least, self.derived):
+                bounds.append(_binary(">=", at, self.integer(lo - least, loc)))
+            if not provably_le(most + Lin.const(1), hi, self.derived):
+                bounds.append(_binary("<", at, self.integer(hi - least, loc)))
         copy: A.Expr = replace(read, subscripts=inner)
-        if condition is not None:
-            copy = _select(condition, copy, _const(0.0, read.type, loc))
+        if bounds:
+            copy = _select(_conjunction(bounds), copy, _const(0.0, read.type, loc))
         base = self.values[read.tensor].tensor if read.tensor in self.values else read.tensor
         name = self.names.fresh(f"{base}_pad")
         self.shapes[name] = extents
@@ -793,9 +797,8 @@ def _substituted(lin: Lin, solved: dict[str, Lin]) -> Lin:
 
 
 def _placeholders(e: A.Expr) -> Iterator[str]:
-    for node in walk(e):
-        if isinstance(node, A.Access):
-            yield node.tensor
+    for node in accesses(e):
+        yield node.tensor
 
 
 def _reads(statements: list[_Statement]) -> Iterator[str]:
