@@ -148,6 +148,13 @@ def _convolutions() -> list[Case]:
              lambda i, w: F.conv2d(i, w, stride=2), stride=2),
         conv("conv2d_pad1", 32, 64, 56, 64, 3, (2, 4, 7, 9, 8, 3, 3),
              lambda i, w: F.conv2d(i, w, padding=1), pad=1),
+        # ResNet's later stages (14 x 14 and 7 x 7 planes) and its downsampling
+        conv("conv2d_pad1", 32, 256, 14, 256, 3, (2, 5, 7, 7, 9, 3, 3),
+             lambda i, w: F.conv2d(i, w, padding=1), pad=1),
+        conv("conv2d_pad1", 32, 512, 7, 512, 3, (2, 5, 5, 6, 9, 3, 3),
+             lambda i, w: F.conv2d(i, w, padding=1), pad=1),
+        conv("conv2d_stride2_pad1", 32, 128, 56, 256, 3, (2, 4, 9, 8, 6, 3, 3),
+             lambda i, w: F.conv2d(i, w, stride=2, padding=1), stride=2, pad=1),
     ]
     n, g, c, hw, f, k = 32, 8, 32, 28, 32, 3
     out.append(Case(f"conv2d_grouped {_shape(n, g * c, hw, hw)} g{g} f{g * f} {k}x{k}", "zoo/conv.tc",

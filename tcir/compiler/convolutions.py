@@ -82,7 +82,7 @@ PLANE_ACCUMULATORS = 64
 """A narrow convolution's accumulators a thread: filters x its square of pixels."""
 MIN_PLANE_THREADS = 64
 """Fewest threads (two warps) a block of a narrow convolution's plane rule
-takes: smaller planes (14 x 14 outputs) keep the generic mapping."""
+takes: smaller planes (14 x 14 outputs) take segments of rows."""
 
 
 def narrow_convolution_options(
@@ -92,19 +92,53 @@ def narrow_convolution_options(
     template: a block computes a few filters on an image's whole output
     plane, a thread those filters on a 2x2 (or 3x3) square of pixels
     (`PLANE_ACCUMULATORS` or a little more), the image and the filters
-    staged in shared memory `CONVOLUTION_K` channels (all taps) at a time;
-    None for 1x1 filters, where no such square divides the plane or where
-    the plane gives fewer than `MIN_PLANE_THREADS` threads."""
+    staged in shared memory `CONVOLUTION_K` channels (all taps) at a time.
+    Where no such square divides the plane or the plane gives fewer than
+    `MIN_PLANE_THREADS` threads, segments of rows (`_row_segment_options`);
+    None for 1x1 filters."""
     shifts = taps(layer, image)
     side = next((p for p in PLANE_POINTS if out[-1] % p == 0 and out[-2] % p == 0), None)
-    if not shifts or side is None or (out[-1] // side) * (out[-2] // side) < MIN_PLANE_THREADS:
+    if not shifts:
         return None
+    if side is None or (out[-1] // side) * (out[-2] // side) < MIN_PLANE_THREADS:
+        return _row_segment_options(layer, shifts, out, extents)
     filters = min(out[-3], -(-PLANE_ACCUMULATORS // (side * side * 8)) * 8)
     steps = [extents[i] if i in shifts else min(extents[i], CONVOLUTION_K) for i in layer.reduction_indices]
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
         threads=[out[-1] // side, out[-2] // side],
         max_private_elements=filters * side * side,
+    )
+
+
+SEGMENT_POINTS = (8, 7, 6, 5, 4)
+"""Pixels of a row a thread computes on a small plane (the first that divides the rows)."""
+SEGMENT_FILTER_GROUPS = 8
+"""Threads along the filters of a small plane's block."""
+FEW_SEGMENTS = 16
+"""Row segments of a plane under which a thread takes 8 filters, not 4."""
+
+
+def _row_segment_options(
+    layer: A.Stmt, shifts: set[str], out: list[int], extents: dict[str, int]
+) -> MappingOptions | None:
+    """A convolution's plane too small for squares of pixels (14 x 14, 7 x
+    7 outputs): a block computes the whole plane for 8 groups of filters, a
+    thread a segment of a row (`SEGMENT_POINTS`) for 4 filters, 8 where the
+    plane has fewer than `FEW_SEGMENTS` segments; the image and the filters
+    staged in shared memory `CONVOLUTION_K` channels (all taps) at a time.
+    None where no segment length divides the rows."""
+    points = next((p for p in SEGMENT_POINTS if out[-1] % p == 0), None)
+    if points is None:
+        return None
+    segments = out[-1] // points * out[-2]
+    per_thread = 8 if segments < FEW_SEGMENTS else 4
+    filters = min(out[-3], per_thread * SEGMENT_FILTER_GROUPS)
+    steps = [extents[i] if i in shifts else min(extents[i], CONVOLUTION_K) for i in layer.reduction_indices]
+    return MappingOptions(
+        tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
+        threads=[out[-1] // points, out[-2], -(-filters // per_thread)],
+        max_private_elements=max(MappingOptions().max_private_elements, per_thread * points),
     )
 
 

@@ -47,7 +47,10 @@ The first that applies:
   pixels), 8 channels a step. Narrower rows (filters with taps), where
   squares of 2x2 (or 3x3) pixels tile the output plane in 64 threads or
   more: a block computes 16 (8) filters on the whole plane, a thread its
-  square, 8 channels a step (both in `tcir.compiler.convolutions`).
+  square, 8 channels a step; smaller planes (14x14, 7x7): a thread a
+  segment of 4-8 pixels of a row for 4 (or 8) filters (all in
+  `tcir.compiler.convolutions`). A guard on the image in the sum (padding)
+  becomes a zero-padded copy first (`tcir.compiler.lowering.default_parts`).
 - **Elementwise layers** (no reduction, rows of 128 points or more; also
   chains of such statements through temporaries at the same indices): a
   block per 8 x 128 tile, a warp a row, 4 points of it a thread.

@@ -30,6 +30,7 @@ from tcir.compiler.partition import lowered_in_parts, recomputed, split_def
 from tcir.dialects.tc import DefOp
 from tcir.frontend.ast import CheckedDef
 from tcir.frontend.dtypes import HALF_TYPES
+from tcir.frontend.padding import padded_reads
 from tcir.frontend.subscripts import walk
 from tcir.errors import TCError
 from tcir.passmanager import PassManager, print_ir
@@ -108,14 +109,23 @@ def pipeline(ir: DefIR, binding: Binding, options: MappingOptions | None, backen
 
 def default_parts(
     definition: CheckedDef, binding: Binding, options: MappingOptions | None, backend: str
-) -> list[CheckedDef] | None:
-    """The sub-defs that the default GPU mapping (`options` None, or only
-    `allow_tf32`) lowers `definition` in, each with its own default; None
-    where it maps the def whole."""
+) -> tuple[CheckedDef, list[CheckedDef]] | None:
+    """The def that the default GPU mapping (`options` None, or only
+    `allow_tf32`) lowers in parts and its sub-defs, each with its own
+    default; None where it maps `definition` whole. Guarded reads in sums
+    read zero-padded copies (`padded_reads`), each copy a part of its own."""
     if backend not in GPU_BACKENDS or options not in (None, TF32_DEFAULT):
         return None
     groups = default_partition(definition, binding)
-    return None if groups is None else split_def(*recomputed(definition, groups))
+    padded = padded_reads(definition)
+    if padded is not None:
+        copies = len(padded.stmts) - len(definition.stmts)
+        rest = groups or [list(range(len(definition.stmts)))]
+        definition, groups = padded, [[k] for k in range(copies)] + [[k + copies for k in g] for g in rest]
+    if groups is None:
+        return None
+    parts = split_def(*recomputed(definition, groups))
+    return None if parts is None else (definition, parts)
 
 
 @dataclass(frozen=True)
@@ -140,10 +150,12 @@ class DefIR:
     def lowered(self, binding: Binding, options: MappingOptions | None, backend: str) -> ModuleOp:
         """This def lowered for `binding`: loops (CPU) or kernels (GPU
         backends; the default mapping may lower it in parts)."""
-        parts = default_parts(self.definition, binding, options, backend)
-        if parts is not None:
+        split = default_parts(self.definition, binding, options, backend)
+        if split is not None:
+            whole, parts = split
             lower = lambda part: DefIR.of(part).lowered(binding, options, backend)  # noqa: E731
-            return lowered_in_parts(self.module, self.definition, binding, parts, lower)
+            module = self.module if whole is self.definition else DefIR.of(whole).module
+            return lowered_in_parts(module, whole, binding, parts, lower)
         module = self.module.clone()
         # Verified once, after the last pass: a call's compile need not pay
         # for the IR after every pass (half of a 128x128-tiled matmul's).

@@ -58,14 +58,13 @@ from tcir.errors import SourceLocation, TCError
 
 from . import ast as A
 from .dtypes import is_float
-from .linear import Derived, Div, Lin, from_affine, interval, provably_le
-from .subscripts import accesses, expr_to_lin, rebuild, walk
+from .linear import Lin, interval, provably_le
+from .rewrite import DefRewriter, Range, Statement, binary, conjunction, const, neg, select
+from .subscripts import accesses, expr_to_lin, rebuild
 from .unparse import expr_text, lin_text, param_text, type_text
 
 GRADIENT_PREFIX = "d_"
 """The gradient of tensor `X` is `d_X` (a suffix is added where that name is taken)."""
-
-Range = tuple[Lin, Lin]
 
 
 @dataclass(eq=False)
@@ -80,89 +79,18 @@ class _Value:
     """Its name in expressions until the recomputed values get their names."""
     start: _Value | None = None
     """The value a statement accumulating into the tensor (`+=`) starts from."""
-    contributions: list[_Statement] = field(default_factory=list)
+    contributions: list[Statement] = field(default_factory=list)
     """Statements adding to its adjoint, in the order they were derived."""
     given: str | None = None
     """The gradient input of an output's final value."""
 
 
-@dataclass
-class _Statement:
-    """A statement of the backward def; `ranges` in loop order, as `Lin`s of sizes."""
-
-    lhs: str
-    subscripts: list[A.Expr]
-    op: str
-    rhs: A.Expr
-    ranges: dict[str, Range]
-    scatter: bool = False
-    copy_of: str | None = None
-    """For the copy of another adjoint over the whole tensor: its name."""
-
-    @property
-    def lhs_indices(self) -> list[str]:
-        return [] if self.scatter else [s.name for s in self.subscripts if isinstance(s, A.IndexVar)]
-
-    @property
-    def reduces(self) -> bool:
-        return any(i not in self.lhs_indices for i in self.ranges)
-
-
-def _const(value: float, dtype: str, loc: SourceLocation) -> A.Const:
-    return A.Const(value=value, type=dtype, loc=loc)
-
-
-def _is_const(e: A.Expr, value: float) -> bool:
-    return isinstance(e, A.Const) and not isinstance(e.value, bool) and e.value == value
-
-
-def _neg(x: A.Expr) -> A.Expr:
-    if isinstance(x, A.Unary) and x.op == "-":
-        return x.x
-    if isinstance(x, A.Const):
-        return replace(x, value=-x.value)
-    return A.Unary(op="-", x=x, type=x.type, loc=x.loc)
-
-
-def _binary(op: str, a: A.Expr, b: A.Expr) -> A.Expr:
-    """`a op b` with the operand type of `a` (`b` converted by the parser)."""
-    if op == "*":
-        if _is_const(a, 1):
-            return b
-        if _is_const(b, 1):
-            return a
-        if _is_const(a, -1):
-            return _neg(b)
-        if _is_const(b, -1):
-            return _neg(a)
-    if op in ("+", "-") and _is_const(b, 0):
-        return a
-    if op == "+" and _is_const(a, 0):
-        return b
-    if op == "/" and _is_const(b, 1):
-        return a
-    result = "bool" if op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||") else a.type
-    return A.Binary(op=op, a=a, b=b, type=result, loc=a.loc)
-
-
 def _mul(a: A.Expr, b: A.Expr) -> A.Expr:
-    return _binary("*", a, b)
+    return binary("*", a, b)
 
 
 def _div(a: A.Expr, b: A.Expr) -> A.Expr:
-    return _binary("/", a, b)
-
-
-def _select(c: A.Expr, a: A.Expr, b: A.Expr) -> A.Expr:
-    return A.Ternary(c=c, a=a, b=b, type=a.type, loc=a.loc)
-
-
-def _conjunction(conditions: list[A.Expr]) -> A.Expr:
-    """`c0 && c1 && ...` of at least one condition."""
-    result = conditions[0]
-    for condition in conditions[1:]:
-        result = _binary("&&", result, condition)
-    return result
+    return binary("/", a, b)
 
 
 def _call(name: str, *args: A.Expr) -> A.Expr:
@@ -172,9 +100,9 @@ def _call(name: str, *args: A.Expr) -> A.Expr:
 def _split_extreme(x: A.Expr, y: A.Expr, a: A.Expr, larger: bool) -> A.Expr:
     """The part of adjoint `a` of `max(x, y)` (`min` unless `larger`) that
     goes to `x`: all of it where `x` wins, half on a tie."""
-    wins = _binary(">" if larger else "<", x, y)
-    zero = _const(0.0, a.type, a.loc)
-    return _select(wins, a, _select(_binary("==", x, y), _mul(_const(0.5, a.type, a.loc), a), zero))
+    wins = binary(">" if larger else "<", x, y)
+    zero = const(0.0, a.type, a.loc)
+    return select(wins, a, select(binary("==", x, y), _mul(const(0.5, a.type, a.loc), a), zero))
 
 
 Partial = Callable[[A.Call, A.Expr], list[A.Expr]]
@@ -182,38 +110,38 @@ Partial = Callable[[A.Call, A.Expr], list[A.Expr]]
 
 
 def _c(value: float, like: A.Expr) -> A.Const:
-    return _const(value, like.type, like.loc)
+    return const(value, like.type, like.loc)
 
 
 _PARTIALS: dict[str, Partial] = {
     "exp": lambda e, a: [_mul(a, e)],
     "exp2": lambda e, a: [_mul(a, _mul(e, _c(math.log(2.0), e)))],
-    "expm1": lambda e, a: [_mul(a, _binary("+", e, _c(1.0, e)))],
+    "expm1": lambda e, a: [_mul(a, binary("+", e, _c(1.0, e)))],
     "log": lambda e, a: [_div(a, e.args[0])],
     "log2": lambda e, a: [_div(a, _mul(e.args[0], _c(math.log(2.0), e)))],
     "log10": lambda e, a: [_div(a, _mul(e.args[0], _c(math.log(10.0), e)))],
-    "log1p": lambda e, a: [_div(a, _binary("+", _c(1.0, e), e.args[0]))],
+    "log1p": lambda e, a: [_div(a, binary("+", _c(1.0, e), e.args[0]))],
     "sqrt": lambda e, a: [_div(_mul(_c(0.5, e), a), e)],
     "rsqrt": lambda e, a: [_div(_mul(_c(-0.5, e), _mul(a, e)), e.args[0])],
     "cbrt": lambda e, a: [_div(_mul(a, e), _mul(_c(3.0, e), e.args[0]))],
-    "tanh": lambda e, a: [_mul(a, _binary("-", _c(1.0, e), _mul(e, e)))],
-    "sigmoid": lambda e, a: [_mul(a, _mul(e, _binary("-", _c(1.0, e), e)))],
+    "tanh": lambda e, a: [_mul(a, binary("-", _c(1.0, e), _mul(e, e)))],
+    "sigmoid": lambda e, a: [_mul(a, _mul(e, binary("-", _c(1.0, e), e)))],
     "sin": lambda e, a: [_mul(a, _call("cos", e.args[0]))],
-    "cos": lambda e, a: [_neg(_mul(a, _call("sin", e.args[0])))],
-    "atan": lambda e, a: [_div(a, _binary("+", _c(1.0, e), _mul(e.args[0], e.args[0])))],
+    "cos": lambda e, a: [neg(_mul(a, _call("sin", e.args[0])))],
+    "atan": lambda e, a: [_div(a, binary("+", _c(1.0, e), _mul(e.args[0], e.args[0])))],
     "erf": lambda e, a: [
-        _mul(_mul(a, _c(2.0 / math.sqrt(math.pi), e)), _call("exp", _neg(_mul(e.args[0], e.args[0]))))
+        _mul(_mul(a, _c(2.0 / math.sqrt(math.pi), e)), _call("exp", neg(_mul(e.args[0], e.args[0]))))
     ],
     "fabs": lambda e, a: [
-        _select(_binary(">", e.args[0], _c(0.0, e)), a,
-                _select(_binary("<", e.args[0], _c(0.0, e)), _neg(a), _c(0.0, e)))
+        select(binary(">", e.args[0], _c(0.0, e)), a,
+                select(binary("<", e.args[0], _c(0.0, e)), neg(a), _c(0.0, e)))
     ],
     "pow": lambda e, a: [
-        _mul(a, _mul(e.args[1], _call("pow", e.args[0], _binary("-", e.args[1], _c(1.0, e))))),
+        _mul(a, _mul(e.args[1], _call("pow", e.args[0], binary("-", e.args[1], _c(1.0, e))))),
         _mul(a, _mul(e, _call("log", e.args[0]))),
     ],
     "fma": lambda e, a: [_mul(a, e.args[1]), _mul(a, e.args[0]), a],
-    "fdivide": lambda e, a: [_div(a, e.args[1]), _neg(_div(_mul(a, e), e.args[1]))],
+    "fdivide": lambda e, a: [_div(a, e.args[1]), neg(_div(_mul(a, e), e.args[1]))],
     **{
         name: (lambda larger: lambda e, a: [
             _split_extreme(e.args[0], e.args[1], a, larger),
@@ -248,23 +176,23 @@ class _Differentiate:
         match e:
             case A.Access():
                 for c, taken in reversed(self.branches):
-                    zero = _const(0.0, a.type, a.loc)
-                    a = _select(c, a, zero) if taken else _select(c, zero, a)
+                    zero = const(0.0, a.type, a.loc)
+                    a = select(c, a, zero) if taken else select(c, zero, a)
                 self.reads.append((e, a))
             case A.Unary(op="-", x=x):
-                self.visit(x, _neg(a))
+                self.visit(x, neg(a))
             case A.Binary(op="+", a=x, b=y):
                 self.visit(x, a)
                 self.visit(y, a)
             case A.Binary(op="-", a=x, b=y):
                 self.visit(x, a)
-                self.visit(y, _neg(a))
+                self.visit(y, neg(a))
             case A.Binary(op="*", a=x, b=y):
                 self.visit(x, _mul(a, y))
                 self.visit(y, _mul(a, x))
             case A.Binary(op="/", a=x, b=y):
                 self.visit(x, _div(a, y))
-                self.visit(y, _neg(_div(_mul(a, e), y)))
+                self.visit(y, neg(_div(_mul(a, e), y)))
             case A.Binary(op=op):
                 raise self.error(f"the float '{op}' has no derivative here")
             case A.Ternary(c=c, a=x, b=y):
@@ -284,47 +212,13 @@ class _Differentiate:
                 pass
 
 
-class _Names:
-    """Names not yet used in the backward def: tensors and sizes (which no
-    index may be called), and indices (one statement's own)."""
-
-    def __init__(self, indices: set[str], tensors: set[str]):
-        self.taken = indices | tensors
-        self.tensors = set(tensors)
-
-    def fresh(self, base: str) -> str:
-        """A new tensor or size name."""
-        name = self._free(base, self.taken)
-        self.taken.add(name)
-        self.tensors.add(name)
-        return name
-
-    def index(self, base: str) -> str:
-        """An index name for a statement of its own."""
-        return self._free(base, self.tensors)
-
-    @staticmethod
-    def _free(base: str, taken: set[str]) -> str:
-        name, k = base, 0
-        while name in taken:
-            k += 1
-            name = f"{base}_{k}"
-        return name
-
-
-class _Derivation:
+class _Derivation(DefRewriter):
     """Derives the backward def of one checked def (see the module)."""
 
+    label = "gradient of"
+
     def __init__(self, definition: A.CheckedDef):
-        self.d = definition
-        self.sizes = definition.size_params
-        self.derived: Derived = {
-            s.name: (s.kind, [from_affine(c, (), self.sizes) for c in s.candidates])
-            for s in definition.derived_sizes
-        }
-        indices = {i for s in definition.stmts for i in s.ranges}
-        tensors = {p.name for p in (*definition.inputs, *definition.outputs, *definition.temporaries)}
-        self.names = _Names(indices, {*tensors, *self.sizes, definition.name})
+        super().__init__(definition)
         self.values: dict[str, _Value] = {}
         """By placeholder."""
         self.written: list[_Value] = []
@@ -332,27 +226,21 @@ class _Derivation:
         self.rhs: list[A.Expr] = []
         self.scatter: list[list[A.Expr] | None] = []
         """Per statement, its right-hand side and scatter subscripts reading values by placeholder."""
-        self.out: list[_Statement] = []
-        self.shapes: dict[str, list[Lin]] = {}
-        """The extent of each tensor of the backward def, by name."""
 
     # -- errors and helpers ---------------------------------------------------------
     def error(self, stmt: A.Stmt, why: str) -> TCError:
         return TCError(f"cannot differentiate '{self.d.name}': the statement writing "
                        f"'{stmt.lhs}' at {stmt.loc} {why}", stmt.loc)
 
-    def lin(self, expr: object) -> Lin:
-        return from_affine(expr, (), self.sizes)  # pyright: ignore[reportArgumentType]
-
-    def ranges(self, stmt: A.Stmt) -> dict[str, Range]:
-        return {i: (self.lin(stmt.ranges[i][0]), self.lin(stmt.ranges[i][1])) for i in stmt.loop_order}
-
-    def dims(self, param: A.Param) -> list[Lin]:
-        return [self.lin(d) for d in param.dims]
+    def invalid(self) -> str:
+        return f"cannot differentiate '{self.d.name}': its derived backward is not valid TC"
 
     def extents(self, tensor: str) -> list[Lin]:
         """The extents of a tensor of the backward def or of a forward value (by placeholder)."""
         return self.shapes.get(tensor) or self.dims(self.values[tensor].param)
+
+    def stored(self, tensor: str) -> str:
+        return self.values[tensor].tensor if tensor in self.values else tensor
 
     def full(self, stmt: A.Stmt) -> bool:
         """Whether `stmt` writes every element of its tensor."""
@@ -422,7 +310,7 @@ class _Derivation:
         def own_value(e: A.Expr) -> A.Expr | None:  # a pointwise statement's value: read it back
             return root if e is rhs and kind is None and scatter is None else None
 
-        reads = _Differentiate(lambda why: self.error(stmt, why)).run(rhs, _const(1.0, rhs.type, loc))
+        reads = _Differentiate(lambda why: self.error(stmt, why)).run(rhs, const(1.0, rhs.type, loc))
         merged: dict[tuple[str, str], tuple[A.Access, A.Expr]] = {}
         for read, partial in reads:
             target = self.values.get(read.tensor)
@@ -431,7 +319,7 @@ class _Derivation:
             partial = rebuild(partial, own_value)
             key = (read.tensor, expr_text(read, self.sizes))
             if key in merged:
-                partial = _binary("+", merged[key][1], partial)
+                partial = binary("+", merged[key][1], partial)
             merged[key] = (read, partial)
         for read, partial in merged.values():
             self.values[read.tensor].contributions.append(self.contribution(stmt, read, _mul(factor, partial)))
@@ -441,23 +329,23 @@ class _Derivation:
         statement's, split evenly among the points that reach the extreme."""
         loc = stmt.loc
         lhs = [A.IndexVar(name=i, loc=loc) for i in stmt.lhs_indices]
-        reached = _binary("==", rhs, A.Access(tensor=value.placeholder, subscripts=lhs, type=rhs.type, loc=loc))
+        reached = binary("==", rhs, A.Access(tensor=value.placeholder, subscripts=lhs, type=rhs.type, loc=loc))
         count = self.names.fresh(f"{stmt.lhs}_count")
         self.shapes[count] = self.dims(value.param)
-        one, zero = _const(1.0, rhs.type, loc), _const(0.0, rhs.type, loc)
-        self.out.append(_Statement(count, lhs, "+=!", _select(reached, one, zero), self.ranges(stmt)))
+        one, zero = const(1.0, rhs.type, loc), const(0.0, rhs.type, loc)
+        self.out.append(Statement(count, lhs, "+=!", select(reached, one, zero), self.ranges(stmt)))
         share = A.Access(tensor=count, subscripts=lhs, type=rhs.type, loc=loc)
-        return _select(reached, _div(factor, share), zero)
+        return select(reached, _div(factor, share), zero)
 
-    def copy(self, param: A.Param, source: str, loc: SourceLocation) -> _Statement:
+    def copy(self, param: A.Param, source: str, loc: SourceLocation) -> Statement:
         """`target(i0, ...) = source(i0, ...)` over the whole tensor (the target named later)."""
         indices = [self.names.index(f"i{k}") for k in range(len(param.dims))]
         point = [A.IndexVar(name=i, loc=loc) for i in indices]
         rhs = A.Access(tensor=source, subscripts=point, type=param.dtype, loc=loc)
         ranges = {i: (Lin.const(0), dim) for i, dim in zip(indices, self.dims(param))}
-        return _Statement("", point, "=", rhs, ranges, copy_of=source)
+        return Statement("", point, "=", rhs, ranges, copy_of=source)
 
-    def contribution(self, stmt: A.Stmt, read: A.Access, value: A.Expr) -> _Statement:
+    def contribution(self, stmt: A.Stmt, read: A.Access, value: A.Expr) -> Statement:
         """`value` added at the element `read` reads, over the statement's
         points: over the adjoint's elements where the subscripts can be
         solved for indices, else scattered (the target named later)."""
@@ -465,7 +353,7 @@ class _Derivation:
         lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
         pivots = self.pivots(stmt, lins)
         if pivots is None:
-            return _Statement("", list(read.subscripts), "+=", value, ranges, scatter=True)
+            return Statement("", list(read.subscripts), "+=", value, ranges, scatter=True)
         dims = self.dims(self.values[read.tensor].param)
         solved: dict[str, Lin] = {}
         for pivot, lin in zip(pivots, lins):
@@ -485,9 +373,9 @@ class _Derivation:
             below = least is None or not provably_le(lo, least, self.derived)
             above = most is None or not provably_le(most, hi - 1, self.derived)
             if below:
-                guards.append(_binary(">=", old, self.integer(lo, loc)))
+                guards.append(binary(">=", old, self.integer(lo, loc)))
             if above:
-                guards.append(_binary("<", old, self.integer(hi, loc)))
+                guards.append(binary("<", old, self.integer(hi, loc)))
             if below or above:
                 guarded.add(pivot)
         value = self.decided(self.substitute(value, solved), box)
@@ -496,11 +384,11 @@ class _Derivation:
             value, guards = padded, []
         value = self.guarded_reads_padded(value, box, set(ranges) - set(pivots))
         if guards:
-            value = _select(_conjunction(guards), value, _const(0.0, value.type, loc))
+            value = select(conjunction(guards), value, const(0.0, value.type, loc))
         order = [*pivots, *(i for i in ranges if i not in pivots)]
         point = [A.IndexVar(name=p, loc=loc) for p in pivots]
         copied = isinstance(value, A.Access) and value.subscripts == point and len(order) == len(pivots)
-        return _Statement("", point, "+=", value, {i: box[i] for i in order},
+        return Statement("", point, "+=", value, {i: box[i] for i in order},
                           copy_of=value.tensor if copied and value.tensor not in self.values else None)
 
     def padded(
@@ -531,119 +419,6 @@ class _Derivation:
         text = wanted.pop()
         return rebuild(value, lambda node: replacement if isinstance(node, A.Access) and expr_text(node, self.sizes) == text else None)
 
-    def guarded_reads_padded(self, value: A.Expr, box: dict[str, Range], summed: set[str]) -> A.Expr:
-        """`value` with each `c ? X(...) : 0` whose condition `c` bounds
-        subscripts of `X` that `summed` indices shift (a padded
-        convolution's `h + kh >= 1 && h + kh <= H ? I(n, c, h + kh - 1, ...)
-        : 0` in its filters' gradient) replaced by a read of a copy of `X`
-        padded with zeros (`pad_read`): no guard is left inside the sum."""
-        def leaf(node: A.Expr) -> A.Expr | None:
-            if not (isinstance(node, A.Ternary) and isinstance(node.a, A.Access) and _is_const(node.b, 0.0)):
-                return None
-            windows = self.windows(node.c, node.a)
-            if windows is None or not any(
-                set((expr_to_lin(node.a.subscripts[k], self.sizes) or Lin()).names()) & summed for k in windows
-            ):
-                return None
-            return self.pad_read(node.a, windows, box)
-
-        return rebuild(value, leaf)
-
-    def windows(self, condition: A.Expr, read: A.Access) -> dict[int, tuple[Lin, Lin]] | None:
-        """The range `[lo, hi)` that `condition`, a conjunction of bounds on
-        subscripts of `read`, keeps each bounded subscript in (by its
-        position; the other end its tensor's extent); None where a conjunct
-        bounds anything else or a range is not inside the tensor's."""
-        conjuncts, stack = [], [condition]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, A.Binary) and node.op == "&&":
-                stack += [node.a, node.b]
-            else:
-                conjuncts.append(node)
-        lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
-        extents = self.extents(read.tensor)
-        bounds: dict[int, list[Lin | None]] = {}
-        for node in conjuncts:
-            if not (isinstance(node, A.Binary) and node.op in ("<", "<=", ">", ">=")):
-                return None
-            a, b = expr_to_lin(node.a, self.sizes), expr_to_lin(node.b, self.sizes)
-            if a is None or b is None:
-                return None
-            difference = a - b
-            for k, lin in enumerate(lins):
-                if lin is None or not lin.names():
-                    continue
-                for sign in (1, -1):  # difference = sign * subscript + rest, rest free of indices
-                    rest = difference - lin.scale(sign)
-                    if set(rest.names()) <= set(self.sizes):
-                        break
-                else:
-                    continue
-                # sign * s + rest (op) 0: a lower or an upper bound of s.
-                upper = (node.op in ("<", "<=")) == (sign == 1)
-                strict = node.op in ("<", ">")
-                limit = rest.scale(-sign)  # s (op') limit
-                if upper:
-                    bound = limit if strict else limit + Lin.const(1)
-                else:
-                    bound = limit + Lin.const(1) if strict else limit
-                window = bounds.setdefault(k, [None, None])
-                if window[int(upper)] is not None:
-                    return None
-                window[int(upper)] = bound
-                break
-            else:
-                return None
-        result = {}
-        for k, (lo, hi) in bounds.items():
-            lo, hi = lo or Lin.const(0), hi or extents[k]
-            if not (provably_le(Lin.const(0), lo, self.derived) and provably_le(hi, extents[k], self.derived)):
-                return None
-            result[k] = (lo, hi)
-        return result
-
-    def pad_read(self, read: A.Access, windows: dict[int, tuple[Lin, Lin]], box: dict[str, Range]) -> A.Access | None:
-        """A read of a copy of `read`'s tensor padded with zeros (the copy
-        emitted here, `X_pad`) that gives `read` where each subscript at a
-        position of `windows` is in its `[lo, hi)` and 0 elsewhere, over the
-        values those subscripts take in `box` (None where they are not
-        known): the copy starts at each such subscript's least value."""
-        lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
-        extents = list(self.extents(read.tensor))
-        spans: dict[int, tuple[Lin, Lin]] = {}
-        for k in windows:
-            span = None if lins[k] is None else interval(lins[k], box)  # type: ignore[arg-type]
-            if span is None:
-                return None
-            spans[k] = span
-        loc = read.loc
-        indices = [self.names.index(f"i{k}") for k in range(len(extents))]
-        inner: list[A.Expr] = [A.IndexVar(name=i, loc=loc) for i in indices]
-        bounds: list[A.Expr] = []
-        for k, (lo, hi) in windows.items():
-            least, most = spans[k]
-            at = inner[k]
-            inner[k] = self.integer(Lin.atom(indices[k]) + least, loc)
-            extents[k] = most - least + Lin.const(1)
-            if not provably_le(lo, least, self.derived):
-                bounds.append(_binary(">=", at, self.integer(lo - least, loc)))
-            if not provably_le(most + Lin.const(1), hi, self.derived):
-                bounds.append(_binary("<", at, self.integer(hi - least, loc)))
-        copy: A.Expr = replace(read, subscripts=inner)
-        if bounds:
-            copy = _select(_conjunction(bounds), copy, _const(0.0, read.type, loc))
-        base = self.values[read.tensor].tensor if read.tensor in self.values else read.tensor
-        name = self.names.fresh(f"{base}_pad")
-        self.shapes[name] = extents
-        point = [A.IndexVar(name=i, loc=loc) for i in indices]
-        self.out.append(_Statement(name, point, "=", copy, {i: (Lin.const(0), e) for i, e in zip(indices, extents)}))
-        shifted = [
-            self.integer(lin - spans[k][0], loc) if k in spans and lin is not None else s
-            for k, (s, lin) in enumerate(zip(read.subscripts, lins))
-        ]
-        return replace(read, tensor=name, subscripts=shifted)
-
     def pivots(self, stmt: A.Stmt, lins: list[Lin | None]) -> list[str] | None:
         """The index each subscript can be solved for (see the module), or None."""
         indices = set(stmt.ranges)
@@ -666,40 +441,6 @@ class _Derivation:
                 return None
             pivots.append(candidates[0])
         return pivots
-
-    def integer(self, lin: Lin, loc: SourceLocation) -> A.Expr:
-        """An int32 expression of indices and sizes with the value of `lin`."""
-        total: A.Expr | None = None
-        for mono, c in sorted(lin.terms, key=lambda t: t[1] < 0):  # `w - kw`
-            if mono == ():
-                continue
-            term: A.Expr | None = None
-            for atom in mono:
-                factor = self.atom(atom, loc)
-                term = factor if term is None else _binary("*", term, factor)
-            assert term is not None
-            magnitude = abs(c)
-            if magnitude != 1:
-                term = _binary("*", A.Const(value=magnitude, type="int32", loc=loc), term)
-            if total is None:
-                total = term if c > 0 else _neg(term)
-            else:
-                total = _binary("+" if c > 0 else "-", total, term)
-        const = lin.const_value if lin.const_value is not None else dict(lin.terms).get((), 0)
-        if total is None:
-            return A.Const(value=const, type="int32", loc=loc)
-        if const:
-            total = _binary("+" if const > 0 else "-", total, A.Const(value=abs(const), type="int32", loc=loc))
-        return total
-
-    def atom(self, atom: str | Div, loc: SourceLocation) -> A.Expr:
-        if isinstance(atom, Div):
-            den = atom.den if isinstance(atom.den, str) else None
-            divisor = self.atom(den, loc) if den is not None else A.Const(value=atom.den, type="int32", loc=loc)
-            return _binary("/", self.integer(atom.num, loc), divisor)
-        if atom in self.sizes:
-            return A.SizeRef(expr=AffineSymExpr(self.sizes.index(atom)), text=atom, loc=loc)
-        return A.IndexVar(name=atom, loc=loc)
 
     def substitute(self, e: A.Expr, solved: dict[str, Lin]) -> A.Expr:
         """`e` with each solved index replaced by its expression, and integer
@@ -770,14 +511,14 @@ class _Derivation:
                 return parts[0].copy_of  # the adjoint of what it was copied from
         if not parts:  # an input nothing reads
             parts = [self.copy(value.param, "", value.param.loc)]
-            parts[0].rhs = _const(0.0, value.param.dtype, value.param.loc)
+            parts[0].rhs = const(0.0, value.param.dtype, value.param.loc)
         name = output or self.names.fresh(GRADIENT_PREFIX + value.tensor)
         self.shapes[name] = self.dims(value.param)
         for k, part in enumerate(parts):
             part.lhs = name
             if k == 0 and part.scatter and output is None:  # a temporary's shape: set it first
                 zero = self.copy(value.param, "", value.param.loc)
-                self.out.append(replace(zero, lhs=name, rhs=_const(0.0, value.param.dtype, value.param.loc)))
+                self.out.append(replace(zero, lhs=name, rhs=const(0.0, value.param.dtype, value.param.loc)))
             elif k == 0:
                 part.op = "+=!" if part.reduces else "="
             else:
@@ -801,7 +542,7 @@ def _placeholders(e: A.Expr) -> Iterator[str]:
         yield node.tensor
 
 
-def _reads(statements: list[_Statement]) -> Iterator[str]:
+def _reads(statements: list[Statement]) -> Iterator[str]:
     for stmt in statements:
         for e in (stmt.rhs, *stmt.subscripts):
             yield from _placeholders(e)
@@ -870,7 +611,7 @@ class _Backward(_Derivation):
             params.append(f"{type_text(p.dtype)}{shape} {name}")
         return params
 
-    def recompute(self, adjoints: list[_Statement]) -> tuple[list[_Statement], dict[str, str]]:
+    def recompute(self, adjoints: list[Statement]) -> tuple[list[Statement], dict[str, str]]:
         """The statements that compute the values the adjoints read, and the
         name of each (a value that only its next statement reads is updated
         in place, as the forward def does)."""
@@ -899,7 +640,7 @@ class _Backward(_Derivation):
                 consume(value.start.placeholder, k)
         storage: dict[str, str] = {}
         named: set[str] = set()
-        statements: list[_Statement] = []
+        statements: list[Statement] = []
         for value in sorted((self.values[p] for p in consumers), key=lambda v: v.stmt or 0):
             k = value.stmt
             assert k is not None
@@ -919,14 +660,14 @@ class _Backward(_Derivation):
                 start = value.start.placeholder if value.start is not None else ""
                 first = self.copy(value.param, start, stmt.loc)
                 if value.start is None:
-                    first.rhs = _const(0.0 if is_float(value.param.dtype) else 0, value.param.dtype, stmt.loc)
+                    first.rhs = const(0.0 if is_float(value.param.dtype) else 0, value.param.dtype, stmt.loc)
                 statements.append(replace(first, lhs=name))
                 op = op.rstrip("!")
             elif value.start is None and op != "=" and not stmt.initializes:
                 op += "!"  # accumulates into the zeros a fresh output starts as
             scatter = self.scatter[k]
             point = scatter if scatter is not None else [A.IndexVar(name=i, loc=stmt.loc) for i in stmt.lhs_indices]
-            statements.append(_Statement(name, point, op, self.rhs[k], self.ranges(stmt), scatter=scatter is not None))
+            statements.append(Statement(name, point, op, self.rhs[k], self.ranges(stmt), scatter=scatter is not None))
         return statements, storage
 
     @staticmethod
@@ -939,63 +680,6 @@ class _Backward(_Derivation):
 
         memo: dict[int, A.Expr] = {}
         return rebuild(e, leaf, memo)
-
-    # -- text -----------------------------------------------------------------------------
-    def line(self, stmt: _Statement, every: bool, known: set[str]) -> str:
-        subscripts = ", ".join(expr_text(s, self.sizes) for s in stmt.subscripts)
-        lhs = f"{stmt.lhs}({subscripts})" if stmt.subscripts else stmt.lhs
-        ranges = [
-            f"{i} in {lin_text(lo)}:{lin_text(hi)}"
-            for i, (lo, hi) in stmt.ranges.items()
-            if every or not self.plain(stmt, i, known)
-        ]
-        where = f" where {', '.join(ranges)}" if ranges else ""
-        return f"  {lhs} {stmt.op} {expr_text(stmt.rhs, self.sizes)}{where}"
-
-    def plain(self, stmt: _Statement, index: str, known: set[str]) -> bool:
-        """Whether range inference finds `index`'s range on its own: it starts
-        at 0 and every subscript it is in is the index alone, one of them of a
-        dimension of (known) extent its range's end, none of a smaller one."""
-        lo, hi = stmt.ranges[index]
-        if lo != Lin.const(0) or stmt.scatter:
-            return False
-        uses = [(stmt.lhs, k, s) for k, s in enumerate(stmt.subscripts)]
-        uses += [(n.tensor, k, s) for n in accesses(stmt.rhs) for k, s in enumerate(n.subscripts)]
-        exact = False
-        for tensor, dim, subscript in uses:
-            if not any(isinstance(x, A.IndexVar) and x.name == index for x in walk(subscript)):
-                continue
-            if not isinstance(subscript, A.IndexVar):
-                return False
-            if tensor not in known:
-                continue
-            extent = self.shapes[tensor][dim]
-            if not provably_le(hi, extent, self.derived):
-                return False
-            exact = exact or extent == hi
-        return exact
-
-    def verify(self, text: str, statements: list[_Statement], final: bool) -> bool:
-        """Whether TC infers the derived ranges from `text` (where it does not
-        and not `final`: False, the ranges are then all written out)."""
-        from . import parse
-
-        try:
-            (parsed,) = parse(text, f"<gradient of {self.d.name}>")
-        except TCError as error:
-            if not final:
-                return False
-            raise TCError(f"cannot differentiate '{self.d.name}': its derived backward is not valid TC "
-                          f"({error})\n{text}", self.d.loc) from None
-        for stmt, checked in zip(statements, parsed.stmts, strict=True):
-            found = {i: (from_affine(lo, (), parsed.size_params), from_affine(hi, (), parsed.size_params))
-                     for i, (lo, hi) in checked.ranges.items()}
-            if found != stmt.ranges:
-                if final:
-                    raise AssertionError(f"derived ranges {stmt.ranges} inferred as {found}\n{text}")
-                return False
-        return True
-
 
 def gradient_source(definition: A.CheckedDef) -> str:
     """The backward def of `definition` as TC source (see the module); a

@@ -51,6 +51,8 @@ def lin_text(lin: Lin) -> str:
     out = ""
     for mono, c in terms:
         factors = [a if isinstance(a, str) else _div_text(a) for a in mono]
+        if abs(c) != 1 or len(mono) > 1:  # `2 * ((H + 1) / 2)`: a quotient is one factor
+            factors = [f if isinstance(a, str) else f"({f})" for a, f in zip(mono, factors)]
         if abs(c) != 1:
             factors.insert(0, str(abs(c)))
         term = " * ".join(factors)

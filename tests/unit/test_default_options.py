@@ -101,10 +101,11 @@ RULES = {
         ("tbmm", (500, 26, 72), (500, 26, 72)),
         tcir.MappingOptions(tile=[1, 26, 26], threads=[26, 13], vector_width=4),
     ),
-    # gconv: output channels tiled by 16 (the input plane does not depend on them).
+    # gconv on a 12 x 12 plane (too small for squares of pixels): segments of
+    # 6 pixels of a row a thread, 4 filters each, 16 filters a block.
     "conv": (
         ("gconv", (32, 32, 16, 14, 14), (32, 16, 16, 3, 3), (32, 16)),
-        tcir.MappingOptions(tile=[1, 1, 16, 12, 12], threads=[12, 6]),
+        tcir.MappingOptions(tile=[1, 1, 16, 12, 12, 8, 3, 3], threads=[2, 12, 4]),
     ),
     # A wide plane: 32 columns and 2x8 rows a block.
     "wide-conv": (
@@ -124,10 +125,10 @@ RULES = {
         ("2LUT", (1000, 16), (128, 50), (900, 16), (128, 20)),
         tcir.MappingOptions(tile=[1, 16], threads=[16]),
     ),
-    # An odd number of rows: one thread a row.
+    # A 5 x 5 plane: a thread a row of it, for 8 filters (5 segments only).
     "odd-rows": (
         ("gconv", (32, 32, 32, 7, 7), (32, 32, 32, 3, 3), (32, 32)),
-        tcir.MappingOptions(tile=[1, 1, 16, 5, 5], threads=[5, 5]),
+        tcir.MappingOptions(tile=[1, 1, 32, 5, 5, 8, 3, 3], threads=[1, 5, 4], max_private_elements=40),
     ),
 }
 
@@ -384,8 +385,10 @@ def test_narrow_convolutions_take_squares_of_pixels():
     """Rows under 32 pixels with taps: 16 filters on the whole output plane
     a block, a 2x2 square of pixels a thread (3x3 where 2 does not divide
     the plane: 8 filters), 8 channels a step; a plane that such squares
-    tile in fewer than 64 threads (14 x 14) and 1x1 filters keep the plane
-    rule. It computes the right numbers on ragged channels and filters."""
+    tile in fewer than 64 threads (14 x 14, 7 x 7) takes segments of 7
+    pixels of a row a thread (4 filters each, 8 on the 7 x 7 plane's 7
+    segments); 1x1 filters keep the plane rule. It computes the right
+    numbers on ragged channels and filters."""
     conv = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text())
     sizes = {"N": 32, "C": 128, "H": 28, "W": 28, "F": 128, "KH": 3, "KW": 3}
     options = default_options(conv.conv2d.definition, Binding(sizes, ()))
@@ -393,12 +396,17 @@ def test_narrow_convolutions_take_squares_of_pixels():
     strided = default_options(conv.conv2d_stride2.definition, Binding({**sizes, "C": 64, "H": 56, "W": 56}, ()))
     assert strided.tile == [1, 8, 27, 27, 8, 3, 3] and strided.threads == [9, 9] and strided.max_private_elements == 72
     small = default_options(conv.conv2d.definition, Binding({**sizes, "H": 16, "W": 16}, ()))
-    assert small.tile == [1, 16, 14, 14]
+    assert small == tcir.MappingOptions(tile=[1, 32, 14, 14, 8, 3, 3], threads=[2, 14, 8])
+    smaller = default_options(conv.conv2d.definition, Binding({**sizes, "C": 512, "F": 512, "H": 9, "W": 9}, ()))
+    assert smaller == tcir.MappingOptions(tile=[1, 64, 7, 7, 8, 3, 3], threads=[1, 7, 8], max_private_elements=56)
     pointwise = default_options(tcir.define(POINTWISE).pw.definition, Binding({"N": 32, "C": 128, "H": 28, "W": 28, "F": 128}, ()))
     assert pointwise.tile == [1, 16, 28, 28]
     rng = np.random.default_rng(2)
     x, w = rng.standard_normal((2, 11, 18, 18)).astype(np.float32), rng.standard_normal((20, 11, 3, 3)).astype(np.float32)
     assert default_options(conv.conv2d.definition, bind(conv.conv2d.definition, [x, w])).threads == [8, 8]
+    np.testing.assert_allclose(conv.conv2d(x, w, backend="cuda-sim"), _correlation(x, w), rtol=1e-4, atol=1e-4)
+    x, w = x[:, :, :9, :9], w[:17]  # a 7 x 7 plane: segments of rows
+    assert default_options(conv.conv2d.definition, bind(conv.conv2d.definition, [x, w])).threads == [1, 7, 3]
     np.testing.assert_allclose(conv.conv2d(x, w, backend="cuda-sim"), _correlation(x, w), rtol=1e-4, atol=1e-4)
 
 
@@ -564,7 +572,7 @@ def test_a_def_lowered_in_parts_specializes_each_part_to_its_own_sizes():
     ).linear_gelu
     shapes = ((8192, 768), (3072, 768))
     arrays = [np.empty(s, np.float32) for s in shapes]
-    assert len(default_parts(fn.definition, bind_inputs(fn.definition, arrays), None, "cuda-sim")) == 2
+    assert len(default_parts(fn.definition, bind_inputs(fn.definition, arrays), None, "cuda-sim")[1]) == 2
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert "gpu.launch_func" in fn.ir(*arrays, backend="cuda-sim")
@@ -635,7 +643,7 @@ def test_elementwise_temporaries_between_parts_are_recomputed_where_read():
     groups = default_partition(fn.definition, Binding(sizes, ()))
     definition, kept = recomputed(fn.definition, groups)
     assert kept == [[0], [2], [3]]
-    parts = default_parts(fn.definition, Binding(sizes, ()), None, "cuda")
+    _, parts = default_parts(fn.definition, Binding(sizes, ()), None, "cuda")
     assert [[p.name for p in part.inputs] for part in parts] == [["X"], ["X", "mean"], ["X", "g", "b", "mean", "var"]]
     assert not any(read.tensor == "d" for s in definition.stmts[2:] for read in walk(s.rhs) if isinstance(read, A.Access))
     ffn = tcir.define(
@@ -715,6 +723,30 @@ def test_padded_convolution_gradients_take_the_convolution_templates():
     assert default_options(d_in, binding).tile[:4] == [1, 64, 2, 56]
     assert default_options(d_weight, binding).split_k == 32
     _run_on_cuda_sim(fn, {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3}, None)
+
+
+def test_padded_convolutions_read_a_zero_padded_copy():
+    """A convolution padded by a guard is lowered as a zero-padded copy of
+    its image, then a convolution without a guard that takes the
+    convolution template (with a bias and ReLU after it, in the same part);
+    both compute the right numbers on cuda-sim at ragged sizes."""
+    from tcir.compiler.lowering import default_parts
+
+    conv_relu = tcir.define(
+        "def conv_relu(float(N,C,H,W) I, float(F,C,KH,KW) Wt, float(F) B) -> (O) {\n"
+        "  O(n,f,h,w) +=! (h + kh >= 1 && h + kh <= H && w + kw >= 1 && w + kw <= W)\n"
+        "                 ? I(n,c,h + kh - 1,w + kw - 1) * Wt(f,c,kh,kw) : 0.0\n"
+        "    where h in 0:H, w in 0:W, kh in 0:KH, kw in 0:KW\n"
+        "  O(n,f,h,w) = fmaxf(O(n,f,h,w) + B(f), 0.0)\n}"
+    ).conv_relu
+    pad1 = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text()).conv2d_pad1
+    binding = Binding({"N": 32, "C": 64, "H": 56, "W": 56, "F": 64, "KH": 3, "KW": 3}, ())
+    for fn, statements in ((pad1, [1]), (conv_relu, [2])):
+        whole, (copy, conv) = default_parts(fn.definition, binding, None, "cuda")
+        assert [s.lhs for s in whole.stmts] == ["I_pad", *["O"] * statements[0]]
+        assert [p.name for p in copy.outputs] == ["I_pad"] and len(conv.stmts) == statements[0]
+        assert default_options(conv, binding).tile[:4] == [1, 64, 2, 56]
+        _run_on_cuda_sim(fn, {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3}, None)
 
 
 def test_a_gathered_read_outside_the_sums_keeps_the_row_wise_chain():
