@@ -15,7 +15,7 @@ import math
 
 from tcir.compiler.options import MAX_THREADS_PER_BLOCK, MappingOptions
 from tcir.frontend import ast as A
-from tcir.frontend.subscripts import index_names, operand_reads
+from tcir.frontend.subscripts import expr_to_lin, index_names, operand_reads
 from tcir.polyhedral.gpu_mapping import mapped_grid
 
 
@@ -86,16 +86,17 @@ takes: smaller planes (14 x 14 outputs) take segments of rows."""
 
 
 def narrow_convolution_options(
-    layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]
+    layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int], sizes: list[str]
 ) -> MappingOptions | None:
     """A convolution whose output rows are too narrow for the register
     template: a block computes a few filters on an image's whole output
     plane, a thread those filters on a 2x2 (or 3x3) square of pixels
     (`PLANE_ACCUMULATORS` or a little more), the image and the filters
-    staged in shared memory `CONVOLUTION_K` channels (all taps) at a time.
-    Where no such square divides the plane or the plane gives fewer than
-    `MIN_PLANE_THREADS` threads, segments of rows (`_row_segment_options`);
-    None for 1x1 filters."""
+    staged in shared memory `CONVOLUTION_K` channels (all taps) at a time,
+    one where that many channels of the image's plane would not fit (a
+    strided convolution's). Where no such square divides the plane or the
+    plane gives fewer than `MIN_PLANE_THREADS` threads, segments of rows
+    (`_row_segment_options`); None for 1x1 filters."""
     shifts = taps(layer, image)
     side = next((p for p in PLANE_POINTS if out[-1] % p == 0 and out[-2] % p == 0), None)
     if not shifts:
@@ -103,7 +104,10 @@ def narrow_convolution_options(
     if side is None or (out[-1] // side) * (out[-2] // side) < MIN_PLANE_THREADS:
         return _row_segment_options(layer, shifts, out, extents)
     filters = min(out[-3], -(-PLANE_ACCUMULATORS // (side * side * 8)) * 8)
-    steps = [extents[i] if i in shifts else min(extents[i], CONVOLUTION_K) for i in layer.reduction_indices]
+    span = _plane_span(image, layer.lhs_indices[-2:], extents, sizes)
+    fits = span is not None and CONVOLUTION_K * span * FLOAT_BYTES <= MappingOptions().max_shared_memory
+    channels = CONVOLUTION_K if fits else 1
+    steps = [extents[i] if i in shifts else min(extents[i], channels) for i in layer.reduction_indices]
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
         threads=[out[-1] // side, out[-2] // side],
@@ -140,6 +144,30 @@ def _row_segment_options(
         threads=[out[-1] // points, out[-2], -(-filters // per_thread)],
         max_private_elements=max(MappingOptions().max_private_elements, per_thread * points),
     )
+
+
+FLOAT_BYTES = 4
+
+
+def _plane_span(image: A.Access, plane: list[str], extents: dict[str, int], sizes: list[str]) -> int | None:
+    """The points of one channel of `image` that a block reads for the whole
+    output `plane` (its two indices) and every tap: the product over the
+    subscripts that use them of `sum |coefficient| * (extent - 1) + 1`
+    (`sizes`: the def's size parameters); None where a subscript is not
+    affine in the indices."""
+    span = 1
+    for subscript in image.subscripts:
+        if not index_names(subscript) & set(plane):
+            continue
+        lin = expr_to_lin(subscript, sizes)
+        if lin is None:
+            return None
+        terms = dict(lin.terms)
+        names = index_names(subscript)
+        if any(terms.get((name,)) is None for name in names):
+            return None
+        span *= sum(abs(terms[(name,)]) * (extents[name] - 1) for name in names) + 1
+    return span
 
 
 def taps(layer: A.Stmt, image: A.Access) -> set[str]:

@@ -450,7 +450,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     if image is not None and out[-3] >= CONVOLUTION_FILTERS // 4:
         if out[-1] >= CONVOLUTION_MIN_COLUMNS:
             return convolution_options(layer, image, out, extents)
-        narrow = narrow_convolution_options(layer, image, out, extents)
+        narrow = narrow_convolution_options(layer, image, out, extents, definition.size_params)
         if narrow is not None:
             return narrow
     if not layer.reduces and out[-2] >= ELEMENTWISE_ROWS and out[-1] >= ELEMENTWISE_COLUMNS:
