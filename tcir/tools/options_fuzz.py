@@ -70,6 +70,7 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "zoo/batch_matmul:batch_matmul": {"B": 3, "M": 21, "K": 19, "N": 35},
     "zoo/conv:conv2d": {"N": 2, "C": 5, "H": 6, "W": 37, "F": 21, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_pad1": {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3},
+    "zoo/conv:conv2d_stride2_pad1": {"N": 2, "C": 3, "H": 9, "W": 8, "F": 5, "KH": 3, "KW": 3},
     "zoo/conv:conv2d_1x1": {"N": 2, "C": 5, "H": 3, "W": 34, "F": 7},
     "zoo/conv:conv2d_filter_grad": {"N": 3, "C": 5, "H": 7, "W": 9, "F": 6, "OH": 5, "OW": 6},
     "zoo/pool:global_avgpool": {"N": 3, "C": 37, "H": 5, "W": 3},
@@ -231,22 +232,45 @@ def _filter_gradient_shaped(options: MappingOptions, rng: random.Random, problem
 
 
 def _convolution_shaped(options: MappingOptions, rng: random.Random, problem: str) -> MappingOptions:
-    """`options` shaped as the defaults' convolution template (tiles of
+    """`options` shaped as the defaults' convolution templates: tiles of
     filters x rows x pixels of an NCHW output and a channel step with all
-    taps; threads along the pixels, a thread several filters): blocks
-    whose threads are whole warps or not, so that the image's promotion
-    and both ways of dealing copies to threads (`FlatCopy`, `Copy`) run."""
+    taps, threads along the pixels, a thread several filters (blocks whose
+    threads are whole warps or not, so that the image's promotion and both
+    ways of dealing copies to threads, `FlatCopy` and `Copy`, run); or, a
+    third of them, the whole output plane a block, on squares of pixels or
+    segments of rows a thread (the narrow-convolution rules)."""
     sizes = PROBLEMS[problem]
     taps = [sizes["KH"], sizes["KW"]] if "KH" in sizes else []
-    width = sizes["W"] - sizes["KW"] + 1 if taps and not problem.endswith("_pad1") else sizes["W"]
+    height, width = _output_plane(problem, sizes)
+    common = dict(blocks=[], warps=[], parallel_reductions=False, split_k=1, use_shared_memory=True)
+    if taps and rng.random() < 1 / 3:
+        filters = rng.choice((8, 16, 32))
+        if rng.random() < 0.5:  # squares of pixels
+            side = rng.choice((1, 2, 3))
+            threads = [-(-width // side), -(-height // side)]
+        else:  # segments of rows, a thread several filters
+            threads = [-(-width // rng.choice((2, 3, 4, 7))), height, -(-filters // rng.choice((2, 4, 8)))]
+        return replace(
+            options, tile=[1, filters, height, width, rng.choice((1, 2, 8)), *taps], threads=threads,
+            max_private_elements=rng.choice((32, 64)), **common,
+        )
     filters, rows = rng.choice((8, 16, 32)), rng.choice((1, 2, 4))
     columns = rng.choice((16, 32, width))
     points, per_thread = rng.choice((1, 2, 3, 4)), rng.choice((2, 4, 8))
     return replace(
-        options, tile=[1, filters, rows, columns, rng.choice((1, 2, 4, 8)), *taps], blocks=[],
-        threads=[-(-columns // points), 1, -(-filters // per_thread)], warps=[], parallel_reductions=False,
-        split_k=1, use_shared_memory=True, max_private_elements=rng.choice((32, 64)),
+        options, tile=[1, filters, rows, columns, rng.choice((1, 2, 4, 8)), *taps],
+        threads=[-(-columns // points), 1, -(-filters // per_thread)], max_private_elements=rng.choice((32, 64)),
+        **common,
     )
+
+
+def _output_plane(problem: str, sizes: dict[str, int]) -> tuple[int, int]:
+    """The output rows and columns of a `zoo/conv` problem."""
+    if problem.endswith("stride2_pad1"):
+        return -(-sizes["H"] // 2), -(-sizes["W"] // 2)
+    if problem.endswith("_pad1") or "KH" not in sizes:
+        return sizes["H"], sizes["W"]
+    return sizes["H"] - sizes["KH"] + 1, sizes["W"] - sizes["KW"] + 1
 
 
 def _mma_shaped(options: MappingOptions, rng: random.Random, batch: int, points: int) -> MappingOptions:
