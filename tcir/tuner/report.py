@@ -76,8 +76,9 @@ search converged (`CONVERGED_AFTER` proposals in a row brought nothing new)."""
 class TuningResult:
     """The best options found, their time and the time of a call without
     options (the default: the default mapping on a GPU, the canonical
-    loops on the CPU). `best` is None where no candidate beat the default
-    on the CPU: calls keep the canonical loops."""
+    loops on the CPU). `best` is None where no candidate beat a default
+    that no options stand for (the CPU's canonical loops, a def the GPU's
+    default mapping lowers in parts): calls keep it."""
 
     best: MappingOptions | None
     best_seconds: float
@@ -276,8 +277,8 @@ def summary(result: TuningResult, name: str, backend: str, cache: Path, varied: 
     lines = [*ranking_table(result, varied), f"ended: {ENDINGS[result.stopped]}"]
     if result.best is None:
         lines += [
-            f"no candidate beat a call without options ({default}, the canonical loops): "
-            f"later calls of {call} keep them",
+            f"no candidate beat a call without options ({default}{', the canonical loops' if backend == 'cpu' else ''}): "
+            f"later calls of {call} keep it",
         ]
         return lines
     lines += [

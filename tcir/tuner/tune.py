@@ -30,7 +30,7 @@ from tcir.compiler.cache import CompilationCache
 from tcir.compiler.canonical import ProblemKey
 from tcir.compiler.compiled import open_cache
 from tcir.compiler.defaults import default_options
-from tcir.compiler.lowering import DefIR
+from tcir.compiler.lowering import DefIR, default_parts
 from tcir.compiler.options import MappingOptions
 from tcir.compiler.targets import resolve_backend
 from tcir.errors import TCError, check_keywords
@@ -132,6 +132,13 @@ class Tuner:
         else:
             self.search = RandomSearch(self.space, rng)
 
+    def _lowered_in_parts(self) -> bool:
+        """Whether a call without options on the GPU lowers the def in parts
+        (`default_parts`: attention, a padded convolution's zero-padded
+        copy), which no single `MappingOptions` stands for: the tuner then
+        times that call as the default to beat, as the CPU's canonical loops."""
+        return default_parts(self.definition, self.binding, None, self.backend) is not None
+
     def seeds(self) -> list[MappingOptions]:
         """The default mapping, the best known for this problem, and the best
         of the same TC at other shapes."""
@@ -181,7 +188,7 @@ class Tuner:
             session.restore()
         self.search.start(self.seeds())
         benchmark = Benchmark(problem, self.inputs, expected)
-        if self.backend == "cpu":
+        if self.backend == "cpu" or self._lowered_in_parts():
             session.time_baseline(benchmark)
         executors, client = self._executors(benchmark)
         try:
@@ -220,10 +227,11 @@ class _Session:
         self.verified_default: float | None = None
         """The default's median time in `verify`, once timed there."""
         self.baseline: tuple[Artifact, float] | None = None
-        """On the CPU, the canonical loops (what a call without options runs)
-        and their time: the default the candidates are compared with."""
+        """What a call without options runs where no options stand for it (the
+        CPU's canonical loops, a def the GPU's default lowers in parts) and
+        its time: the default the candidates are compared with."""
         self.baseline_won = False
-        """Whether `verify` found the canonical loops faster than the best candidate."""
+        """Whether `verify` found the baseline faster than the best candidate."""
 
     @property
     def elapsed(self) -> float:
@@ -301,8 +309,9 @@ class _Session:
             )
 
     def time_baseline(self, benchmark: Benchmark) -> None:
-        """Time the canonical loops as the candidates are timed (checked,
-        then the median of timed runs) and record them as options None."""
+        """Time a call without options (see `baseline`) as the candidates are
+        timed (checked, then the median of timed runs) and record it as
+        options None."""
         tuner = self.tuner
         try:
             artifact = build_artifact(tuner.ir, tuner.binding, None, tuner.backend)
@@ -347,10 +356,11 @@ class _Session:
     @property
     def default_seconds(self) -> float | None:
         """The time of a call without options: the canonical loops on the
-        CPU, the default mapping on the GPU (as timed again by `verify`)."""
+        CPU, the default mapping on the GPU (its parts, where it lowers the
+        def in parts; as timed again by `verify`)."""
         if self.verified_default is not None:
             return self.verified_default
-        if self.tuner.backend == "cpu":
+        if self.baseline is not None or self.tuner.backend == "cpu":
             return None if self.baseline is None else self.baseline[1]
         default = self.measured.get(self.tuner.default.to_json())
         return None if default is None else default.seconds
@@ -366,10 +376,10 @@ class _Session:
         if tuner.backend == "cuda-sim" or best is None:
             return  # the simulator's times are not a GPU's
         contenders: list[tuple[MappingOptions | None, float, Artifact | None]]
-        if tuner.backend == "cpu":
-            if self.baseline is None:
-                return
+        if self.baseline is not None:
             contenders = [(None, self.baseline[1], self.baseline[0])]
+        elif tuner.backend == "cpu":
+            return
         else:
             default = self.measured.get(tuner.default.to_json())
             if default is None or default.seconds is None or best.options == default.options:
@@ -396,7 +406,7 @@ class _Session:
         winner = 1 if medians[1] < medians[0] else 0
         self.verified_default = medians[0]
         options = contenders[winner][0]
-        if options is None:  # the canonical loops: calls keep them (the cache's best says so)
+        if options is None:  # the baseline: calls keep it (the cache's best says so)
             self.baseline_won = True
             return
         self.best = Outcome(options, medians[winner], artifact=artifacts[winner])
@@ -434,7 +444,9 @@ def tune(
     """Autotune a def (`mod.name`) for the shapes and dtypes of `inputs`; returns the
     best options found, which are also stored in the compilation cache (later
     calls with these shapes use them); None where no candidate beat a call
-    without options on the CPU (the canonical loops, which calls then keep).
+    without options where no options stand for one (the CPU's canonical
+    loops; on the GPU, a def the default mapping lowers in parts, as a
+    padded convolution's zero-padded copy): calls then keep it.
 
     With `verbose` (the default), the run says what it does as `tcir-tune`
     does (`tcir.tuner.report`): a live line through `rich` on a terminal or

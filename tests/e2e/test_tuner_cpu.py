@@ -383,6 +383,34 @@ def test_the_best_and_the_default_are_timed_again(tmm, cache_dir, monkeypatch, c
     assert best_options(tmm.definition, SIZES, "cpu", cache_dir) == result.best
 
 
+def test_a_default_lowered_in_parts_is_the_baseline(tmm, cache_dir, monkeypatch):
+    """On a GPU backend, a def that the default mapping lowers in parts (a
+    padded convolution: its zero-padded copy, then the convolution) has no
+    options that stand for a call without them: the tuner times that call
+    as the CPU's canonical loops (recorded as options None, the default to
+    beat); a def mapped whole (tmm) keeps its default options."""
+    from tcir.runtime.numpy_reference import reference_outputs
+    from tcir.runtime.signature import bind
+    from tcir.tuner.jobs import Benchmark, Problem
+    from tcir.tuner.tune import _Session
+
+    pad1 = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text()).conv2d_pad1
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((1, 2, 5, 6), np.float32), rng.standard_normal((3, 2, 3, 3), np.float32)
+    tuner = Tuner(pad1, [x, w], backend="cuda-sim", candidates=1, workers=1, cache=cache_dir)
+    assert tuner._lowered_in_parts()
+    assert not Tuner(tmm, inputs(), backend="cuda-sim", candidates=1, workers=1, cache=cache_dir)._lowered_in_parts()
+    binding = bind(pad1.definition, [x, w])
+    benchmark = Benchmark(Problem(pad1.definition, dict(binding.sizes), "cuda-sim"), [x, w],
+                          reference_outputs(pad1.definition, binding))
+    monkeypatch.setattr(_Session, "_profiler", lambda self, benchmark: lambda code, cutoff=math.inf: 0.25)
+    session = _Session(tuner, time.monotonic())
+    session.time_baseline(benchmark)
+    assert session.baseline is not None and session.default_seconds == 0.25
+    assert "conv2d_pad1_part0_kernel0" in session.baseline[0].ir  # the copy, then the convolution
+    assert [o for o, _, _ in tuner.cache._measured(tuner.key)] == [None]
+
+
 def test_quick_autotune_on_first_call(cache_dir):
     """`define(..., autotune="quick")`: the first call with new shapes measures
     a few candidates (the default first) and computes right; later calls, and
