@@ -263,7 +263,8 @@ class DefRewriter:
         emitted here, `X_pad`) that gives `read` where each subscript at a
         position of `windows` is in its `[lo, hi)` and 0 elsewhere, over the
         values those subscripts take in `box` (None where they are not
-        known): the copy starts at each such subscript's least value."""
+        known): the copy starts at each such subscript's least value.
+        `read` itself where the windows hold all those values."""
         lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
         extents = list(self.extents(read.tensor))
         spans: dict[int, tuple[Lin, Lin]] = {}
@@ -285,9 +286,9 @@ class DefRewriter:
                 bounds.append(binary(">=", at, self.integer(lo - least, loc)))
             if not provably_le(most + Lin.const(1), hi, self.derived):
                 bounds.append(binary("<", at, self.integer(hi - least, loc)))
-        copy: A.Expr = replace(read, subscripts=inner)
-        if bounds:
-            copy = select(conjunction(bounds), copy, const(0.0, read.type, loc))
+        if not bounds:
+            return read  # the window holds every value the subscripts take: no guard, no copy
+        copy: A.Expr = select(conjunction(bounds), replace(read, subscripts=inner), const(0.0, read.type, loc))
         name = self.names.fresh(f"{self.stored(read.tensor)}_pad")
         self.shapes[name] = extents
         point = [A.IndexVar(name=i, loc=loc) for i in indices]

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tcir
 from tcir.frontend.padding import padded_reads
@@ -68,6 +70,9 @@ def test_a_strided_padded_convolution_reads_a_zero_padded_image():
         "    where h in 0:H, w in 0:W, kh in 0:KH, kw in 0:KW\n}",
         # the guard bounds no subscript that a summed index shifts
         "def masked(float(N,K) I, float(M,K) Wt) -> (O) {\n  O(n,m) +=! n > 2 ? I(n,k) * Wt(m,k) : 0.0\n}",
+        # a guard that holds at every point of the sum: no copy
+        "def valid(float(N,K) I, float(M,K) Wt) -> (O) {\n"
+        "  O(n,m) +=! (k + 1 >= 1 && k < K) ? I(n,k) * Wt(m,k) : 0.0\n}",
         # a guard outside a sum
         "def shift(float(N) I, float(M) V) -> (O) { O(i,j) = i >= 1 ? I(i - 1) * V(j) : 0.0 where i in 0:N }",
         # not zero where the guard fails
@@ -78,3 +83,33 @@ def test_a_strided_padded_convolution_reads_a_zero_padded_image():
 def test_reads_that_stay_guarded(source: str):
     (definition,) = tcir.define(source).definitions
     assert padded_reads(definition) is None
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pad=st.integers(0, 3),
+    stride=st.integers(1, 3),
+    taps=st.integers(1, 5),
+    length=st.integers(4, 13),
+    channels=st.integers(1, 3),
+    filters=st.integers(1, 4),
+)
+def test_padded_strided_convolutions_compute_what_torch_does(pad, stride, taps, length, channels, filters):
+    """1-D convolutions of any padding, stride and width, written with a
+    guard as a user would: the default mapping on the simulated GPU (a
+    zero-padded copy where the guard qualifies) gives torch's numbers."""
+    torch = pytest.importorskip("torch")
+    out = (length + 2 * pad - taps) // stride + 1
+    if out < 1:
+        return
+    source = (
+        "def c1(float(N,C,L) I, float(F,C,K) Wt) -> (O) {\n"
+        f"  O(n,f,l) +=! ({stride} * l + k >= {pad} && {stride} * l + k < L + {pad})"
+        f" ? I(n,c,{stride} * l + k - {pad}) * Wt(f,c,k) : 0.0 where l in 0:{out}, k in 0:K\n}}"
+    )
+    fn = tcir.define(source).c1
+    rng = np.random.default_rng(pad + 4 * stride + 16 * taps)
+    x = rng.standard_normal((2, channels, length)).astype(np.float32)
+    w = rng.standard_normal((filters, channels, taps)).astype(np.float32)
+    expected = torch.nn.functional.conv1d(torch.tensor(x), torch.tensor(w), stride=stride, padding=pad).numpy()
+    np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), expected, rtol=1e-4, atol=1e-4)
