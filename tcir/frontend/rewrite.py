@@ -26,7 +26,7 @@ Range = tuple[Lin, Lin]
 
 
 class Names:
-    """Names not yet used in the backward def: tensors and sizes (which no
+    """Names not yet used in the rewritten def: tensors and sizes (which no
     index may be called), and indices (one statement's own)."""
 
     def __init__(self, indices: set[str], tensors: set[str]):
@@ -53,10 +53,9 @@ class Names:
         return name
 
 
-
 @dataclass
 class Statement:
-    """A statement of the backward def; `ranges` in loop order, as `Lin`s of sizes."""
+    """A statement of the rewritten def; `ranges` in loop order, as `Lin`s of sizes."""
 
     lhs: str
     subscripts: list[A.Expr]
@@ -65,7 +64,8 @@ class Statement:
     ranges: dict[str, Range]
     scatter: bool = False
     copy_of: str | None = None
-    """For the copy of another adjoint over the whole tensor: its name."""
+    """For the copy of another tensor over the whole tensor (a gradient's
+    adjoint): that tensor's name."""
 
     @property
     def lhs_indices(self) -> list[str]:
@@ -74,7 +74,6 @@ class Statement:
     @property
     def reduces(self) -> bool:
         return any(i not in self.lhs_indices for i in self.ranges)
-
 
 
 def const(value: float, dtype: str, loc: SourceLocation) -> A.Const:
@@ -112,7 +111,6 @@ def binary(op: str, a: A.Expr, b: A.Expr) -> A.Expr:
         return a
     result = "bool" if op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||") else a.type
     return A.Binary(op=op, a=a, b=b, type=result, loc=a.loc)
-
 
 
 def select(c: A.Expr, a: A.Expr, b: A.Expr) -> A.Expr:
@@ -202,7 +200,6 @@ class DefRewriter:
         if atom in self.sizes:
             return A.SizeRef(expr=AffineSymExpr(self.sizes.index(atom)), text=atom, loc=loc)
         return A.IndexVar(name=atom, loc=loc)
-
 
     def windows(self, condition: A.Expr, read: A.Access) -> dict[int, tuple[Lin, Lin]] | None:
         """The range `[lo, hi)` that `condition`, a conjunction of bounds on
@@ -299,7 +296,6 @@ class DefRewriter:
         ]
         return replace(read, tensor=name, subscripts=shifted)
 
-
     def guarded_reads_padded(
         self, value: A.Expr, box: dict[str, Range], summed: set[str], reused: bool = False
     ) -> A.Expr:
@@ -330,8 +326,6 @@ class DefRewriter:
 
         return rebuild(value, leaf)
 
-
-    # -- text -----------------------------------------------------------------------------
     def line(self, stmt: Statement, every: bool, known: set[str]) -> str:
         subscripts = ", ".join(expr_text(s, self.sizes) for s in stmt.subscripts)
         lhs = f"{stmt.lhs}({subscripts})" if stmt.subscripts else stmt.lhs
