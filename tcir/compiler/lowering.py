@@ -119,13 +119,32 @@ def default_parts(
     groups = default_partition(definition, binding)
     padded = padded_reads(definition)
     if padded is not None:
-        copies = len(padded.stmts) - len(definition.stmts)
-        rest = groups or [list(range(len(definition.stmts)))]
-        definition, groups = padded, [[k] for k in range(copies)] + [[k + copies for k in g] for g in rest]
+        groups = _with_copies(definition, padded, groups or [list(range(len(definition.stmts)))])
+        definition = padded
     if groups is None:
         return None
     parts = split_def(*recomputed(definition, groups))
     return None if parts is None else (definition, parts)
+
+
+def _with_copies(definition: CheckedDef, padded: CheckedDef, groups: list[list[int]]) -> list[list[int]]:
+    """`groups` of `definition`'s statements as groups of `padded`'s (see
+    `padded_reads`), each copy a group of its own: a group that a copy
+    falls inside is split there."""
+    written = {s.lhs for s in definition.stmts}
+    copies = [k for k, s in enumerate(padded.stmts) if s.lhs not in written]
+    position = [k for k in range(len(padded.stmts)) if k not in copies]
+    result = [[k] for k in copies]
+    for group in groups:
+        part: list[int] = []
+        for k in range(position[group[0]], position[group[-1]] + 1):
+            if k in copies:
+                result.append(part)
+                part = []
+            else:
+                part.append(k)
+        result.append(part)
+    return sorted(g for g in result if g)
 
 
 @dataclass(frozen=True)

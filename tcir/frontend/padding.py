@@ -42,13 +42,14 @@ class _Padding(DefRewriter):
         for stmt in d.stmts:
             ranges = self.ranges(stmt)
             rhs = stmt.rhs
+            emitted = len(self.out)
             if stmt.reduces:
                 rhs = self.guarded_reads_padded(rhs, ranges, set(stmt.reduction_indices), reused=True)
+            statements += self.out[emitted:]  # the copies, right before the statement that reads them
             point = [A.IndexVar(name=i, loc=stmt.loc) for i in stmt.lhs_indices]
             statements.append(Statement(stmt.lhs, point, stmt.op, rhs, ranges))
         if not self.out:
             return None
-        statements = [*self.out, *statements]
         inputs = ", ".join(param_text(p, self.sizes) for p in d.inputs)
         outputs = ", ".join(p.name for p in d.outputs)  # their shapes are inferred again
         lines = [f"def {d.name}({inputs}) -> ({outputs}) {{"]
@@ -63,6 +64,7 @@ class _Padding(DefRewriter):
 
 def padded_reads(definition: A.CheckedDef) -> A.CheckedDef | None:
     """`definition` with each guarded read in a sum that qualifies (see the
-    module) reading a zero-padded copy, the copies first; None where no read
-    qualifies (or a statement scatters or steps a loop)."""
+    module) reading a zero-padded copy, each copy right before the statement
+    that reads it; None where no read qualifies (or a statement scatters or
+    steps a loop)."""
     return _Padding(definition).run()

@@ -61,6 +61,31 @@ def test_a_strided_padded_convolution_reads_a_zero_padded_image():
     np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), expected, rtol=1e-5, atol=1e-5)
 
 
+def test_a_copy_of_a_temporary_comes_after_it():
+    """A padded convolution of a temporary (the ReLU of the image): its
+    copy goes right after the temporary, and the default mapping's parts
+    (the ReLU, the copy, the convolution) give torch's numbers on cuda-sim."""
+    torch = pytest.importorskip("torch")
+    from tcir.compiler.lowering import default_parts
+    from tcir.runtime.signature import Binding
+
+    fn = tcir.define(
+        "def relu_conv(float(N,C,H,W) I, float(F,C,KH,KW) Wt) -> (O) {\n"
+        "  T(n,c,h,w) = fmaxf(I(n,c,h,w), 0.0)\n"
+        "  O(n,f,h,w) +=! (h + kh >= 1 && h + kh <= H && w + kw >= 1 && w + kw <= W)\n"
+        "                 ? T(n,c,h + kh - 1,w + kw - 1) * Wt(f,c,kh,kw) : 0.0\n"
+        "    where h in 0:H, w in 0:W, kh in 0:KH, kw in 0:KW\n}"
+    ).relu_conv
+    assert [s.lhs for s in padded_reads(fn.definition).stmts] == ["T", "T_pad", "O"]
+    binding = Binding({"N": 32, "C": 64, "H": 56, "W": 56, "F": 64, "KH": 3, "KW": 3}, ())
+    _, parts = default_parts(fn.definition, binding, None, "cuda")
+    assert [[s.lhs for s in part.stmts] for part in parts] == [["T"], ["T_pad"], ["O"]]
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((2, 3, 6, 7), np.float32), rng.standard_normal((4, 3, 3, 3), np.float32)
+    expected = torch.nn.functional.conv2d(torch.relu(torch.tensor(x)), torch.tensor(w), padding=1).numpy()
+    np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), expected, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     "source",
     [
