@@ -18,6 +18,7 @@ from xdsl.ir.affine import AffineSymExpr
 from tcir.errors import SourceLocation, TCError
 
 from . import ast as A
+from .dtypes import HALF_TYPES
 from .linear import Derived, Div, Lin, from_affine, interval, provably_le
 from .subscripts import accesses, expr_to_lin, index_names, rebuild, walk
 from .unparse import expr_text, lin_text
@@ -285,7 +286,10 @@ class DefRewriter:
                 bounds.append(binary("<", at, self.integer(hi - least, loc)))
         if not bounds:
             return read  # the window holds every value the subscripts take: no guard, no copy
-        copy: A.Expr = select(conjunction(bounds), replace(read, subscripts=inner), const(0.0, read.type, loc))
+        zero: A.Expr = const(0.0, read.type, loc)
+        if read.type in HALF_TYPES:  # `half(0.0)`: a bare `0.0` would make the copy float
+            zero = A.Cast(x=const(0.0, "float32", loc), type=read.type, loc=loc)
+        copy: A.Expr = select(conjunction(bounds), replace(read, subscripts=inner), zero)
         name = self.names.fresh(f"{self.stored(read.tensor)}_pad")
         self.shapes[name] = extents
         point = [A.IndexVar(name=i, loc=loc) for i in indices]
@@ -310,7 +314,8 @@ class DefRewriter:
         def leaf(node: A.Expr) -> A.Expr | None:
             if not (isinstance(node, A.Ternary) and is_const(node.b, 0.0)):
                 return None
-            factors = _factors(node.a)
+            cast = node.a if isinstance(node.a, A.Cast) else None  # half products summed in f32
+            factors = _factors(node.a if cast is None else cast.x)
             for k, read in enumerate(factors):
                 if not isinstance(read, A.Access) or reused and set(box) <= index_names(read):
                     continue
@@ -321,7 +326,8 @@ class DefRewriter:
                     continue
                 padded = self.pad_read(read, windows, box)
                 if padded is not None:
-                    return _product([*factors[:k], padded, *factors[k + 1 :]])
+                    product = _product([*factors[:k], padded, *factors[k + 1 :]])
+                    return product if cast is None else replace(cast, x=product)
             return None
 
         return rebuild(value, leaf)

@@ -61,6 +61,23 @@ def test_a_strided_padded_convolution_reads_a_zero_padded_image():
     np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_copies_keep_their_type(dtype: str):
+    """A half-precision padded convolution (its products summed in f32)
+    copies its image in its own type, and computes torch's numbers on
+    cuda-sim (to the type's rounding)."""
+    torch = pytest.importorskip("torch")
+    fn = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text().replace("float(", f"{dtype}(")).conv2d_pad1
+    padded = padded_reads(fn.definition)
+    assert padded.tensor("I_pad").dtype == dtype and padded.tensor("O").dtype == fn.definition.tensor("O").dtype
+    rng = np.random.default_rng(2)
+    x = torch.tensor(rng.standard_normal((2, 3, 6, 7)), dtype=getattr(torch, dtype))
+    w = torch.tensor(rng.standard_normal((4, 3, 3, 3)), dtype=getattr(torch, dtype))
+    expected = torch.nn.functional.conv2d(x.float(), w.float(), padding=1).numpy()
+    got = fn(x, w, backend="cuda-sim")
+    np.testing.assert_allclose(np.asarray(torch.as_tensor(got).float()), expected, rtol=2e-2, atol=2e-2)
+
+
 def test_a_copy_of_a_temporary_comes_after_it():
     """A padded convolution of a temporary (the ReLU of the image): its
     copy goes right after the temporary, and the default mapping's parts
