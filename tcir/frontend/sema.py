@@ -305,7 +305,7 @@ class DefChecker:
         for node in walk(e):
             if isinstance(node, A.Const) and is_float(node.type):
                 value = float(node.value)
-                largest = float(np.finfo(NUMPY_FLOATS[node.type]).max)
+                largest = float(ml_dtypes.finfo(NUMPY_FLOATS[node.type]).max)  # numpy's has no bfloat16
                 if not abs(value) <= largest:
                     raise self.loc_error(
                         f"floating-point constant {value:g} is out of range for {node.type} "

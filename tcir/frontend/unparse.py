@@ -22,6 +22,7 @@ from xdsl.ir.affine import (
 )
 
 from . import ast as A
+from .dtypes import HALF_TYPES, is_float
 from .linear import Div, Lin
 
 TYPE_NAMES = {"float32": "float", "float64": "double", "int32": "int", "float16": "half"}
@@ -146,11 +147,14 @@ def expr_text(e: A.Expr, sizes: Sequence[str]) -> str:
 
 
 def constant_text(value: int | float | bool, dtype: str) -> str:
-    """A literal of `value` (floats always with a `.` or an exponent)."""
+    """A literal of `value` (floats always with a `.` or an exponent; a half
+    type's cast from one, `half(0.5)`: a bare literal is a float)."""
     if dtype == "bool":
         return "(0 == 0)" if value else "(0 != 0)"
-    if not dtype.startswith("float"):
+    if not is_float(dtype):
         return str(int(value))
+    if dtype in HALF_TYPES:
+        return f"{type_text(dtype)}({constant_text(value, 'float32')})"
     value = float(value)
     if math.isnan(value):
         return "(0.0 / 0.0)"

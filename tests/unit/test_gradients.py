@@ -268,3 +268,18 @@ def test_a_read_in_bounds_only_under_its_guard_and_a_size_check_is_lazy():
     np.testing.assert_array_equal(f(x, y, backend="cuda-sim"), [0, -1, -2, -3, 4])
     with pytest.raises(tcir.RangeError, match="subscript 'i' of 'Y' is out of bounds"):
         f(x, y[:3])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_gradients_keep_their_constants(dtype: str):
+    """The backward of a half-precision def writes its constants as casts
+    (`half(0.5)`: a bare `0.5` is a float, and printing a bfloat16 one as an
+    integer made it `0`), and it parses and computes the derivative."""
+    import ml_dtypes
+
+    source = tcir.define(f"def root({dtype}(N) I) -> (O) {{ O(i) = sqrt(I(i)) }}").root.gradient()
+    assert f"{'half' if dtype == 'float16' else dtype}(0.5)" in source
+    backward = tcir.define(source).root_grad
+    x = (np.random.default_rng(0).random(16) + 0.5).astype(np.float16 if dtype == "float16" else ml_dtypes.bfloat16)
+    got = np.asarray(backward(x, np.ones(16, x.dtype)), np.float64)
+    np.testing.assert_allclose(got, 0.5 / np.sqrt(x.astype(np.float64)), rtol=1e-2)
