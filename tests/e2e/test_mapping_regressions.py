@@ -108,6 +108,16 @@ REGRESSIONS = {
         "attention",
         '{"blocks": [3, 1, 1], "split_k": 4, "tile": [2, 2, 2, 2], "use_private_memory": false, "fusion": "min"}',
     ),
+    # Drawn by CI's randomly seeded fuzz test: isl's coalescing of a padded
+    # convolution's split-K copy footprint failed inside isl ("original
+    # tableau does not correspond to original basic map"): a crash of
+    # poly-promote. The footprint is now kept uncoalesced where that fails.
+    "conv2d_pad1-split-k-2-coalesce": (
+        "zoo/conv:conv2d_pad1",
+        '{"async_copies": true, "blocks": [3, 7, 4], "copy_vector_width": 2, "max_private_elements": 64, '
+        '"max_shared_memory": 12288, "num_stages": 4, "positive_coefficients": false, "split_k": 2, '
+        '"threads": [4, 3, 3], "tile": [], "unroll": 4096, "use_shared_memory": false, "vector_width": 2}',
+    ),
 }
 
 

@@ -10,6 +10,7 @@ against the loops around each access.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import islpy as isl
 from xdsl.dialects.builtin import AffineMapAttr
@@ -105,6 +106,20 @@ def _project(relation: isl.Map, names: Sequence[str]) -> isl.Map:
         if position >= 0:
             relation = relation.project_out(isl.dim_type.param, position, 1)
     return relation
+
+
+Coalescible = TypeVar("Coalescible", isl.Set, isl.Map, isl.UnionSet, isl.UnionMap)
+
+
+def coalesced(relation: Coalescible) -> Coalescible:
+    """`relation` coalesced, or as it is where isl's coalescing fails inside
+    (`original tableau does not correspond to original basic map`, seen on a
+    padded convolution's split-K footprints): coalescing only merges the
+    pieces of the same set, so the result means the same either way."""
+    try:
+        return relation.coalesce()
+    except isl.Error:
+        return relation
 
 
 def _one_function(relation: isl.Map) -> isl.MultiAff:

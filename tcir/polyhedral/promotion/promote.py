@@ -57,7 +57,7 @@ from tcir.polyhedral.gpu_mapping import (
     node_at,
     project_params,
 )
-from tcir.polyhedral.promotion.affine import NotExpressible, function_of
+from tcir.polyhedral.promotion.affine import NotExpressible, coalesced, function_of
 from tcir.polyhedral.promotion.copies import Copy, FlatCopy, VectorCopy, flat_copy_pays, promote_access
 from tcir.polyhedral.promotion.indirect import IndirectCopy
 from tcir.polyhedral.promotion.references import (
@@ -763,7 +763,7 @@ class Promoter:
             decision.buffer,
             decision.group.tensor,
             into_buffer,
-            footprint.coalesce(),
+            coalesced(footprint),
             decision.group.tile,
             () if shared else tuple(ident for ident, _ in threads),
             tuple(self.scop.param_names),
