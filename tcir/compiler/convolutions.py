@@ -51,6 +51,15 @@ CONVOLUTION_FILTER_TILE = 6144
 CONVOLUTION_MIN_COLUMNS = 32
 """Images narrower keep the generic mapping."""
 
+FLOAT_BYTES = 4
+"""Bytes of a float32 element of a staged tile."""
+
+
+def _channel_steps(layer: A.Stmt, shifts: set[str], extents: dict[str, int], channels: int) -> list[int]:
+    """The tile of each reduction index: every tap (`shifts`), at most
+    `channels` of the others."""
+    return [extents[i] if i in shifts else min(extents[i], channels) for i in layer.reduction_indices]
+
 
 def convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]) -> MappingOptions:
     """Register tiles of a convolution: a block computes 64 filters on 2
@@ -66,7 +75,7 @@ def convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents:
     per_thread = 8 if not shifts or (points == 4 and not isinstance(layer.rhs, A.Ternary)) else 4
     tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
     channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
-    steps = [extents[i] if i in shifts else min(extents[i], channels) for i in layer.reduction_indices]
+    steps = _channel_steps(layer, shifts, extents, channels)
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],
         blocks=mapped_grid([*out[:-3], *tiles]),
@@ -107,7 +116,7 @@ def narrow_convolution_options(
     span = _plane_span(image, layer.lhs_indices[-2:], extents, sizes)
     fits = span is not None and CONVOLUTION_K * span * FLOAT_BYTES <= MappingOptions().max_shared_memory
     channels = CONVOLUTION_K if fits else 1
-    steps = [extents[i] if i in shifts else min(extents[i], channels) for i in layer.reduction_indices]
+    steps = _channel_steps(layer, shifts, extents, channels)
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
         threads=[out[-1] // side, out[-2] // side],
@@ -138,15 +147,12 @@ def _row_segment_options(
     segments = out[-1] // points * out[-2]
     per_thread = 8 if segments < FEW_SEGMENTS else 4
     filters = min(out[-3], per_thread * SEGMENT_FILTER_GROUPS)
-    steps = [extents[i] if i in shifts else min(extents[i], CONVOLUTION_K) for i in layer.reduction_indices]
+    steps = _channel_steps(layer, shifts, extents, CONVOLUTION_K)
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
         threads=[out[-1] // points, out[-2], -(-filters // per_thread)],
         max_private_elements=max(MappingOptions().max_private_elements, per_thread * points),
     )
-
-
-FLOAT_BYTES = 4
 
 
 def _plane_span(image: A.Access, plane: list[str], extents: dict[str, int], sizes: list[str]) -> int | None:
@@ -157,13 +163,13 @@ def _plane_span(image: A.Access, plane: list[str], extents: dict[str, int], size
     affine in the indices."""
     span = 1
     for subscript in image.subscripts:
-        if not index_names(subscript) & set(plane):
+        names = index_names(subscript)
+        if not names & set(plane):
             continue
         lin = expr_to_lin(subscript, sizes)
         if lin is None:
             return None
         terms = dict(lin.terms)
-        names = index_names(subscript)
         if any(terms.get((name,)) is None for name in names):
             return None
         span *= sum(abs(terms[(name,)]) * (extents[name] - 1) for name in names) + 1
@@ -230,7 +236,7 @@ def filter_gradient_options(layer: A.Stmt, out: list[int], extents: dict[str, in
     fitting = 1 << ((MAX_THREADS_PER_BLOCK // shifts).bit_length() - 1)  # a power of two of channels, a thread each tap
     block = [min(out[0], FILTER_GRADIENT_FILTERS), min(out[1], FILTER_GRADIENT_CHANNELS, fitting)]
     budget = MappingOptions().max_shared_memory
-    rows = [r for r in FILTER_GRADIENT_ROWS if block[0] * r * columns * 4 <= budget]
+    rows = [r for r in FILTER_GRADIENT_ROWS if block[0] * r * columns * FLOAT_BYTES <= budget]
     if not rows:
         return None
     return MappingOptions(

@@ -13,11 +13,12 @@ For each kernel whose outer band is mapped to blocks:
 - shared-memory promotion at the tile level below the tile loops that
   iterate inside the block (bands whose members are all tile indices, e.g.
   tmm's `kk` tile loop, after any leading members that take one value in a
-  block, split off: split-K's untiled image of a slice): groups with a fixed tile, elements accessed more
-  than once, and at least one access whose last index does not follow
-  `thread_x` (not coalesced) or, read only, elements that several threads
-  read (a matmul's `B(k, n)`; a convolution's image, read alike by the
-  threads of every filter), greedily within the shared memory budget.
+  block, split off: split-K's untiled image of a slice): groups with a
+  fixed tile, elements accessed more than once, and at least one access
+  whose last index does not follow `thread_x` (not coalesced) or, read
+  only, elements that several threads read (a matmul's `B(k, n)`; a
+  convolution's image, read alike by the threads of every filter),
+  greedily within the shared memory budget.
   Copies into the buffer run between two `sync_` statements (the buffer may
   still be read from the previous tile; the copied data is read by other
   threads); copies back follow a `sync_` and precede another; a shared

@@ -26,6 +26,7 @@ from tcir.dialects.poly import StmtOp
 from tcir.dialects.tc import ReadOp, TensorType, UpdateOp
 from tcir.lowering.tc_point import ATOMIC, BLOCK_REDUCTION
 from tcir.polyhedral.affine_isl import IslAffineBuilder, NotAffine, relation
+from tcir.polyhedral.promotion.affine import coalesced
 from tcir.polyhedral.promotion.tiles import ArrayTile, array_tile
 
 Access = ReadOp | UpdateOp
@@ -183,7 +184,7 @@ def _indirect_access(
     values = values.project_out(isl.dim_type.set, 0, position).reset_tuple_id()
     tensor = read.get_tuple_name(isl.dim_type.out)
     indirection = Indirection(
-        index, position, values.coalesce(), tensor, name(index.tensor)
+        index, position, coalesced(values), tensor, name(index.tensor)
     )
     return virtual, indirection
 
@@ -290,7 +291,7 @@ class _Tiles:
     def merge(self, a: Group, b: Group) -> Group:
         footprint = None
         if a.footprint is not None and b.footprint is not None:
-            footprint = a.footprint.union(b.footprint).coalesce()
+            footprint = coalesced(a.footprint.union(b.footprint))
         return self.group(a.refs + b.refs, footprint)
 
 
