@@ -254,11 +254,15 @@ SWIZZLE_ALIGNMENT = 1024
 
 @irdl_attr_definition
 class SwizzleLayoutAttr(MemRefLayoutAttr, ParametrizedAttribute):
-    """`#nvgpu.swizzle<128>`: a row-major memref whose rows are `bytes` long
-    and whose 16-byte chunks are permuted within each row, chunk c of row r
-    at c ^ (r mod 8) (the tensor cores' 128-byte swizzle: the 8 rows of a
-    column of chunks fall in distinct banks). Indices address elements as
-    in the plain row-major layout; only the printer of CUDA applies it."""
+    """`#nvgpu.swizzle<128>`: a memref stored in rows of `bytes`, whose 16-byte
+    chunks are permuted within each row, chunk c of row r at c ^ (r mod 8)
+    (the tensor cores' 128-byte swizzle: the 8 rows of a column of chunks
+    fall in distinct banks). Where the last dimension is longer than a row,
+    its columns are stored a row's worth at a time: columns 0 .. E - 1 of
+    every row first (E elements a row), then the next E (the `wgmma` layout
+    of an MN-major operand, one swizzled tile of 8-row atoms per E columns).
+    Indices address elements as in the plain row-major layout; only the
+    printer of CUDA applies it."""
 
     name = "nvgpu.swizzle"
 
@@ -336,8 +340,8 @@ class WarpgroupGenerateDescriptorOp(IRDLOperation):
             raise VerifyException(f"'{self.name}' op of a memref takes one index per dimension and no 'map'")
         if _space(t) != SHARED_SPACE or not swizzled(t) or not isinstance(t.element_type, MmaOperandType):
             raise VerifyException(f"'{self.name}' op describes an f32, f16 or bf16 shared memref in the 128-byte swizzle, got {t}")
-        if t.get_shape()[-1] * element_bytes(t.element_type) != SWIZZLE_BYTES:
-            raise VerifyException(f"'{self.name}' op needs rows of {SWIZZLE_BYTES} bytes, got {t}")
+        if t.get_shape()[-1] * element_bytes(t.element_type) % SWIZZLE_BYTES:
+            raise VerifyException(f"'{self.name}' op needs rows of a multiple of {SWIZZLE_BYTES} bytes, got {t}")
 
 
 WGMMA_M = 64
@@ -360,7 +364,10 @@ class WarpgroupMmaOp(IRDLOperation):
     registers (N / 2 each): TF32 products (m64nNk8, `tf32Enabled`) of f32
     tiles, or exact ones (m64nNk16) of f16 or bf16 tiles (`operandType`).
     A k of several instructions' (up to a 128-byte row) is theirs in a row
-    along k, as MLIR's op lowers to, waited for once."""
+    along k, as MLIR's op lowers to, waited for once. `transposeA`
+    (`transposeB`) reads a half operand MN-major, as MLIR's op does: its
+    tile holds A^T (B^T), k along the rows and m (n) along the columns,
+    from the descriptor's element on."""
 
     name = "nvgpu.warpgroup.mma"
 
@@ -371,13 +378,22 @@ class WarpgroupMmaOp(IRDLOperation):
     mma_shape = prop_def(ArrayAttr[IntegerAttr], prop_name="mmaShape")
     tf32_enabled = opt_prop_def(UnitAttr, prop_name="tf32Enabled")
     operand_type = opt_prop_def(HalfFloatType, prop_name="operandType")
+    transpose_a = opt_prop_def(UnitAttr, prop_name="transposeA")
+    transpose_b = opt_prop_def(UnitAttr, prop_name="transposeB")
 
     def __init__(
-        self, a: SSAValue, b: SSAValue, c: Sequence[SSAValue], operand_type: Attribute = Float32Type(), k: int | None = None
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        c: Sequence[SSAValue],
+        operand_type: Attribute = Float32Type(),
+        k: int | None = None,
+        transposes: tuple[bool, bool] = (False, False),
     ):
         k = k or WGMMA_K_BYTES // element_bytes(operand_type)
         properties: dict[str, Attribute] = {"mmaShape": ArrayAttr(IntegerAttr(d, i64) for d in (WGMMA_M, 2 * len(c), k))}
         properties |= {"tf32Enabled": UnitAttr()} if isinstance(operand_type, Float32Type) else {"operandType": operand_type}
+        properties |= {name: UnitAttr() for name, on in zip(("transposeA", "transposeB"), transposes) if on}
         super().__init__(operands=[a, b, c], result_types=[[c_.type for c_ in c]], properties=properties)
 
     @property
@@ -392,6 +408,11 @@ class WarpgroupMmaOp(IRDLOperation):
     def instruction_k(self) -> int:
         """The k of one `wgmma` instruction of the operands' type."""
         return WGMMA_K_BYTES // element_bytes(self.element_type)
+
+    @property
+    def transposes(self) -> tuple[bool, bool]:
+        """Whether A and B are MN-major (`transposeA`, `transposeB`)."""
+        return self.transpose_a is not None, self.transpose_b is not None
 
     @property
     def element_type(self) -> Attribute:
@@ -409,6 +430,8 @@ class WarpgroupMmaOp(IRDLOperation):
                 "an operandType of f16 or bf16 and K a multiple of 16 (K of up to 128 bytes, N a multiple of 8 "
                 "up to 256) only"
             )
+        if any(self.transposes) and not half:
+            raise VerifyException(f"'{self.name}' op reads MN-major (transposeA, transposeB) f16 or bf16 operands only")
         if len(self.matrix_c) != n // 2 or len(self.res) != n // 2:
             raise VerifyException(f"'{self.name}' op takes and gives N / 2 = {n // 2} accumulators, "
                                   f"got {len(self.matrix_c)} and {len(self.res)}")

@@ -15,7 +15,10 @@ of `i mod 16 < 8`, `j mod N < 4`, `k mod K = 0`, do its thread's 2 x N/4 x K
 instances by one `nvgpu.warpgroup.mma` of its warpgroup: A the 64 rows of
 X's shared tile from row `i - i mod 64`, B the N rows of Y's from `j - j mod
 N`, both at `k`. Both tiles then have rows of 128 bytes (32 f32 or 64
-halves: the k tile) in the 128-byte swizzle. It does so only where that is exact: the groups
+halves: the k tile) in the 128-byte swizzle; or, for a half tile whose rows
+run along k (MN-major, `transposeA`/`transposeB`), 64 rows of the k tile
+stored a 128-byte column block at a time, Y's columns in order and the
+output's relisted instead (`_relisted_columns`). It does so only where that is exact: the groups
 tile the statement's domain (a box), lie in one iteration of every loop
 around the copies of the tiles, the 128 threads of each warpgroup run its
 `wgmma` and each thread's accumulators are those the hardware gives it.
@@ -27,9 +30,8 @@ from dataclasses import dataclass
 
 import islpy as isl
 from xdsl.dialects.builtin import AffineMapAttr, DictionaryAttr, IntegerAttr, MemRefType, StringAttr
-from xdsl.ir import Attribute
-from xdsl.ir import Region, SSAValue
-from xdsl.ir.affine import AffineExpr, AffineMap
+from xdsl.ir import Attribute, BlockArgument, Region, SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineExpr, AffineMap
 
 from tcir.dialects.nvgpu import (
     SWIZZLE_BYTES,
@@ -41,7 +43,8 @@ from tcir.dialects.nvgpu import (
     element_bytes,
 )
 from tcir.dialects.poly import ScopOp, StmtOp
-from tcir.dialects.tc import ReadOp
+from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.ir.float_types import is_half
 from tcir.lowering.tc_point import PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
 from tcir.polyhedral.bands import value_bounds
 from tcir.polyhedral.mma import (
@@ -52,6 +55,7 @@ from tcir.polyhedral.mma import (
     iterator_names,
     mapping_of,
     new_body,
+    on_iterators,
     replace_statement,
     shifted,
     shifted_read,
@@ -60,7 +64,7 @@ from tcir.polyhedral.mma import (
     warp_of,
 )
 from tcir.polyhedral.promotion.affine import affine_map_to_isl
-from tcir.polyhedral.promotion.promote import BUFFERS, SHARED_SPACE
+from tcir.polyhedral.promotion.promote import BUFFERS, PRIVATE_SPACE, SHARED_SPACE
 
 WARPGROUP = 128
 """Threads of a warpgroup: 4 consecutive warps."""
@@ -82,6 +86,10 @@ class WarpgroupLayout:
     k: int
     """The k of a leader's `nvgpu.warpgroup.mma`: a k tile's whole row where
     its groups tile the statement, else one instruction's."""
+    transposes: tuple[bool, bool] = (False, False)
+    """Whether X's and Y's tiles are MN-major: k along their rows."""
+    m: int = 0
+    """X's tile's rows (the block's)."""
 
     @property
     def row_elements(self) -> int:
@@ -109,26 +117,33 @@ def _extents(op: ReadOp, stmt: StmtOp) -> list[tuple[int, int]] | None:
 
 def _shared_tile(
     op: ReadOp | None, stmt: StmtOp, buffers: dict[str, object], along: int, reduction: int
-) -> tuple[str, int] | None:
-    """The shared buffer of an operand read whose indices cover rows 0 .. R - 1
-    and 128 bytes of each row exactly, with R, its rows along iterator
-    `along` and its columns along `reduction` (K-major); else None."""
+) -> tuple[str, int, bool] | None:
+    """The shared buffer of an operand read whose indices cover R indices
+    along iterator `along` from 0 and 128 bytes along `reduction` exactly,
+    with R and whether it is MN-major: K-major, rows along `along` and
+    columns along `reduction`; or, for half types, MN-major, rows along
+    `reduction` and columns along `along`, R a multiple of 128 bytes. Else
+    None."""
     name = op.attributes.get(PROMOTED) if op is not None else None
     index = op.attributes.get(PROMOTED_MAP) if op is not None else None
     if op is None or not isinstance(name, StringAttr) or not isinstance(index, AffineMapAttr):
         return None
     *_, rows, columns = index.data.results
-    if along not in rows.used_dims() or reduction in rows.used_dims() or columns.used_dims() != {reduction}:
-        return None
+    k_major = along in rows.used_dims() and reduction not in rows.used_dims() and columns.used_dims() == {reduction}
+    mn_major = along in columns.used_dims() and reduction not in columns.used_dims() and rows.used_dims() == {reduction}
     kind = buffers.get(name.data)
     if not isinstance(kind, MemRefType) or kind.memory_space != IntegerAttr(SHARED_SPACE, 64) or len(kind.shape) < 2:
         return None
+    if not k_major and not (mn_major and is_half(kind.element_type)):
+        return None
     extents = _extents(op, stmt)
-    if extents is None or extents[-1] != (0, SWIZZLE_BYTES // element_bytes(kind.element_type) - 1) or extents[-2][0] != 0:
+    row = SWIZZLE_BYTES // element_bytes(kind.element_type)
+    if extents is None or any(low != high for low, high in extents[:-2]):
         return None
-    if any(low != high for low, high in extents[:-2]):
+    k_extent, other = (extents[-1], extents[-2]) if k_major else (extents[-2], extents[-1])
+    if k_extent != (0, row - 1) or other[0] != 0 or (mn_major and (other[1] + 1) % row):
         return None
-    return name.data, extents[-2][1] + 1
+    return name.data, other[1] + 1, not k_major
 
 
 def layout(found: Contraction, scop: ScopOp) -> WarpgroupLayout | None:
@@ -154,8 +169,10 @@ def layout(found: Contraction, scop: ScopOp) -> WarpgroupLayout | None:
             b = _shared_tile(found.operand_of(column), stmt, dict(buffers.data), column, found.reduction)
             if a is None or b is None or a[0] == b[0]:
                 continue
-            (a_buffer, rows), (b_buffer, n) = a, b
+            (a_buffer, rows, a_transposed), (b_buffer, n, b_transposed) = a, b
             if rows != ROWS_PER_WARP * z or n % 8 or n > 256:
+                continue
+            if b_transposed and _relisted_columns(scop, found, column) is None:
                 continue
             lanes = instance_set(
                 stmt, params,
@@ -164,7 +181,10 @@ def layout(found: Contraction, scop: ScopOp) -> WarpgroupLayout | None:
             )  # fmt: skip
             element = found.reads[0].tensor_type.scalar_type
             for k in (SWIZZLE_BYTES, WGMMA_K_BYTES):  # one commit and wait a k tile where its groups fit
-                at = WarpgroupLayout(row, column, n, a_buffer, b_buffer, element, k // element_bytes(element))
+                at = WarpgroupLayout(
+                    row, column, n, a_buffer, b_buffer, element, k // element_bytes(element),
+                    (a_transposed, b_transposed), rows,
+                )  # fmt: skip
                 if not owned.intersect(leaders(found, at)).is_subset(lanes.intersect(domain)):
                     continue
                 if groups_fit(found, _groups(found, at), _same_mma(found, at), chain, groups_of):
@@ -215,6 +235,103 @@ def sigma(r: AffineExpr) -> AffineExpr:
     return (r // 8) * 8 + (r % 4) * 2 + (r % 8) // 4
 
 
+@dataclass(frozen=True)
+class _Relisted:
+    """A statement whose global accesses take `sigma` of iterator `column`."""
+
+    stmt: StmtOp
+    column: BlockArgument
+    accesses: tuple[ReadOp | UpdateOp, ...]
+
+
+def _relisted_columns(scop: ScopOp, found: Contraction, column: int) -> list[_Relisted] | None:
+    """The statements to relist where Y's tile is MN-major, else None.
+
+    Its tile's columns then stay in order, and `wgmma` gives thread t the
+    columns 8q + 2t, 8q + 2t + 1 of each 8 where the mapping gave it 8q + t,
+    8q + t + 4: the accumulators' tile column j holds the output's column
+    `sigma(j)`. So every other statement that moves a private tile (indexed
+    by its last subscript, a plain iterator, as the contraction's output is
+    by its column) reads and writes its other tensors, in global or shared
+    memory, at `sigma` of that iterator (the tiles of a block hold whole
+    groups of 8 columns). None where the accumulators are not a private
+    tile or the output's last subscript is not the column."""
+    stmt = found.stmt
+    if on_iterators(found.update, len(stmt.body.block.args)).results[-1] != AffineExpr.dimension(column):
+        return None
+    buffers = scop.attributes.get(BUFFERS)
+    assert isinstance(buffers, DictionaryAttr)
+    spaces = {name: kind.memory_space for name, kind in buffers.data.items() if isinstance(kind, MemRefType)}
+    private = IntegerAttr(PRIVATE_SPACE, 64)
+    accumulators = found.update.attributes.get(PROMOTED)
+    if not isinstance(accumulators, StringAttr) or spaces.get(accumulators.data) != private:
+        return None
+    relisted = []
+    for other in scop.statements:
+        if other is stmt:
+            continue
+        accesses = [op for op in other.body.walk() if isinstance(op, ReadOp | UpdateOp)]
+        space = {op: spaces.get(name.data) if isinstance(name := op.attributes.get(PROMOTED), StringAttr) else None for op in accesses}
+        tiles = [op for op in accesses if space[op] == private]
+        if not tiles:
+            continue
+        columns = set()
+        for op in tiles:
+            last = op.map.data.results[-1] if op.map.data.results else None
+            if not isinstance(last, AffineDimExpr):
+                return None
+            columns.add(op.subscript_operands[last.position])
+        (iterator, *more) = columns
+        if more or not isinstance(iterator, BlockArgument):
+            return None
+        moved = tuple(op for op in accesses if space[op] != private)
+        if moved:
+            relisted.append(_Relisted(other, iterator, moved))
+    return relisted
+
+
+def _relist(relisted: list[_Relisted]) -> None:
+    """Subscript the global and shared accesses of each statement by `sigma`
+    of its column iterator, its access relations with them."""
+    for entry in relisted:
+        stmt, n = entry.stmt, len(entry.stmt.body.block.args)
+        position = list(stmt.body.block.args).index(entry.column)
+        shift = AffineMap(n, 0, tuple(
+            sigma(AffineExpr.dimension(k)) if k == position else AffineExpr.dimension(k) for k in range(n)
+        ))  # fmt: skip
+        for op in entry.accesses:
+            index = op.attributes.get(PROMOTED_MAP)
+            if isinstance(index, AffineMapAttr):
+                op.attributes[PROMOTED_MAP] = AffineMapAttr(index.data.compose(shift))
+            old = op.map.data
+            dims = [
+                sigma(AffineExpr.dimension(p)) if v is entry.column else AffineExpr.dimension(p)
+                for p, v in enumerate(op.subscript_operands)
+            ]
+            symbols = [AffineExpr.symbol(p) for p in range(old.num_symbols)]
+            op.properties["map"] = AffineMapAttr(old.replace_dims_and_symbols(dims, symbols, old.num_dims, old.num_symbols))
+        instances = isl.Set(stmt.domain.data)
+        iterators = [instances.get_dim_name(isl.dim_type.set, k) for k in range(n)]
+        domain = isl.UnionSet.from_set(instances)
+        for field, kind in (("reads", ReadOp), ("writes", UpdateOp)):
+            moved = [op for op in entry.accesses if isinstance(op, kind)]
+            if not moved:
+                continue
+            names = {op.tensor.name_hint for op in moved}
+            kept = isl.UnionMap.empty(domain.get_space())
+            maps = isl.UnionMap(getattr(stmt, field).data).get_map_list()
+            for access in (maps.get_at(k) for k in range(maps.n_map())):
+                if access.get_tuple_name(isl.dim_type.out) not in names:
+                    kept = kept.union(isl.UnionMap.from_map(access))
+            for op in moved:
+                access = isl.Map.from_multi_aff(affine_map_to_isl(on_iterators(op, n), stmt.sym_name.data, []))
+                access = access.set_tuple_name(isl.dim_type.out, op.tensor.name_hint or "")
+                for k, iterator in enumerate(iterators):
+                    access = access.set_dim_name(isl.dim_type.in_, k, iterator)
+                kept = kept.union(isl.UnionMap.from_map(access).intersect_domain(domain))
+            setattr(stmt, field, StringAttr(str(kept.coalesce())))
+
+
 def wgmma_statement(found: Contraction, at: WarpgroupLayout) -> StmtOp:
     """The statement whose leaders do `found`'s instances by `nvgpu.warpgroup.mma`."""
     stmt = found.stmt
@@ -231,7 +348,7 @@ def wgmma_statement(found: Contraction, at: WarpgroupLayout) -> StmtOp:
     # Accumulator 4q + 2h + e: row + 8h, column + 8q + 4e (the column listing).
     places = [{at.row: row + 8 * h, at.column: column + 8 * q + 4 * e} for q in range(at.n // 8) for h in (0, 1) for e in (0, 1)]
     accumulators = [shifted_read(block, found.update, place).result for place in places]
-    mma = WarpgroupMmaOp(a, b, accumulators, at.element, at.k)
+    mma = WarpgroupMmaOp(a, b, accumulators, at.element, at.k, at.transposes)
     block.add_op(mma)
     for place, value in zip(places, mma.res):
         shifted_write(block, found.update, value, place)
@@ -244,16 +361,20 @@ def wgmma_statement(found: Contraction, at: WarpgroupLayout) -> StmtOp:
 
 def _swizzle_tiles(scop: ScopOp, at: WarpgroupLayout) -> None:
     """Give the operands' shared tiles rows of 128 bytes in the 128-byte
-    swizzle, and list Y's rows by `sigma` (in every access of the scop)."""
+    swizzle (an MN-major one's columns unpadded, a row's worth at a time:
+    `SwizzleLayoutAttr`), and list a K-major Y's rows by `sigma` (in every
+    access of the scop)."""
     buffers = scop.attributes[BUFFERS]
     assert isinstance(buffers, DictionaryAttr)
     types = dict(buffers.data)
-    for name in (at.a_buffer, at.b_buffer):
+    for name, transposed, extent in ((at.a_buffer, at.transposes[0], at.m), (at.b_buffer, at.transposes[1], at.n)):
         kind = types[name]
         assert isinstance(kind, MemRefType)
-        shape = [*kind.get_shape()[:-1], at.row_elements]
+        shape = [*kind.get_shape()[:-1], extent if transposed else at.row_elements]
         types[name] = MemRefType(kind.element_type, shape, SwizzleLayoutAttr(), kind.memory_space)
     scop.attributes[BUFFERS] = DictionaryAttr(types)
+    if at.transposes[1]:
+        return
     for op in scop.walk():
         index = op.attributes.get(PROMOTED_MAP)
         if op.attributes.get(PROMOTED) != StringAttr(at.b_buffer) or not isinstance(index, AffineMapAttr):
@@ -273,7 +394,10 @@ def rewrite(scop: ScopOp, allow_tf32: bool = True) -> int:
         at = layout(found, scop) if found is not None and (found.half or allow_tf32) else None
         if found is None or at is None:
             continue
+        relisted = _relisted_columns(scop, found, at.column) if at.transposes[1] else []
+        assert relisted is not None  # layout checked it
         replace_statement(scop, stmt, wgmma_statement(found, at))
         _swizzle_tiles(scop, at)
+        _relist(relisted)
         done += 1
     return done

@@ -88,6 +88,8 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "tbmm@tf32": {"B": 2, "N": 16, "M": 16, "K": 16},
     "zoo/matmul:matmul_nn@tf32": {"M": 64, "K": 64, "N": 32},
     "zoo/matmul:matmul_tn@mma@f16": {"M": 64, "K": 64, "N": 48},
+    "zoo/matmul:matmul_nn@mma@f16": {"M": 64, "K": 64, "N": 128},
+    "zoo/matmul:matmul_tt@mma@bf16": {"M": 128, "K": 64, "N": 64},
 }
 """Each example def (named as its file, or `file:def`) at small odd sizes;
 a name with `TF32` after it, at sizes of whole `mma.sync` groups, with
@@ -202,8 +204,9 @@ def _tf32_options(options: MappingOptions, rng: random.Random, batch: int) -> Ma
 
 def _wgmma_shaped(options: MappingOptions, rng: random.Random, batch: int, points: int) -> MappingOptions:
     """`options` with `warpgroup_mma` on a warpgroup's 64 x N x `points`
-    tiles (N a multiple of 8; `points` a 128-byte row: 32 f32, 64 halves)."""
-    tile = [64, 8 * rng.choice((1, 2, 3, 4)), points]
+    tiles (N a multiple of 8, or a 128-byte row of halves: what an MN-major
+    Y's tile needs; `points` a 128-byte row: 32 f32, 64 halves)."""
+    tile = [64, 8 * rng.choice((1, 2, 3, 4, 8)), points]
     return replace(
         options, warpgroup_mma=True, threads=[4, 8], warps=[1, 4], tile=[1] * batch + tile,
         parallel_reductions=False, split_k=1, use_shared_memory=True,

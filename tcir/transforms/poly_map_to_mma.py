@@ -61,8 +61,14 @@ warpgroup's rows of A and of the tile's rows of B:
 
 Both tiles become `memref<Rx32xf32, #nvgpu.swizzle<128>, 3>` (or `Rx64xf16`: the
 hardware's 128-byte swizzle), B's rows listed so that the columns of each
-8 that `wgmma` gives a thread are the ones the mapping gave it. The CUDA
-backend runs it on sm_90a, and by each thread's own shared loads before.
+8 that `wgmma` gives a thread are the ones the mapping gave it. Half
+operands may also be MN-major, k along their tiles' rows (`A(kk,m)`,
+`B(kk,n)`): `memref<64xRxf16, #nvgpu.swizzle<128>, 3>`, stored in column
+blocks of 64, read with `transposeA`/`transposeB`; an MN-major B keeps its
+columns in order, and the statements that move the private accumulators'
+tile from and to memory address its column j at the column wgmma put
+there instead (where the accumulators are private). The CUDA backend runs
+it on sm_90a, and by each thread's own shared loads before.
 """
 
 from __future__ import annotations

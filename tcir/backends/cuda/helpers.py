@@ -216,15 +216,17 @@ __device__ __forceinline__ void tc_mma_tf32(float& d0, float& d1, float& d2, flo
 #endif
 }""",
     # nvgpu.warpgroup.*: sm_90a's wgmma reads its operands by 64-bit
-    # descriptors (start >> 4, leading byte offset 16 >> 4, 8-row stride
-    # 1024 >> 4, 128-byte swizzle) of shared tiles whose rows are 128 bytes
-    # and start 1024-aligned; shared memory that ordinary stores or cp.async
-    # wrote needs a proxy fence before the tensor cores read it. Elsewhere
-    # (before sm_90a) each thread reads the swizzled tiles itself.
+    # descriptors (start >> 4, leading byte offset >> 4: 16 for K-major
+    # tiles, where it is unused, or the bytes from one 128-byte column block
+    # of an MN-major tile to the next; 8-row stride 1024 >> 4, 128-byte
+    # swizzle) of shared tiles in rows of 128 bytes that start 1024-aligned;
+    # shared memory that ordinary stores or cp.async wrote needs a proxy
+    # fence before the tensor cores read it. Elsewhere (before sm_90a) each
+    # thread reads the swizzled tiles itself.
     "tc_wgmma": """\
-__device__ __forceinline__ unsigned long long tc_wgmma_descriptor(const void* start) {
+__device__ __forceinline__ unsigned long long tc_wgmma_descriptor(const void* start, unsigned leading = 16) {
   const unsigned address = (unsigned)__cvta_generic_to_shared(start);
-  return (unsigned long long)((address & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32) | (1ull << 62);
+  return (unsigned long long)((address & 0x3FFFF) >> 4) | ((unsigned long long)(leading >> 4) << 16) | (64ull << 32) | (1ull << 62);
 }
 __device__ __forceinline__ void tc_fence_proxy_async() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -239,6 +241,17 @@ __device__ __forceinline__ float tc_swizzled(const T* start, int r, int k) {
   const char* row = (const char*)start - (at & 127) + 128 * r;
   const int column = (int)((at & 127) / sizeof(T)) + k;
   const int chunk = (column / per_chunk) ^ (int)(((at >> 7) + r) & 7);
+  return (float)*(const T*)(row + 16 * chunk + sizeof(T) * (column % per_chunk));
+}
+// Element (k, c) of the MN-major swizzled tile whose element (0, 0) is
+// `start`, its 128-byte column blocks `leading` bytes apart, as float.
+template <typename T>
+__device__ __forceinline__ float tc_swizzled_mn(const T* start, unsigned leading, int k, int c) {
+  constexpr int per_chunk = 16 / sizeof(T), per_row = 128 / sizeof(T);
+  const unsigned long long at = (unsigned long long)start;
+  const int column = (int)((at & 127) / sizeof(T)) + c;
+  const char* row = (const char*)start - (at & 127) + leading * (column / per_row) + 128 * k;
+  const int chunk = ((column % per_row) / per_chunk) ^ (int)(((at >> 7) + k) & 7);
   return (float)*(const T*)(row + 16 * chunk + sizeof(T) * (column % per_chunk));
 }""",
 }
@@ -298,23 +311,29 @@ for _c_type, (_name, *_) in HALF_MMA.items():
 
 WGMMA_TYPES = {"float": "tf32", "__half": "f16", "__nv_bfloat16": "bf16"}
 """PTX's type of `wgmma`'s operands, by their C type."""
-_WGMMA_NAME = re.compile(r"tc_wgmma_m64n(\d+)k(\d+)_(\w+)")
+_WGMMA_NAME = re.compile(r"tc_wgmma_m64n(\d+)k(\d+)_(tf32|f16|bf16)(?:_ta(\d+))?(?:_tb(\d+))?")
 
 
-def wgmma_name(n: int, k: int, c_type: str) -> str:
-    """`tc_wgmma_m64n<N>k<K>_<type>`: the helper of one `nvgpu.warpgroup.mma` shape and type."""
-    return f"tc_wgmma_m64n{n}k{k}_{WGMMA_TYPES[c_type]}"
+def wgmma_name(n: int, k: int, c_type: str, leading: tuple[int | None, int | None] = (None, None)) -> str:
+    """`tc_wgmma_m64n<N>k<K>_<type>[_ta<L>][_tb<L>]`: the helper of one
+    `nvgpu.warpgroup.mma` shape and type, A (B) MN-major with column blocks
+    L bytes apart where `leading` gives L."""
+    a, b = leading
+    return f"tc_wgmma_m64n{n}k{k}_{WGMMA_TYPES[c_type]}" + (f"_ta{a}" if a else "") + (f"_tb{b}" if b else "")
 
 
-def wgmma_helper(n: int, k: int, c_type: str) -> str:
-    """`wgmma_name(n, k, c_type)(a, b, d0 .. d<N/2 - 1>)`: the warpgroup's D
-    += A B^T (`nvgpu.warpgroup.mma`: TF32 m64nNk8 or f16/bf16 m64nNk16
-    instructions, as many as make k, both operands K-major, the descriptors
-    32 bytes further along the rows each) on the thread's accumulators in
-    place, committed and waited for once: complete when it returns."""
+def wgmma_helper(n: int, k: int, c_type: str, leading: tuple[int | None, int | None] = (None, None)) -> str:
+    """`wgmma_name(n, k, c_type, leading)(a, b, d0 .. d<N/2 - 1>)`: the
+    warpgroup's D += A B^T (`nvgpu.warpgroup.mma`: TF32 m64nNk8 or f16/bf16
+    m64nNk16 instructions, as many as make k; a K-major operand's descriptor
+    32 bytes further along its rows each, an MN-major one's (transposed, its
+    `leading` given) 2048 bytes further down: 16 rows) on the thread's
+    accumulators in place, committed and waited for once: complete when it
+    returns."""
     ptx = WGMMA_TYPES[c_type]
     step = 8 if ptx == "tf32" else 16
-    transposes = "" if ptx == "tf32" else ", 0, 0"
+    transposes = "" if ptx == "tf32" else f", {int(bool(leading[0]))}, {int(bool(leading[1]))}"
+    advance = [2048 >> 4 if lead else 32 >> 4 for lead in leading]
     regs = n // 2
     params = ", ".join(f"float& d{j}" for j in range(regs))
     outs = ", ".join(f"%{j}" for j in range(regs))
@@ -324,13 +343,19 @@ def wgmma_helper(n: int, k: int, c_type: str) -> str:
         f"""  asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, 1, 0;\\n"
       "wgmma.mma_async.sync.aligned.m64n{n}k{step}.f32.{ptx}.{ptx} {{{outs}}}, %{regs}, %{regs + 1}, p, 1, 1{transposes};\\n}}"
       : {constraints}
-      : "l"(da + {2 * s}), "l"(db + {2 * s}));"""
+      : "l"(da + {advance[0] * s}), "l"(db + {advance[1] * s}));"""
         for s in range(k // step)
     )
+    descriptors = ", ".join(
+        f"d{name} = tc_wgmma_descriptor({name}{f', {lead}' if lead else ''})" for name, lead in zip("ab", leading)
+    )
+    element = lambda name, lead, r: (  # noqa: E731
+        f"tc_swizzled_mn({name}, {lead}, k, {r})" if lead else f"tc_swizzled({name}, {r}, k)"
+    )
     return f"""\
-__device__ __forceinline__ void {wgmma_name(n, k, c_type)}(const {c_type}* a, const {c_type}* b, {params}) {{
+__device__ __forceinline__ void {wgmma_name(n, k, c_type, leading)}(const {c_type}* a, const {c_type}* b, {params}) {{
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  const unsigned long long da = tc_wgmma_descriptor(a), db = tc_wgmma_descriptor(b);
+  const unsigned long long {descriptors};
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 {issue}
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
@@ -344,7 +369,7 @@ __device__ __forceinline__ void {wgmma_name(n, k, c_type)}(const {c_type}* a, co
       for (int e = 0; e < 2; ++e) {{
         float sum = *d[4 * q + 2 * h + e];
         for (int k = 0; k < {k}; ++k)
-          sum += tc_swizzled(a, row + 8 * h, k) * tc_swizzled(b, 8 * q + column + e, k);
+          sum += {element("a", leading[0], "row + 8 * h")} * {element("b", leading[1], "8 * q + column + e")};
         *d[4 * q + 2 * h + e] = sum;
       }}
 #endif
@@ -354,8 +379,13 @@ __device__ __forceinline__ void {wgmma_name(n, k, c_type)}(const {c_type}* a, co
 def helper_definitions(used: set[str]) -> list[str]:
     """The definitions of the `used` helpers, in a stable order (`wgmma_helper`s
     last, by type and shape)."""
-    shapes = sorted((m.group(3), int(m.group(1)), int(m.group(2))) for m in map(_WGMMA_NAME.fullmatch, used) if m)
+    lead = lambda text: int(text) if text else 0  # noqa: E731
+    shapes = sorted(
+        (m.group(3), int(m.group(1)), int(m.group(2)), lead(m.group(4)), lead(m.group(5)))
+        for m in map(_WGMMA_NAME.fullmatch, used)
+        if m
+    )
     c_types = {ptx: c_type for c_type, ptx in WGMMA_TYPES.items()}
     return [text for name, text in HELPERS.items() if name in used] + [
-        wgmma_helper(n, k, c_types[ptx]) for ptx, n, k in shapes
+        wgmma_helper(n, k, c_types[ptx], (a or None, b or None)) for ptx, n, k, a, b in shapes
     ]

@@ -70,6 +70,7 @@ from tcir.ir.loop_hints import UNROLL_HINT
 from tcir.backends.cuda.helpers import HALF_MMA, wgmma_name
 from tcir.dialects.nvgpu import (
     COPY_BYTES,
+    SWIZZLE_BYTES,
     DeviceAsyncCopyOp,
     DeviceAsyncCreateGroupOp,
     DeviceAsyncWaitOp,
@@ -803,10 +804,17 @@ class KernelPrinter(IndentedLines):
         name = self.names[buffer]
         if buffer not in self.flat_buffers:
             texts = [self.expr(i, ANY) for i in indices]
-            if swizzle and swizzled(buffer.type) and len(indices) >= 2:
+            if swizzled(buffer.type) and len(indices) >= 2:
+                t = buffer.type
+                assert isinstance(t, MemRefType)
                 row = self.expr(indices[-2], _PRECEDENCE["*"])
-                shift = (16 // element_bytes(buffer.type.element_type)).bit_length() - 1  # pyright: ignore[reportAttributeAccessIssue]
-                texts[-1] = f"{self.expr(indices[-1], _PRECEDENCE['*'])} ^ (({row} & 7) << {shift})"
+                column = self.expr(indices[-1], _PRECEDENCE["*"])
+                per_row = _swizzle_row(t)
+                shift = (16 // element_bytes(t.element_type)).bit_length() - 1
+                within = f"{column} % {per_row}" if t.get_shape()[-1] > per_row else column
+                texts[-1] = f"{within} ^ (({row} & 7) << {shift})" if swizzle else within
+                if t.get_shape()[-1] > per_row:  # a row's worth of columns at a time (see SwizzleLayoutAttr)
+                    texts[-2:-1] = [f"{column} / {per_row}", texts[-2]]
             return name + "".join(f"[{t}]" for t in texts) if texts else f"{name}[0]"
         shape = self.flat_buffers[buffer]
         terms: list[str] = []
@@ -872,7 +880,7 @@ class KernelPrinter(IndentedLines):
     @emit.register
     def _(self, op: WarpgroupMmaOp) -> None:
         self.helpers.add("tc_wgmma")
-        helper = wgmma_name(op.n, op.k, c_type(op.element_type))
+        helper = wgmma_name(op.n, op.k, c_type(op.element_type), _leading_bytes(op))
         self.helpers.add(helper)
         names = [self.names.declare(r) for r in op.res]
         self.line(f"float {', '.join(f'{n} = {self.expr(c, ANY)}' for n, c in zip(names, op.matrix_c))};")
@@ -1038,8 +1046,28 @@ def unused_ops(kernel: gpu.FuncOp) -> set[Operation]:
 
 
 def _dims(t: MemRefType[Attribute]) -> str:
-    """The C array dimensions of a statically shaped memref (`[1]` for a scalar)."""
-    return "".join(f"[{size}]" for size in static_shape(t) or (1,))
+    """The C array dimensions of a statically shaped memref (`[1]` for a
+    scalar; a swizzled one's columns a row's worth at a time, outermost)."""
+    shape = static_shape(t) or (1,)
+    if swizzled(t) and shape[-1] > _swizzle_row(t):
+        shape = (*shape[:-2], shape[-1] // _swizzle_row(t), shape[-2], _swizzle_row(t))
+    return "".join(f"[{size}]" for size in shape)
+
+
+def _leading_bytes(op: WarpgroupMmaOp) -> tuple[int | None, int | None]:
+    """Per operand of `op`, read MN-major: the bytes from one column block of
+    its tile to the next (its rows times 128); None for a K-major one."""
+    leading: list[int | None] = []
+    for descriptor, transposed in zip((op.descriptor_a, op.descriptor_b), op.transposes):
+        source = descriptor.owner.operands[0].type if isinstance(descriptor.owner, Operation) else None
+        assert not transposed or isinstance(source, MemRefType)
+        leading.append(source.get_shape()[-2] * SWIZZLE_BYTES if transposed and isinstance(source, MemRefType) else None)
+    return leading[0], leading[1]
+
+
+def _swizzle_row(t: MemRefType[Attribute]) -> int:
+    """The elements of a row of a swizzled memref."""
+    return SWIZZLE_BYTES // element_bytes(t.element_type)
 
 
 def launch_block_sizes(module: ModuleOp) -> dict[str, tuple[int, int, int]]:

@@ -215,14 +215,16 @@ class Launch:
                        f"without all the threads of its {group}")
 
     def warpgroup_mma(self, lanes: np.ndarray, a: tuple[Buffer, tuple[Any, ...]], b: tuple[Buffer, tuple[Any, ...]],
-                      c: Sequence[Any], k: int, tf32: bool, site: int) -> tuple[np.ndarray, ...]:
+                      c: Sequence[Any], k: int, tf32: bool, site: int,
+                      transposes: tuple[bool, bool] = (False, False)) -> tuple[np.ndarray, ...]:
         """`nvgpu.warpgroup.mma` (m64nNkK) by `lanes`: all 128 threads of each
         of their warpgroups must be there with the same descriptors; D = A
         B^T + C per warpgroup (A and B read as TF32 where `tf32`, else as
         they are: f16, bf16), A the 64 x K and B the N x K
-        elements of shared memory from the descriptors' elements on (each
-        thread loads its share, so that the reads are checked like its own),
-        C and D in the threads' registers (see `tcir.dialects.nvgpu`)."""
+        elements of shared memory from the descriptors' elements on (K x 64
+        and K x N where `transposes` says it, MN-major; each thread loads its
+        share, so that the reads are checked like its own), C and D in the
+        threads' registers (see `tcir.dialects.nvgpu`)."""
         self._whole(lanes, WARPGROUP, "wgmma", "warpgroup", site)
         order = np.argsort(lanes, kind="stable")
         ordered = lanes[order]
@@ -231,7 +233,7 @@ class Launch:
         lane, group = ordered % WARPGROUP, np.arange(count).repeat(WARPGROUP)
         per_lane = lambda v: np.broadcast_to(np.asarray(v), lanes.shape)[order]  # noqa: E731
 
-        def operand(descriptor: tuple[Buffer, tuple[Any, ...]], rows: int) -> np.ndarray:
+        def operand(descriptor: tuple[Buffer, tuple[Any, ...]], rows: int, transposed: bool) -> np.ndarray:
             buffer, index = descriptor
             starts = [per_lane(i).reshape(count, WARPGROUP) for i in index]
             if any(np.any(s != s[:, :1]) for s in starts):
@@ -241,12 +243,13 @@ class Launch:
             for share in range(-(-rows * k // WARPGROUP)):  # lane l loads elements l, l + 128, ...
                 element = lane + WARPGROUP * share
                 mine = element < rows * k
-                at = (*(o[mine] for o in outer), row[mine] + element[mine] // k, column[mine] + element[mine] % k)
+                r, kk = element[mine] // k, element[mine] % k
+                at = (*(o[mine] for o in outer), *((row[mine] + kk, column[mine] + r) if transposed else (row[mine] + r, column[mine] + kk)))
                 loaded = np.asarray(buffer.load(ordered[mine], at, site), np.float32)
                 values[group[mine], element[mine]] = _tf32(loaded) if tf32 else loaded
             return values.reshape(count, rows, k)
 
-        A, B = operand(a, WGMMA_ROWS), operand(b, n)
+        A, B = operand(a, WGMMA_ROWS, transposes[0]), operand(b, n, transposes[1])
         w, g, t = lane // WARP, (lane % WARP) // 4, lane % 4
         places = [(16 * w + g + 8 * h, 8 * q + 2 * t + e) for q in range(n // 8) for h in (0, 1) for e in (0, 1)]
         C = np.zeros((count, WGMMA_ROWS, n), np.float64)

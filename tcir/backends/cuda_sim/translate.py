@@ -496,7 +496,7 @@ class KernelTranslator(IndentedLines):
         accumulators = ", ".join(self.ref(scope, v) for v in op.matrix_c)
         tf32 = op.tf32_enabled is not None
         self.line(f"{', '.join(results)} = rt.warpgroup_mma({scope.lanes}, {a}, {b}, [{accumulators}], {op.k}, {tf32}, "
-                  f"{self.site(op)})")
+                  f"{self.site(op)}, {op.transposes})")
         scope.names.update(zip(op.res, results))
 
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:

@@ -140,6 +140,23 @@ func.func @wgmma_f16(%S: memref<64x64xf16, #nvgpu.swizzle<128>, 3 : i64>, %i: in
   func.return %d#0 : f32
 }
 
+// CHECK-LABEL: func.func @wgmma_mn_major
+// CHECK:       "nvgpu.warpgroup.mma"(%{{.*}}) <{mmaShape = [64 : i64, 128 : i64, 16 : i64], operandType = bf16, transposeA, transposeB}>
+func.func @wgmma_mn_major(%S: memref<64x128xbf16, #nvgpu.swizzle<128>, 3 : i64>, %i: index, %c: f32) -> f32 {
+  %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x128xbf16, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
+  %d:64 = "nvgpu.warpgroup.mma"(%a, %a, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c, %c) <{mmaShape = [64, 128, 16], operandType = bf16, transposeA, transposeB}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+  func.return %d#0 : f32
+}
+
+// -----
+
+// TF32 operands are read K-major only.
+func.func @wgmma_tf32_transposed(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
+  // expected-error@+1 {{'nvgpu.warpgroup.mma' op reads MN-major (transposeA, transposeB) f16 or bf16 operands only}}
+  %r:4 = "nvgpu.warpgroup.mma"(%d, %d, %c, %c, %c, %c) <{mmaShape = [64, 8, 8], tf32Enabled, transposeA}> : (!nvgpu.warpgroup.descriptor, !nvgpu.warpgroup.descriptor, f32, f32, f32, f32) -> (f32, f32, f32, f32)
+  func.return
+}
+
 // -----
 
 // A tile without the swizzle.
@@ -153,7 +170,7 @@ func.func @plain_tile(%S: memref<64x32xf32, 3 : i64>, %i: index) {
 
 // Rows of 36 elements (144 bytes).
 func.func @padded_rows(%S: memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>, %i: index) {
-  // expected-error@+1 {{'nvgpu.warpgroup.generate.descriptor' op needs rows of 128 bytes, got memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>}}
+  // expected-error@+1 {{'nvgpu.warpgroup.generate.descriptor' op needs rows of a multiple of 128 bytes, got memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>}}
   %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x36xf32, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
   func.return
 }
@@ -189,7 +206,7 @@ func.func @wgmma_half_shape(%d: !nvgpu.warpgroup.descriptor, %c: f32) {
 
 // Rows of 72 f16 (144 bytes).
 func.func @padded_half_rows(%S: memref<64x72xf16, #nvgpu.swizzle<128>, 3 : i64>, %i: index) {
-  // expected-error@+1 {{'nvgpu.warpgroup.generate.descriptor' op needs rows of 128 bytes, got memref<64x72xf16, #nvgpu.swizzle<128>, 3 : i64>}}
+  // expected-error@+1 {{'nvgpu.warpgroup.generate.descriptor' op needs rows of a multiple of 128 bytes, got memref<64x72xf16, #nvgpu.swizzle<128>, 3 : i64>}}
   %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x72xf16, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
   func.return
 }

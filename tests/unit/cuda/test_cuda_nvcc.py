@@ -222,3 +222,26 @@ def test_half_default_compiles_to_wgmma(dtype: str, tmp_path: Path):
     text = _ptx(tmm.ir(np.zeros((4096, 1008), element), np.zeros((4096, 1008), element), backend="cuda"), "sm_90", tmp_path)
     assert f"mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32" in text
     assert "cp.async" in text and ".local" not in text
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+@pytest.mark.parametrize("layout", ["nn", "tn"])
+def test_half_mn_major_default_compiles_to_transposed_wgmma(layout: str, arch: str, tmp_path: Path):
+    """The default mapping of a float16 matmul 2048x1024x2048 whose B (and
+    for `tn` A) is MN-major: wgmma m64n128k16 with transposeB (and
+    transposeA) set, its copies by cp.async into column blocks of 64 rows,
+    no local memory; for sm_80 (no wgmma) each thread's shared loads of the
+    MN-major tiles instead."""
+    matmul = tcir.define((EXAMPLES / "zoo" / "matmul.tc").read_text().replace("float(", "float16("))[f"matmul_{layout}"]
+    a = np.zeros((2048, 1024) if layout[0] == "n" else (1024, 2048), np.float16)
+    source = matmul.ir(a, np.zeros((1024, 2048), np.float16), backend="cuda")
+    assert "tc_wgmma_descriptor(b, 8192)" in source
+    text = _ptx(source, arch, tmp_path)
+    transposes = f"{int(layout[0] == 't')}, 1;"
+    wgmmas = text.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16")
+    if arch == "sm_80":
+        assert wgmmas == 0 and "ld.shared" in text
+        return
+    assert wgmmas and wgmmas % 4 == 0 and text.count(transposes) >= wgmmas
+    assert "cp.async" in text and ".local" not in text

@@ -6,6 +6,7 @@ hold them), at every layout the pass picks."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -344,19 +345,62 @@ def test_half_mlp_default_splits_k_on_the_tensor_cores(batch, op):
     assert np.abs(got - reference).max() <= float(np.finfo(np.float16).eps) * np.abs(reference).max()
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16"])
-def test_wgmma_takes_k_major_operands_only(dtype):
-    """`C(m,n) +=! A(m,kk) * B(kk,n)`: B's shared tile has rows along kk
-    (the reduction), not along n; wgmma (K-major operands) is not used for
-    it though the tile's shape would fit, and the numbers stay exact."""
+def test_tf32_wgmma_takes_k_major_operands_only():
+    """`C(m,n) +=! A(m,kk) * B(kk,n)` in f32: B's shared tile has rows along
+    kk (the reduction), not along n, and wgmma reads TF32 K-major only: it
+    is not used though the tile's shape would fit, and the numbers stay
+    exact."""
     matmul = tcir.define((EXAMPLES / "zoo" / "matmul.tc").read_text()).matmul_nn
-    matmul = matmul.astype(dtype)
-    element = np.float16 if dtype == "float16" else np.float32
     rng = np.random.default_rng(0)
-    a = rng.integers(-4, 4, (128, 64)).astype(element)
-    b = rng.integers(-4, 4, (64, 64)).astype(element)
-    k_tile = 32 if dtype == "float32" else 64
-    options = O(tile=[64, 32, k_tile], threads=[4, 8], warps=[1, 4], num_stages=5, async_copies=True,
-                allow_tf32=dtype == "float32", warpgroup_mma=True)
+    a = rng.integers(-4, 4, (128, 64)).astype(np.float32)
+    b = rng.integers(-4, 4, (64, 64)).astype(np.float32)
+    options = O(tile=[64, 32, 32], threads=[4, 8], warps=[1, 4], num_stages=5, async_copies=True,
+                allow_tf32=True, warpgroup_mma=True)
     assert "nvgpu.warpgroup.mma" not in matmul.ir(a, b, backend="cuda-sim", options=options)
-    np.testing.assert_array_equal(matmul(a, b, backend="cuda-sim", options=options), (a.astype(np.float64) @ b).astype(element))
+    np.testing.assert_array_equal(matmul(a, b, backend="cuda-sim", options=options), a.astype(np.float64) @ b)
+
+
+MN_MAJOR = O(tile=[128, 64, 64], threads=[4, 8], warps=[1, 8], num_stages=4, async_copies=True, copy_vector_width=8,
+             warpgroup_mma=True, use_private_memory=True, max_private_elements=64, max_shared_memory=98304)
+BIAS_RELU = """def linear_nn({t}(M,K) A, {t}(K,N) B, {t}(N) bias) -> (C, D) {{
+  C(m,n) +=! A(m,kk) * B(kk,n)
+  D(m,n) = fmaxf(C(m,n) + bias(n), 0)
+}}"""
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize(("layout", "transposes"), [("nn", "B"), ("tn", "AB"), ("tt", "A")])
+def test_half_wgmma_reads_mn_major_operands(dtype, layout, transposes):
+    """Half operands whose shared tiles are MN-major (k along their rows: A
+    of `A(kk,m)`, B of `B(kk,n)`) run on wgmma with transposeA/transposeB,
+    their tiles in 128-byte column blocks (`memref<64x128xf16,
+    #nvgpu.swizzle<128>>`); where B is, the output's columns are written
+    where wgmma put them (its columns in order, not the mapping's). Exact
+    numbers on the simulated GPU."""
+    matmul = tcir.define((EXAMPLES / "zoo" / "matmul.tc").read_text())[f"matmul_{layout}"].astype(dtype)
+    rng = np.random.default_rng(1)
+    a = rng.integers(-4, 4, (256, 128) if layout[0] == "n" else (128, 256)).astype(TYPES[dtype])
+    b = rng.integers(-4, 4, (128, 128) if layout[1] == "n" else (128, 128)).astype(TYPES[dtype])
+    ir = matmul.ir(a, b, backend="cuda-sim", options=MN_MAJOR)
+    (mma,) = [line for line in ir.splitlines() if "nvgpu.warpgroup.mma" in line]
+    assert ("transposeA" in mma) == ("A" in transposes) and ("transposeB" in mma) == ("B" in transposes)
+    left = a.astype(np.float64) if layout[0] == "n" else a.astype(np.float64).T
+    right = b.astype(np.float64) if layout[1] == "n" else b.astype(np.float64).T
+    np.testing.assert_array_equal(matmul(a, b, backend="cuda-sim", options=MN_MAJOR), (left @ right).astype(TYPES[dtype]))
+
+
+def test_mn_major_b_relists_an_epilogue():
+    """A bias indexed by the column in the statement after an MN-major B's
+    wgmma is read where that statement's registers hold the column (the
+    output's columns relisted alike); without private accumulators (no
+    register tile to relist), mma.sync instead. Exact both ways."""
+    linear = tcir.define(BIAS_RELU.format(t="float16")).linear_nn
+    rng = np.random.default_rng(2)
+    a, b = (rng.integers(-4, 4, shape).astype(np.float16) for shape in ((128, 64), (64, 128)))
+    bias = rng.integers(-8, 8, 128).astype(np.float16)
+    product = a.astype(np.float64) @ b
+    for options, op in ((MN_MAJOR, "nvgpu.warpgroup.mma"), (replace(MN_MAJOR, use_private_memory=False), "nvgpu.mma.sync")):
+        assert op in linear.ir(a, b, bias, backend="cuda-sim", options=options)
+        c, d = linear(a, b, bias, backend="cuda-sim", options=options)
+        np.testing.assert_array_equal(c, product.astype(np.float16))
+        np.testing.assert_array_equal(d, np.maximum(product + bias, 0).astype(np.float16))
