@@ -148,9 +148,9 @@ def _double_buffered_bytes(size: int, k_tile: int = K_TILE) -> int:
 
 
 WGMMA_STAGES = 5
-"""`num_stages` of TF32 contractions on `wgmma`: 4 shared buffers a tile,
-the copies 3 k steps ahead (tmm 128x4096x16384 110.0 us on an H100, 115.6
-us with 3 buffers; cuBLAS with TF32 103.3 us)."""
+"""`num_stages` of contractions on `wgmma`: 4 shared buffers a tile, the
+copies 2 k steps ahead of the step whose `wgmma`s still run while the
+next one starts (`gpu-prefetch-copies`)."""
 
 
 def _wgmma_options(outer: list[int], rows: int, columns: int) -> MappingOptions:
@@ -183,17 +183,15 @@ def _half_wgmma_options(outer: list[int], rows: int, columns: int) -> MappingOpt
     """`rows` x `columns` x 64 tiles of a half contraction on sm_90's
     `wgmma` (m64nNk16, four a k tile): a warpgroup of 4 x 8 x 4 threads per
     64 rows, each its 64 x `columns` part of the tile; the operands' tiles
-    in swizzled shared buffers filled by cp.async of 16 bytes, 3 k steps
-    ahead (2 for 128 x 256 tiles, whose 128 accumulators a thread leave
-    room for one block an SM)."""
-    stages = 4 if columns == 256 else WGMMA_STAGES
+    in 4 swizzled shared buffers filled by cp.async of 16 bytes, 2 k steps
+    ahead of the step whose `wgmma`s run while the next step's start."""
     return MappingOptions(
         tile=[*outer, rows, columns, HALF_K_TILE],
         threads=[4, 8],
         warps=[1, rows // 16],
         max_private_elements=columns // 2,
-        max_shared_memory=max(DEFAULT.max_shared_memory, (stages - 1) * (rows + columns) * HALF_K_TILE * 2),
-        num_stages=stages,
+        max_shared_memory=max(DEFAULT.max_shared_memory, (WGMMA_STAGES - 1) * (rows + columns) * HALF_K_TILE * 2),
+        num_stages=WGMMA_STAGES,
         async_copies=True,
         copy_vector_width=HALF_VECTOR_WIDTH,
         warpgroup_mma=True,

@@ -75,6 +75,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     I32,
+    I64,
     AffineMapAttr,
     ArrayAttr,
     Float32Type,
@@ -380,6 +381,10 @@ class WarpgroupMmaOp(IRDLOperation):
     operand_type = opt_prop_def(HalfFloatType, prop_name="operandType")
     transpose_a = opt_prop_def(UnitAttr, prop_name="transposeA")
     transpose_b = opt_prop_def(UnitAttr, prop_name="transposeB")
+    wait_group = opt_prop_def(IntegerAttr[I64], prop_name="waitGroup")
+    """Groups of the warpgroup's `wgmma`s that may still run when it
+    returns, this one's last (none where absent: complete on return); its
+    results are then read only after a `nvgpu.warpgroup.mma.wait`."""
 
     def __init__(
         self,
@@ -410,6 +415,11 @@ class WarpgroupMmaOp(IRDLOperation):
         return WGMMA_K_BYTES // element_bytes(self.element_type)
 
     @property
+    def pending(self) -> int:
+        """`waitGroup`: the groups that may still run on return."""
+        return self.wait_group.value.data if self.wait_group is not None else 0
+
+    @property
     def transposes(self) -> tuple[bool, bool]:
         """Whether A and B are MN-major (`transposeA`, `transposeB`)."""
         return self.transpose_a is not None, self.transpose_b is not None
@@ -437,11 +447,29 @@ class WarpgroupMmaOp(IRDLOperation):
                                   f"got {len(self.matrix_c)} and {len(self.res)}")
 
 
+@irdl_op_definition
+class WarpgroupMmaWaitOp(IRDLOperation):
+    """Wait until at most `numGroups` of the warpgroup's `wgmma` groups run
+    (`wgmma.wait_group`): what makes the results of `nvgpu.warpgroup.mma`s
+    with a `waitGroup` readable."""
+
+    name = "nvgpu.warpgroup.mma.wait"
+
+    num_groups = prop_def(IntegerAttr[I32], prop_name="numGroups")
+
+    def __init__(self, groups: int = 0):
+        super().__init__(properties={"numGroups": IntegerAttr(groups, 32)})
+
+    @property
+    def groups(self) -> int:
+        return self.num_groups.value.data
+
+
 NVGPU = Dialect(
     "nvgpu",
     [
         DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, MmaSyncOp,
-        WarpgroupGenerateDescriptorOp, WarpgroupMmaOp,
+        WarpgroupGenerateDescriptorOp, WarpgroupMmaOp, WarpgroupMmaWaitOp,
     ],
     [SwizzleLayoutAttr, WarpgroupDescriptorType],
 )  # fmt: skip

@@ -83,6 +83,27 @@ latency of global memory needs):
 
 a group a step, empty or not, so that waiting for all but the last B - 2
 groups completes this step's.
+
+A loop whose steps end in a warpgroup's `nvgpu.warpgroup.mma`s (all in its
+own body) with B of 3 or more lets them run on into the next step
+(`waitGroup = 1`: each waits only for the group before it), so the
+tensor cores work through the barrier and the next step's copies. The
+copies then run B - 2 steps ahead, to the buffer that the step before the
+running one read; stores of constants to private memory at the first step
+(`scf.if (iv == lb)`: the accumulators' initial values) move before the
+loop; and what reads the accumulators after them in a step (the last
+step's epilogue) or after the loop first waits for every group
+(`nvgpu.warpgroup.mma.wait`):
+
+    acc = 0
+    scf.for %k {
+      wait(B - 3); barrier
+      async_copy global[.. %k + (B - 2) * step ..] -> shared[(s + B - 2) % B][..]
+      create_group
+      acc = warpgroup.mma(shared[s % B], acc) {waitGroup = 1}
+      scf.if (last step) { warpgroup.mma.wait(0); epilogue(acc) }
+    }
+    warpgroup.mma.wait(0)
 """
 
 from __future__ import annotations
@@ -106,6 +127,8 @@ from tcir.dialects.nvgpu import (
     DeviceAsyncCreateGroupOp,
     DeviceAsyncWaitOp,
     WarpgroupGenerateDescriptorOp,
+    WarpgroupMmaOp,
+    WarpgroupMmaWaitOp,
 )
 from tcir.errors import TCError
 from tcir.polyhedral.promotion.promote import PRIVATE_SPACE, SHARED_SPACE
@@ -361,12 +384,17 @@ def _double_buffer(loop: scf.ForOp, copies: _Copies, buffers: dict[Attribute, SS
 
 def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memref.AllocaOp],
                          barriers: Sequence[Operation], trips: int | None, buffers: int) -> None:
-    """The loop of the module docstring's `async-copies`, with `buffers` buffers a tile."""
+    """The loop of the module docstring's `async-copies`, with `buffers` buffers a tile
+    (its `wgmma`s left running into the next step where there are 3 or more)."""
     iv, step = loop.body.block.args[0], loop.step
+    running = _running_wgmmas(loop) if buffers >= 3 and trips else []
+    if running:
+        _hoist_first_step_stores(loop, running[0])
+    ahead_steps = buffers - 1 - bool(running)
     before = Builder(InsertPoint.before(loop))
     before.insert(gpu.BarrierOp())  # an enclosing loop's last step may still read the buffers
     first: list[list[Operation]] = []
-    for k in range(buffers - 1):  # the first steps' tiles, one group each (empty past the last step)
+    for k in range(ahead_steps):  # the first steps' tiles, one group each (empty past the last step)
         first.append([])
         if trips is None or k < trips:
             start = before.insert(arith.AddiOp(loop.lb, _scaled(before, step, k))).result if k else loop.lb
@@ -377,13 +405,90 @@ def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memre
     for op in reversed(body[body.index(barriers[0]) + 1 : body.index(barriers[1]) + 1]):
         op.detach()
         op.erase(safe_erase=False)
-    Builder(InsertPoint.before(barriers[0])).insert(DeviceAsyncWaitOp(buffers - 2))
+    Builder(InsertPoint.before(barriers[0])).insert(DeviceAsyncWaitOp(ahead_steps - 1))
     after = Builder(InsertPoint.after(barriers[0]))
-    ahead = after.insert(arith.AddiOp(iv, _scaled(after, step, buffers - 1))).result
+    ahead = after.insert(arith.AddiOp(iv, _scaled(after, step, ahead_steps))).result
     stores: list[Operation] = []
     copies.emit(_guarded(after, ahead, loop.ub), {iv: ahead}, {}, stage=False, stores=stores)
     after.insert(DeviceAsyncCreateGroupOp())
-    _index_buffers(loop, tiles, first, stores, buffers)
+    _index_buffers(loop, tiles, first, stores, buffers, ahead_steps)
+    for mma in running:
+        mma.properties["waitGroup"] = IntegerAttr(1, 64)
+    if running:
+        _wait_before_reads(loop, running)
+        Builder(InsertPoint.after(loop)).insert(WarpgroupMmaWaitOp(0))
+
+
+def _hoist_first_step_stores(loop: scf.ForOp, first_mma: Operation) -> None:
+    """Move the `scf.if (iv == lb)` blocks before `first_mma` in `loop`'s
+    body that only store constants to private memory (the accumulators'
+    initial values) before the loop, which runs its first step: inside, a
+    running `wgmma` of the step before would wait for them (ptxas waits
+    before any other access of its registers)."""
+    iv, lb = loop.body.block.args[0], constant_of(loop.lb)
+    body = list(loop.body.block.ops)
+    for op in body[: body.index(first_mma)]:
+        if not isinstance(op, scf.IfOp) or lb is None:
+            continue
+        if any(not isinstance(o, scf.YieldOp) for block in op.false_region.blocks for o in block.ops):
+            continue
+        test = op.cond.owner
+        if not isinstance(test, arith.CmpiOp) or test.predicate.value.data != 0:  # eq
+            continue
+        sides = [test.lhs, test.rhs]
+        if iv not in sides or constant_of(sides[1 - sides.index(iv)]) != lb:
+            continue
+        inner = [o for o in op.true_region.block.ops if not isinstance(o, scf.YieldOp)]
+        stores = all(
+            isinstance(o, arith.ConstantOp) or (isinstance(o, memref.StoreOp) and _space(o.memref) == PRIVATE_SPACE)
+            for o in inner
+        )
+        outside = all(
+            isinstance(v.owner, Operation) and (v.owner in inner or not loop.is_ancestor(v.owner))
+            for o in inner
+            for v in o.operands
+        )
+        if not stores or not outside:
+            continue
+        for o in inner:
+            o.detach()
+            Builder(InsertPoint.before(loop)).insert(o)
+        op.detach()
+        op.erase()
+
+
+def _wait_before_reads(loop: scf.ForOp, running: Sequence[WarpgroupMmaOp]) -> None:
+    """Wait for the running `wgmma`s before what reads their accumulators
+    after them in a step but the next `wgmma`s (the last step's epilogue,
+    inside its `scf.if`): at the start of each region that reads them, or
+    before the op."""
+    results = {r for op in running for r in op.res}
+    accumulators = {use.operation.memref for r in results for use in r.uses if isinstance(use.operation, memref.StoreOp)}
+    body = list(loop.body.block.ops)
+    for op in body[body.index(running[-1]) + 1 :]:
+        if isinstance(op, memref.StoreOp) and op.value in results:
+            continue  # the results kept for the next step's wgmma
+        reads = [o for o in op.walk() if isinstance(o, memref.LoadOp) and o.memref in accumulators]
+        if not reads and not any(operand in results for inner in op.walk() for operand in inner.operands):
+            continue
+        if isinstance(op, scf.IfOp):
+            for region in op.regions:
+                if region.blocks and any(region.is_ancestor(read) for read in reads):
+                    Builder(InsertPoint.at_start(region.block)).insert(WarpgroupMmaWaitOp(0))
+        else:
+            Builder(InsertPoint.before(op)).insert(WarpgroupMmaWaitOp(0))
+            return
+
+
+def _running_wgmmas(loop: scf.ForOp) -> list[WarpgroupMmaOp]:
+    """The `wgmma`s of `loop` that may run on into its next step: all of
+    them, where each is in the loop's own body (one group or more every
+    step), none is nested deeper and none has a `waitGroup` already."""
+    own = [op for op in loop.body.block.ops if isinstance(op, WarpgroupMmaOp)]
+    nested = [op for op in loop.walk() if isinstance(op, WarpgroupMmaOp)]
+    if not own or len(own) != len(nested) or any(op.pending for op in own):
+        return []
+    return own
 
 
 def _scaled(at: Builder, step: SSAValue, k: int) -> SSAValue:
@@ -439,10 +544,10 @@ def _in_other_loop(op: Operation, loop: scf.ForOp) -> bool:
 
 
 def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Sequence[Operation]],
-                   following: Sequence[Operation], buffers: int = 2) -> None:
+                   following: Sequence[Operation], buffers: int = 2, ahead_steps: int = 1) -> None:
     """Give each of `tiles` a leading dimension of `buffers`: the stores
     `first[k]` (before the loop) write buffer k, the stores `following`
-    buffer (step + buffers - 1) % buffers, and every other access in `loop`
+    buffer (step + ahead_steps) % buffers, and every other access in `loop`
     buffer step % buffers, where step = (iv - lb) / step size."""
     iv = loop.body.block.args[0]
     at = Builder(InsertPoint.at_start(loop.body.block))
@@ -457,7 +562,7 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
     if buffers == 2:
         other = at.insert(arith.SubiOp(constant(1), current)).result
     else:
-        ahead = at.insert(arith.AddiOp(step, constant(buffers - 1))).result
+        ahead = at.insert(arith.AddiOp(step, constant(ahead_steps))).result
         other = at.insert(arith.RemSIOp(ahead, constant(buffers))).result
     outside = Builder(InsertPoint.before(loop))
     which = {id(op): other for op in following}

@@ -228,6 +228,12 @@ __device__ __forceinline__ unsigned long long tc_wgmma_descriptor(const void* st
   const unsigned address = (unsigned)__cvta_generic_to_shared(start);
   return (unsigned long long)((address & 0x3FFFF) >> 4) | ((unsigned long long)(leading >> 4) << 16) | (64ull << 32) | (1ull << 62);
 }
+template <int N>
+__device__ __forceinline__ void tc_wgmma_wait() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+#endif
+}
 __device__ __forceinline__ void tc_fence_proxy_async() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -311,25 +317,28 @@ for _c_type, (_name, *_) in HALF_MMA.items():
 
 WGMMA_TYPES = {"float": "tf32", "__half": "f16", "__nv_bfloat16": "bf16"}
 """PTX's type of `wgmma`'s operands, by their C type."""
-_WGMMA_NAME = re.compile(r"tc_wgmma_m64n(\d+)k(\d+)_(tf32|f16|bf16)(?:_ta(\d+))?(?:_tb(\d+))?")
+_WGMMA_NAME = re.compile(r"tc_wgmma_m64n(\d+)k(\d+)_(tf32|f16|bf16)(?:_ta(\d+))?(?:_tb(\d+))?(?:_w(\d+))?")
 
 
-def wgmma_name(n: int, k: int, c_type: str, leading: tuple[int | None, int | None] = (None, None)) -> str:
-    """`tc_wgmma_m64n<N>k<K>_<type>[_ta<L>][_tb<L>]`: the helper of one
-    `nvgpu.warpgroup.mma` shape and type, A (B) MN-major with column blocks
-    L bytes apart where `leading` gives L."""
+def wgmma_name(n: int, k: int, c_type: str, leading: tuple[int | None, int | None] = (None, None), pending: int = 0) -> str:
+    """`tc_wgmma_m64n<N>k<K>_<type>[_ta<L>][_tb<L>][_w<P>]`: the helper of
+    one `nvgpu.warpgroup.mma` shape and type, A (B) MN-major with column
+    blocks L bytes apart where `leading` gives L, P groups left running."""
     a, b = leading
-    return f"tc_wgmma_m64n{n}k{k}_{WGMMA_TYPES[c_type]}" + (f"_ta{a}" if a else "") + (f"_tb{b}" if b else "")
+    suffix = (f"_ta{a}" if a else "") + (f"_tb{b}" if b else "") + (f"_w{pending}" if pending else "")
+    return f"tc_wgmma_m64n{n}k{k}_{WGMMA_TYPES[c_type]}{suffix}"
 
 
-def wgmma_helper(n: int, k: int, c_type: str, leading: tuple[int | None, int | None] = (None, None)) -> str:
-    """`wgmma_name(n, k, c_type, leading)(a, b, d0 .. d<N/2 - 1>)`: the
-    warpgroup's D += A B^T (`nvgpu.warpgroup.mma`: TF32 m64nNk8 or f16/bf16
-    m64nNk16 instructions, as many as make k; a K-major operand's descriptor
-    32 bytes further along its rows each, an MN-major one's (transposed, its
-    `leading` given) 2048 bytes further down: 16 rows) on the thread's
-    accumulators in place, committed and waited for once: complete when it
-    returns."""
+def wgmma_helper(
+    n: int, k: int, c_type: str, leading: tuple[int | None, int | None] = (None, None), pending: int = 0
+) -> str:
+    """`wgmma_name(n, k, c_type, leading, pending)(a, b, d0 .. d<N/2 - 1>)`:
+    the warpgroup's D += A B^T (`nvgpu.warpgroup.mma`: TF32 m64nNk8 or
+    f16/bf16 m64nNk16 instructions, as many as make k; a K-major operand's
+    descriptor 32 bytes further along its rows each, an MN-major one's
+    (transposed, its `leading` given) 2048 bytes further down: 16 rows) on
+    the thread's accumulators in place, committed as one group and waited
+    for until `pending` groups run (0: complete when it returns)."""
     ptx = WGMMA_TYPES[c_type]
     step = 8 if ptx == "tf32" else 16
     transposes = "" if ptx == "tf32" else f", {int(bool(leading[0]))}, {int(bool(leading[1]))}"
@@ -353,13 +362,13 @@ def wgmma_helper(n: int, k: int, c_type: str, leading: tuple[int | None, int | N
         f"tc_swizzled_mn({name}, {lead}, k, {r})" if lead else f"tc_swizzled({name}, {r}, k)"
     )
     return f"""\
-__device__ __forceinline__ void {wgmma_name(n, k, c_type, leading)}(const {c_type}* a, const {c_type}* b, {params}) {{
+__device__ __forceinline__ void {wgmma_name(n, k, c_type, leading, pending)}(const {c_type}* a, const {c_type}* b, {params}) {{
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const unsigned long long {descriptors};
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 {issue}
   asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned {pending};" ::: "memory");
 #else
   const int lane = (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) % 128;
   const int row = 16 * (lane / 32) + (lane % 32) / 4, column = 2 * (lane % 4);
@@ -381,11 +390,11 @@ def helper_definitions(used: set[str]) -> list[str]:
     last, by type and shape)."""
     lead = lambda text: int(text) if text else 0  # noqa: E731
     shapes = sorted(
-        (m.group(3), int(m.group(1)), int(m.group(2)), lead(m.group(4)), lead(m.group(5)))
+        (m.group(3), int(m.group(1)), int(m.group(2)), lead(m.group(4)), lead(m.group(5)), lead(m.group(6)))
         for m in map(_WGMMA_NAME.fullmatch, used)
         if m
     )
     c_types = {ptx: c_type for c_type, ptx in WGMMA_TYPES.items()}
     return [text for name, text in HELPERS.items() if name in used] + [
-        wgmma_helper(n, k, c_types[ptx], (a or None, b or None)) for ptx, n, k, a, b in shapes
+        wgmma_helper(n, k, c_types[ptx], (a or None, b or None), pending) for ptx, n, k, a, b, pending in shapes
     ]

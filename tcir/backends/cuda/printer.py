@@ -77,6 +77,7 @@ from tcir.dialects.nvgpu import (
     MmaSyncOp,
     WarpgroupGenerateDescriptorOp,
     WarpgroupMmaOp,
+    WarpgroupMmaWaitOp,
     element_bytes,
     swizzled,
 )
@@ -880,12 +881,17 @@ class KernelPrinter(IndentedLines):
     @emit.register
     def _(self, op: WarpgroupMmaOp) -> None:
         self.helpers.add("tc_wgmma")
-        helper = wgmma_name(op.n, op.k, c_type(op.element_type), _leading_bytes(op))
+        helper = wgmma_name(op.n, op.k, c_type(op.element_type), _leading_bytes(op), op.pending)
         self.helpers.add(helper)
         names = [self.names.declare(r) for r in op.res]
         self.line(f"float {', '.join(f'{n} = {self.expr(c, ANY)}' for n, c in zip(names, op.matrix_c))};")
         a, b = self.names[op.descriptor_a], self.names[op.descriptor_b]
         self.line(f"{helper}({', '.join([a, b, *names])});")
+
+    @emit.register
+    def _(self, op: WarpgroupMmaWaitOp) -> None:
+        self.helpers.add("tc_wgmma")
+        self.line(f"tc_wgmma_wait<{op.groups}>();")
 
     @emit.register
     def _(self, op: IndexOp) -> None:

@@ -56,6 +56,7 @@ from tcir.dialects.nvgpu import (
     MmaSyncOp,
     WarpgroupGenerateDescriptorOp,
     WarpgroupMmaOp,
+    WarpgroupMmaWaitOp,
 )
 from tcir.backends.source_text import IndentedLines
 from tcir.errors import TCError
@@ -499,6 +500,9 @@ class KernelTranslator(IndentedLines):
                   f"{self.site(op)}, {op.transposes})")
         scope.names.update(zip(op.res, results))
 
+    def op_warpgroup_wait(self, op: WarpgroupMmaWaitOp, scope: Scope) -> None:
+        """Nothing: the simulated `wgmma` is complete when it returns."""
+
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
         if op.kind.value.data not in ATOMIC_ADD_KINDS:
             raise TCError(f"cuda-sim: op 'memref.atomic_rmw' of kind {op.kind.value.data} is not supported")
@@ -647,6 +651,7 @@ _HANDLERS: dict[type[Operation], str] = {
     DeviceAsyncCopyOp: "op_async_copy", DeviceAsyncCreateGroupOp: "op_async_create_group",
     DeviceAsyncWaitOp: "op_async_wait", MmaSyncOp: "op_mma_sync",
     WarpgroupGenerateDescriptorOp: "op_generate_descriptor", WarpgroupMmaOp: "op_warpgroup_mma",
+    WarpgroupMmaWaitOp: "op_warpgroup_wait",
 }  # fmt: skip
 
 

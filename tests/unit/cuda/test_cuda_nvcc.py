@@ -148,19 +148,21 @@ def test_tf32_wgmma_compiles_with_tensor_cores_and_without(arch: str, tmp_path: 
     k step of a warpgroup, 4 m64n128k8 from the swizzled shared tiles (no
     shared loads of fragments), a proxy fence before each barrier that
     publishes cp.async's copies to the tensor cores, the tiles 1024-byte
-    aligned in dynamic shared memory, no local memory; for sm_75 (no
+    aligned in dynamic shared memory, no local memory, each step's wgmma
+    running on into the next (ptxas injects no wait); for sm_75 (no
     wgmma) each thread's shared loads instead (a slow path, through the
     accumulators' addresses)."""
     source = _large_matmul(tcir.MappingOptions(allow_tf32=True))
     assert "extern __shared__ __align__(1024) unsigned char tc_dynamic_shared[];" in source
-    assert "tc_wgmma_m64n128k32_tf32(" in source and "^ ((" in source  # swizzled copies
+    assert "tc_wgmma_m64n128k32_tf32_w1(" in source and "^ ((" in source  # swizzled copies, running on
     text = _ptx(source, arch, tmp_path)
     wgmmas = text.count("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32")
     if arch == "sm_75":
         assert wgmmas == 0 and "ld.shared" in text
         return
-    assert wgmmas in (1, 4) and "fence.proxy.async.shared::cta" in text
+    assert wgmmas % 4 == 0 and wgmmas and "fence.proxy.async.shared::cta" in text
     assert "ld.shared" not in text and ".local" not in text
+    assert _ptxas_report(source, tmp_path) == (0, 0)
 
 
 @needs_nvcc
@@ -217,7 +219,8 @@ def test_half_default_compiles_to_wgmma(dtype: str, tmp_path: Path):
     ptx_type = "f16" if dtype == "float16" else "bf16"
     text = _ptx(tmm.ir(np.zeros((128, 1024), element), np.zeros((1024, 1024), element), backend="cuda"), "sm_90a", tmp_path)
     wgmmas = text.count(f"wgmma.mma_async.sync.aligned.m64n16k16.f32.{ptx_type}.{ptx_type}")
-    assert wgmmas and wgmmas % 4 == 0 and text.count("wgmma.wait_group.sync.aligned 0") == wgmmas // 4
+    assert wgmmas and wgmmas % 4 == 0 and text.count("wgmma.wait_group.sync.aligned 1") == wgmmas // 4
+    assert "wgmma.wait_group.sync.aligned 0" in text  # before the epilogue
     assert "cp.async" in text and ".local" not in text
     text = _ptx(tmm.ir(np.zeros((4096, 1008), element), np.zeros((4096, 1008), element), backend="cuda"), "sm_90", tmp_path)
     assert f"mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32" in text
@@ -232,7 +235,8 @@ def test_half_mn_major_default_compiles_to_transposed_wgmma(layout: str, arch: s
     for `tn` A) is MN-major: wgmma m64n128k16 with transposeB (and
     transposeA) set, its copies by cp.async into column blocks of 64 rows,
     no local memory; for sm_80 (no wgmma) each thread's shared loads of the
-    MN-major tiles instead."""
+    MN-major tiles instead. ptxas spills nothing and injects no wait: the
+    wgmma of a step runs on into the next."""
     matmul = tcir.define((EXAMPLES / "zoo" / "matmul.tc").read_text().replace("float(", "float16("))[f"matmul_{layout}"]
     a = np.zeros((2048, 1024) if layout[0] == "n" else (1024, 2048), np.float16)
     source = matmul.ir(a, np.zeros((1024, 2048), np.float16), backend="cuda")
@@ -245,3 +249,21 @@ def test_half_mn_major_default_compiles_to_transposed_wgmma(layout: str, arch: s
         return
     assert wgmmas and wgmmas % 4 == 0 and text.count(transposes) >= wgmmas
     assert "cp.async" in text and ".local" not in text
+    assert _ptxas_report(source, tmp_path) == (0, 0)
+
+
+def _ptxas_report(source: str, tmp_path: Path) -> tuple[int, int]:
+    """What ptxas says of `source` for sm_90a: the bytes it spills and the
+    waits it injects for wgmma's registers (where code touches them while
+    a wgmma runs: the pipeline serialized)."""
+    import re
+    import subprocess
+
+    path = tmp_path / "kernels.cu"
+    path.write_text(source)
+    result = subprocess.run(
+        ["nvcc", "-arch=sm_90a", "-c", "-o", str(tmp_path / "kernels.o"), "-Xptxas", "-v", str(path)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    spills = sum(int(n) for n in re.findall(r"(\d+) bytes spill stores", result.stderr))
+    return spills, result.stderr.count("warpgroup.wait is injected")

@@ -141,7 +141,7 @@ def test_tf32_default_options():
     assert resolved_options(tmm.definition, binding, O(allow_tf32=True, tile=[8])).tile == [8]
     source = tmm.ir(np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32), backend="cuda",
                     options=O(allow_tf32=True))
-    assert source.count("tc_wgmma_m64n128k32_tf32(") == 2 and "tc_mma_tf32(" not in source  # its definition, its call
+    assert source.count("tc_wgmma_m64n128k32_tf32_w1(") == 2 and "tc_mma_tf32(" not in source  # its definition, its call
     # Where 32 x 32 tiles fill the GPU: a warpgroup a 64 x 32 tile (m64n32k8); none where tiles are ragged.
     binding = bind(tmm.definition, [np.zeros((128, 1024), np.float32), np.zeros((1024, 1024), np.float32)])
     options = resolved_options(tmm.definition, binding, O(allow_tf32=True))
@@ -382,7 +382,7 @@ def test_half_wgmma_reads_mn_major_operands(dtype, layout, transposes):
     a = rng.integers(-4, 4, (256, 128) if layout[0] == "n" else (128, 256)).astype(TYPES[dtype])
     b = rng.integers(-4, 4, (128, 128) if layout[1] == "n" else (128, 128)).astype(TYPES[dtype])
     ir = matmul.ir(a, b, backend="cuda-sim", options=MN_MAJOR)
-    (mma,) = [line for line in ir.splitlines() if "nvgpu.warpgroup.mma" in line]
+    (mma,) = [line for line in ir.splitlines() if "\"nvgpu.warpgroup.mma\"(" in line]
     assert ("transposeA" in mma) == ("A" in transposes) and ("transposeB" in mma) == ("B" in transposes)
     left = a.astype(np.float64) if layout[0] == "n" else a.astype(np.float64).T
     right = b.astype(np.float64) if layout[1] == "n" else b.astype(np.float64).T
