@@ -59,7 +59,7 @@ from tcir.errors import SourceLocation, TCError
 from . import ast as A
 from .dtypes import is_float
 from .linear import Lin, interval, provably_le
-from .rewrite import DefRewriter, Range, Statement, binary, conjunction, const, neg, select
+from .rewrite import DefRewriter, Range, Statement, binary, conjunction, const, is_const, neg, select
 from .subscripts import accesses, expr_to_lin, rebuild
 from .unparse import expr_text, lin_text, param_text, type_text
 
@@ -352,8 +352,8 @@ class _Derivation(DefRewriter):
         ranges = self.ranges(stmt)
         lins = [expr_to_lin(s, self.sizes) for s in read.subscripts]
         pivots = self.pivots(stmt, lins)
-        if pivots is None:
-            return Statement("", list(read.subscripts), "+=", value, ranges, scatter=True)
+        if pivots is None:  # the guard of a guarded read outside its products: the scatter's too
+            return Statement("", list(read.subscripts), "+=", _guard_outside(value), ranges, scatter=True)
         dims = self.dims(self.values[read.tensor].param)
         solved: dict[str, Lin] = {}
         for pivot, lin in zip(pivots, lins):
@@ -525,6 +525,21 @@ class _Derivation(DefRewriter):
                 part.op = "+="
             self.out.append(part)
         return name
+
+
+def _guard_outside(e: A.Expr) -> A.Expr:
+    """`c ? a * b : 0` for a product `a * (c ? b : 0)` (either factor, at any
+    depth of products): a scatter under the guard of a read it multiplies
+    writes only where the guard holds (which keeps a padded convolution's
+    input gradient in bounds)."""
+    if not isinstance(e, A.Binary) or e.op != "*":
+        return e
+    a, b = _guard_outside(e.a), _guard_outside(e.b)
+    for guarded, other, first in ((b, a, False), (a, b, True)):
+        if isinstance(guarded, A.Ternary) and is_const(guarded.b, 0):
+            product = binary("*", guarded.a, other) if first else binary("*", other, guarded.a)
+            return select(guarded.c, product, guarded.b)
+    return replace(e, a=a, b=b)
 
 
 def _substituted(lin: Lin, solved: dict[str, Lin]) -> Lin:

@@ -274,8 +274,8 @@ class DefChecker:
         self.written.add(st.lhs)
         accesses = [self.access_fact(e, guards) for x in (rhs, *exists, *(scatter or ()))
                     for e, guards in guarded_walk(x) if isinstance(e, A.Access)]
-        if target:  # a scatter's bounds are checked (and inferred) like a read's
-            accesses.append(self.access_fact(target[0]))
+        if target:  # a scatter's bounds are checked (and inferred) like a read's, under the guard of its value
+            accesses.append(self.access_fact(target[0], _guard_of_increment(st.op, rhs)))
         reduction = innermost_contiguous(reduction, rhs)
         return StmtFacts(st, self.src.loc(st.pos), st.lhs, lhs_indices, reduction, rhs, accesses,
                          where_ranges, first_use, self.loops.get(st.loop) if st.loop else None, scatter)
@@ -590,3 +590,10 @@ class DefChecker:
         # step: "bool" (promoted by anything) until that statement gives its type.
         dtype = sym.dtype if sym.dims is not None else self.dtypes.get(n.name, "bool")
         return A.Access(tensor=n.name, subscripts=subs, type=dtype, loc=loc)
+
+
+def _guard_of_increment(op: str, rhs: A.Expr) -> tuple[tuple[A.Ternary, bool], ...]:
+    """The guard a scatter's target is written under: that of a sum's value
+    `c ? v : 0` (it adds nothing where `c` fails, so it writes nothing)."""
+    zero = isinstance(rhs, A.Ternary) and isinstance(rhs.b, A.Const) and rhs.b.value == 0
+    return ((rhs, True),) if op.startswith("+=") and zero else ()

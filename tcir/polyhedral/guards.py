@@ -8,7 +8,9 @@ the identity) and gives the condition as an isl set; `unguard` then makes
 the body yield the guarded value alone. `convert-tc-to-poly` intersects the
 statement's domain with the set: isl's loops skip those instances (a padded
 convolution's taps outside the image), and the body has no branch left to
-keep its products from fusing with the sums (`fma`).
+keep its products from fusing with the sums (`fma`). A scatter's sum too:
+its skipped instances would write elements the guard keeps it from (a
+strided, padded convolution's input gradient).
 """
 
 from __future__ import annotations
@@ -117,7 +119,7 @@ def guarded_reduction(block: Block, reduction: str, space: isl.Space) -> isl.Set
     the identity of `reduction`, where the body yields `c ? x : identity`
     with `c` affine; None otherwise."""
     last = block.last_op
-    if not isinstance(last, YieldOp) or last.subscripts is not None:
+    if not isinstance(last, YieldOp):
         return None
     branches = _branches(last.value)
     if branches is None or _constant(branches[2]) != _IDENTITY[reduction]:

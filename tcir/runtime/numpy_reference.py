@@ -171,6 +171,10 @@ class NumpyReference:
                 target[...] = 0
             value = np.broadcast_to(evaluator.eval(stmt.rhs), shape)
             index = tuple(np.broadcast_to(np.asarray(evaluator.eval(s), np.int64), shape) for s in stmt.scatter)
+            rhs = stmt.rhs
+            if isinstance(rhs, A.Ternary) and isinstance(rhs.b, A.Const) and rhs.b.value == 0:
+                taken = np.broadcast_to(np.asarray(evaluator.eval(rhs.c), bool), shape)  # it writes where it adds
+                value, index = value[taken], tuple(i[taken] for i in index)
             np.add.at(target, index, value)
             if not param.dtype.startswith("float"):
                 target[...] = _store(target, param.dtype)

@@ -6,7 +6,8 @@ arguments), with one `scf.for` nest per comprehension, in program order:
 left-hand side indices outer, reduction indices inner. An initializing kind
 (`+=!`) first fills the left-hand side range with the operator's identity
 (a scatter, which updates the elements its `tc.yield` names, the whole
-tensor). The comprehensions of a stepped loop (`loop "t" along %t`) share
+tensor; a scatter of a guarded sum `c ? v : 0` updates its element only
+where `c` holds). The comprehensions of a stepped loop (`loop "t" along %t`) share
 one `scf.for` over the steps, each nesting its other indices inside it in order.
 When a statement reads the tensor it writes other than pointwise, the tensor
 is first copied so that the whole right-hand side sees the old values, as
@@ -18,11 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.builder import Builder
+from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -103,11 +104,36 @@ class CanonicalLowering:
             element = ivs[:rank]
             if scatter:
                 end = comp.yield_op
+                guard = _adding_guard(value, identity(reduction, lhs_type.element_type)) if reduction else None
+                if guard is not None:  # where the guard fails it adds nothing: it writes nothing
+                    then = Block()
+                    b.insert(scf.IfOp(guard, [], Region(then)))
+                    b = Builder(InsertPoint.at_end(then))
+                    b.insert(scf.YieldOp())
+                    b = Builder(InsertPoint.before(then.last_op))  # pyright: ignore[reportArgumentType]
                 element = point.subscripts(b, end.map.data.results, end.subscript_operands, end.symbol_names)  # pyright: ignore
             point.store(b, buffer, lhs_type.element_type, kind, value, element)
 
         build_nest(self.lowering.builder, bounds, names, update)
         return freed
+
+
+def _adding_guard(value: SSAValue, neutral: Attribute) -> SSAValue | None:
+    """The condition `c` of a value `c ? x : neutral` (a select, or an
+    `scf.if` of a guarded ternary), else None: a scatter whose
+    subscripts the guard keeps in bounds writes only where it holds."""
+    op = value.owner
+    if isinstance(op, arith.SelectOp):
+        condition, other = op.cond, op.rhs
+    elif isinstance(op, scf.IfOp) and op.false_region.blocks:
+        end = op.false_region.block.last_op
+        if not isinstance(end, scf.YieldOp):
+            return None
+        condition, other = op.cond, end.arguments[0]
+    else:
+        return None
+    constant = other.owner
+    return condition if isinstance(constant, arith.ConstantOp) and constant.value == neutral else None
 
 
 def _fixing(position: int, value: SSAValue) -> Callable[..., None]:

@@ -22,6 +22,9 @@ def shifted(float(M) I, float(N) K, float(O) gO) -> (float(M) gI) {
 def strided(float(H) X, float(P) gO) -> (float(H) gX) {
   gX(2 * i + k) += gO(i) * X(2 * i + k) where k in 0:2, i in 0:P
 }
+def guarded(float(H) X, float(P) gO) -> (float(H) gX) {
+  gX(2 * i + k - 1) +=! (2 * i + k >= 1 && 2 * i + k <= H) ? gO(i) * X(k) : 0.0 where k in 0:3, i in 0:P
+}
 def histogram(int(N) V, float(N) W, float(K) Bins) -> (float(K) H) {
   H(V(i)) +=! W(i)
   H(j) = H(j) * Bins(j)
@@ -32,6 +35,7 @@ SIZES = {
     "shifted": {"M": 9, "N": 3, "O": 7},
     "strided": {"H": 9, "P": 4},
     "histogram": {"N": 50, "K": 4},
+    "guarded": {"H": 9, "P": 5},  # a strided, padded convolution's input gradient: the guard keeps it in bounds
 }
 OPTIONS = {
     "reference": ("cpu", None),

@@ -3,7 +3,8 @@
 `torch.autograd.gradcheck` in float64 through each operator's derived
 backward def, none written by hand: every `examples/*.tc` def with
 floating-point inputs (softmax, layernorm and attention among them), and
-conv2d padded by guards, overlapping max pooling and an embedding bag. Then the backward's TC source, the tie rule of max/min, and the
+conv2d padded by guards (strided too: its input gradient is a scatter
+under the guard), overlapping max pooling and an embedding bag. Then the backward's TC source, the tie rule of max/min, and the
 `TCError`s of what cannot be differentiated.
 """
 
@@ -28,6 +29,11 @@ def conv2d_pad(float(B,C,H,W) I, float(F,C,KH,KW) Wt) -> (O) {
   O(b,f,h,w) +=! (h + kh - 1 >= 0 && h + kh - 1 < H && w + kw - 1 >= 0 && w + kw - 1 < W)
                  ? I(b,c,h + kh - 1,w + kw - 1) * Wt(f,c,kh,kw) : 0.0
     where h in 0:H, w in 0:W, kh in 0:KH, kw in 0:KW
+}
+def conv2d_stride2_pad(float(B,C,H,W) I, float(F,C,KH,KW) Wt) -> (O) {
+  O(b,f,h,w) +=! (2 * h + kh >= 1 && 2 * h + kh <= H && 2 * w + kw >= 1 && 2 * w + kw <= W)
+                 ? I(b,c,2 * h + kh - 1,2 * w + kw - 1) * Wt(f,c,kh,kw) : 0.0
+    where h in 0:(H + 1) / 2, w in 0:(W + 1) / 2, kh in 0:KH, kw in 0:KW
 }
 def maxpool3x3(float(B,C,H,W) I) -> (O) {
   O(b,c,h,w) max=! I(b,c,h + kh,w + kw) where kh in 0:3, kw in 0:3
@@ -63,6 +69,7 @@ SIZES = {
     "colsum": {"B": 3, "N": 2},
     "attention": {"B": 1, "L": 3, "D": 2},
     "conv2d_pad": {"B": 1, "C": 2, "H": 3, "W": 4, "F": 2, "KH": 3, "KW": 3},
+    "conv2d_stride2_pad": {"B": 1, "C": 2, "H": 5, "W": 4, "F": 2, "KH": 3, "KW": 3},
     "maxpool3x3": {"B": 1, "C": 1, "H": 5, "W": 4},
     "embedding_bag": {"E": 4, "D": 3, "B": 2, "L": 3},
 }

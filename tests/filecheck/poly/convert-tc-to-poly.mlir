@@ -171,6 +171,43 @@ tc.def @same(%X: !tc.tensor<f32, [T]>, %W: !tc.tensor<f32, [K]>) -> (%Y: !tc.ten
   }
 }
 
+// A scatter's sum guarded the same way (a strided, padded convolution's
+// input gradient): it writes only where the guard holds, which keeps its
+// target in bounds.
+// CHECK-LABEL: tc.def @guarded_scatter
+// CHECK:         poly.stmt @S1 domain "[P, H] -> { S1[k, i] : 0 <= k <= 2 and 0 <= i < P and -k < 2i <= H - k }" reads "[P, H] -> { S1[k, i] -> gX[-1 + k + 2i]; S1[k, i] -> gO[i] }" writes "[P, H] -> { S1[k, i] -> gX[-1 + k + 2i] }"
+// CHECK-NEXT:    ^bb0(%k: index, %i: index):
+// CHECK-NEXT:      %[[V:.*]] = tc.read %gO[%i]
+// CHECK-NEXT:      tc.update %gX[%k + 2 * %i - 1] "+=" %[[V]]
+tc.def @guarded_scatter(%gO: !tc.tensor<f32, [P]>, %X: !tc.tensor<f32, [H]>) -> (%gX: !tc.tensor<f32, [H]>) {
+  tc.comprehension %gX[] "+=!" (%k in [0, 3), %i in [0, P)) where ["k in 0:3", "i in 0:P"] {
+    %0 = arith.constant 2 : i32
+    %1 = arith.index_cast %i : index to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.index_cast %k : index to i32
+    %4 = arith.addi %2, %3 : i32
+    %5 = arith.constant 1 : i32
+    %6 = arith.cmpi sge, %4, %5 : i32
+    %7 = arith.constant 2 : i32
+    %8 = arith.index_cast %i : index to i32
+    %9 = arith.muli %7, %8 : i32
+    %10 = arith.index_cast %k : index to i32
+    %11 = arith.addi %9, %10 : i32
+    %12 = tc.size [H]
+    %13 = arith.index_cast %12 : index to i32
+    %14 = arith.cmpi sle, %11, %13 : i32
+    %15 = arith.andi %6, %14 : i1
+    %16 = scf.if %15 -> (f32) {
+      %17 = tc.read %gO[%i]
+      scf.yield %17 : f32
+    } else {
+      %18 = arith.constant 0.000000e+00 : f32
+      scf.yield %18 : f32
+    }
+    tc.yield %16 at [%k + 2 * %i - 1] : f32
+  }
+}
+
 // A maximum whose other value (0.0) is not its identity keeps its guard.
 // CHECK-LABEL: tc.def @zero_max
 // CHECK:         poly.stmt @S1 domain "[T] -> { S1[t, k] : 0 <= t < T and 0 <= k <= 2 }"

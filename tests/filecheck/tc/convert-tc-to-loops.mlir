@@ -210,6 +210,47 @@ tc.def @embedding_grad(%LUT: !tc.tensor<f32, [N, M]>, %I: !tc.tensor<i32, [B]>, 
 
 // -----
 
+// A scatter of a guarded sum `c ? v : 0` updates its element only where
+// the guard holds: elsewhere it adds nothing, and the element may be out
+// of bounds (2 * i + k - 1 at i = k = 0).
+// CHECK-LABEL: func.func @guarded_scatter
+// CHECK:         %[[C:.*]] = arith.andi
+// CHECK-NEXT:    %[[V:.*]] = scf.if %[[C]] -> (f32) {
+// CHECK:         scf.if %[[C]] {
+// CHECK:           %[[OLD:.*]] = memref.load %gX[%{{.*}}] : memref<8xf32>
+// CHECK-NEXT:      %[[NEW:.*]] = arith.addf %[[OLD]], %[[V]] : f32
+// CHECK-NEXT:      memref.store %[[NEW]], %gX[%{{.*}}] : memref<8xf32>
+tc.def @guarded_scatter(%gO: !tc.tensor<f32, [N]>, %X: !tc.tensor<f32, [M]>) -> (%gX: !tc.tensor<f32, [M]>) {
+  tc.comprehension %gX[] "+=!" (%k in [0, 3), %i in [0, N)) where ["k in 0:3", "i in 0:N"] {
+    %0 = arith.constant 2 : i32
+    %1 = arith.index_cast %i : index to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.index_cast %k : index to i32
+    %4 = arith.addi %2, %3 : i32
+    %5 = arith.constant 1 : i32
+    %6 = arith.cmpi sge, %4, %5 : i32
+    %7 = arith.constant 2 : i32
+    %8 = arith.index_cast %i : index to i32
+    %9 = arith.muli %7, %8 : i32
+    %10 = arith.index_cast %k : index to i32
+    %11 = arith.addi %9, %10 : i32
+    %12 = tc.size [M]
+    %13 = arith.index_cast %12 : index to i32
+    %14 = arith.cmpi sle, %11, %13 : i32
+    %15 = arith.andi %6, %14 : i1
+    %16 = scf.if %15 -> (f32) {
+      %17 = tc.read %gO[%i]
+      scf.yield %17 : f32
+    } else {
+      %18 = arith.constant 0.000000e+00 : f32
+      scf.yield %18 : f32
+    }
+    tc.yield %16 at [%k + 2 * %i - 1] : f32
+  }
+}
+
+// -----
+
 // An affine scatter "+=" (no fill): the element is i + x.
 // CHECK-LABEL: func.func @conv1d_grad
 // CHECK-NOT:     arith.constant 0.000000e+00
