@@ -389,6 +389,20 @@ def test_half_wgmma_reads_mn_major_operands(dtype, layout, transposes):
     np.testing.assert_array_equal(matmul(a, b, backend="cuda-sim", options=MN_MAJOR), (left @ right).astype(TYPES[dtype]))
 
 
+def test_batched_mn_major_b_runs_on():
+    """A batched `Z(b,m,n) +=! X(b,m,k) * Y(b,k,n)` in float16 (attention's
+    `P V`): each batch's B tile MN-major, its wgmma left running into the
+    next k step (4 buffers); exact on the simulated GPU."""
+    batched = tcir.define((EXAMPLES / "zoo" / "batch_matmul.tc").read_text()).batch_matmul.astype("float16")
+    rng = np.random.default_rng(3)
+    x, y = (rng.integers(-4, 4, shape).astype(np.float16) for shape in ((2, 128, 256), (2, 256, 128)))
+    options = O(tile=[1, 64, 64, 64], threads=[4, 8], warps=[1, 4], num_stages=5, async_copies=True, copy_vector_width=8,
+                warpgroup_mma=True, use_private_memory=True, max_private_elements=64, max_shared_memory=98304)
+    ir = batched.ir(x, y, backend="cuda-sim", options=options)
+    assert "transposeB" in ir and "waitGroup = 1" in ir and '"nvgpu.warpgroup.mma.wait"' in ir
+    np.testing.assert_array_equal(batched(x, y, backend="cuda-sim", options=options), (x.astype(np.float64) @ y).astype(np.float16))
+
+
 def test_mn_major_b_relists_an_epilogue():
     """A bias indexed by the column in the statement after an MN-major B's
     wgmma is read where that statement's registers hold the column (the
