@@ -267,14 +267,9 @@ def _relisted_columns(scop: ScopOp, found: Contraction, column: int) -> list[_Re
     if not isinstance(accumulators, StringAttr) or spaces.get(accumulators.data) != private:
         return None
     relisted = []
-    for other in scop.statements:
-        if other is stmt:
-            continue
-        accesses = [op for op in other.body.walk() if isinstance(op, ReadOp | UpdateOp)]
+    for other, accesses in _moving_the_tile(scop, stmt, accumulators.data, spaces):
         space = {op: spaces.get(name.data) if isinstance(name := op.attributes.get(PROMOTED), StringAttr) else None for op in accesses}
         tiles = [op for op in accesses if space[op] == private]
-        if not tiles:
-            continue
         columns = set()
         for op in tiles:
             last = op.map.data.results[-1] if op.map.data.results else None
@@ -288,6 +283,33 @@ def _relisted_columns(scop: ScopOp, found: Contraction, column: int) -> list[_Re
         if moved:
             relisted.append(_Relisted(other, iterator, moved))
     return relisted
+
+
+def _moving_the_tile(
+    scop: ScopOp, stmt: StmtOp, accumulators: str, spaces: dict[str, Attribute]
+) -> list[tuple[StmtOp, list[ReadOp | UpdateOp]]]:
+    """The statements other than `stmt` that access the private buffer
+    `accumulators` or, in turn, a private buffer such a statement accesses
+    (the output's tile rounded, then copied out), with their accesses."""
+    private = IntegerAttr(PRIVATE_SPACE, 64)
+    accesses = {
+        other: [op for op in other.body.walk() if isinstance(op, ReadOp | UpdateOp)]
+        for other in scop.statements
+        if other is not stmt
+    }
+
+    def tiles(other: StmtOp) -> set[str]:
+        names = (op.attributes.get(PROMOTED) for op in accesses[other])
+        return {name.data for name in names if isinstance(name, StringAttr) and spaces.get(name.data) == private}
+
+    linked, found = {accumulators}, []
+    while True:
+        more = [other for other in accesses if other not in found and tiles(other) & linked]
+        if not more:
+            return [(other, accesses[other]) for other in found]
+        found += more
+        for other in more:
+            linked |= tiles(other)
 
 
 def _relist(relisted: list[_Relisted]) -> None:

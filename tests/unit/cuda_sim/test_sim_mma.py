@@ -403,6 +403,29 @@ def test_batched_mn_major_b_runs_on():
     np.testing.assert_array_equal(batched(x, y, backend="cuda-sim", options=options), (x.astype(np.float64) @ y).astype(np.float16))
 
 
+ROW_SUMS = """def matmul_rowsum(float16(M,K) A, float16(K,N) B, float(M,N) X) -> (C, R, S) {
+  C(m,n) +=! A(m,kk) * B(kk,n)
+  R(m) +=! C(m,n)
+  S(m) +=! X(m,n)
+}"""
+
+
+def test_mn_major_b_leaves_other_tiles_alone():
+    """A def whose output's tile is not the only private one (row sums of
+    the output and of another tensor, rounded once as half where it is
+    half) under options that put MN-major B tiles on wgmma: exact,
+    whatever mapping the statements take."""
+    function = tcir.define(ROW_SUMS).matmul_rowsum
+    rng = np.random.default_rng(4)
+    a, b = (rng.integers(-4, 4, shape).astype(np.float16) for shape in ((64, 64), (64, 64)))
+    x = rng.integers(-4, 4, (64, 64)).astype(np.float32)
+    c, r, s = function(a, b, x, backend="cuda-sim", options=MN_MAJOR)
+    product = a.astype(np.float64) @ b
+    np.testing.assert_array_equal(c, product.astype(np.float16))
+    np.testing.assert_array_equal(r, c.astype(np.float32).sum(axis=1).astype(np.float16))
+    np.testing.assert_array_equal(s, x.sum(axis=1))
+
+
 def test_mn_major_b_relists_an_epilogue():
     """A bias indexed by the column in the statement after an MN-major B's
     wgmma is read where that statement's registers hold the column (the
