@@ -40,6 +40,7 @@ from tcir.diagnostics import InternalError
 from tcir.errors import KernelFault, TCError
 from tcir.compiler.options import DEFAULT, MappingOptions
 from tcir.tuner.executors import usable_cores
+from tcir.tuner.space import over_gpu_limits
 
 PROBLEMS: dict[str, dict[str, int]] = {
     "1LUT": {"E1": 23, "D": 13, "B": 7, "L1": 5},
@@ -364,6 +365,8 @@ def check(candidate: Candidate, backends: Sequence[str] = ("cuda-sim",)) -> list
     try:
         reference = _reference(candidate.examples, candidate.problem)
         options = MappingOptions.from_json(candidate.options)
+        if (limit := over_gpu_limits(options)) is not None:  # what the tuner never launches
+            return [Verdict(candidate, "rejected", limit, b, time.perf_counter() - start) for b in backends]
         binding = bind(function.definition, reference.inputs)
         try:
             module = function.lowered(binding, options, "cuda")

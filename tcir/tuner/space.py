@@ -99,6 +99,16 @@ def loop_extents(definition: CheckedDef, sizes: Mapping[str, int]) -> tuple[set[
     return extents, depth
 
 
+def over_gpu_limits(options: MappingOptions) -> str | None:
+    """Why `options` cannot launch on a GPU: a block or grid dimension over
+    CUDA's limit (a block's z at most 64); None if it can."""
+    for what, sizes, limits in (("threads", options.block, MAX_BLOCK_DIMS), ("blocks", options.blocks, MAX_GRID_DIMS)):
+        for axis, size, limit in zip("xyz", sizes, limits):
+            if size > limit:
+                return f"{what} in {axis} {size} over the limit {limit}"
+    return None
+
+
 @dataclass(frozen=True)
 class SearchSpace:
     """The genes of one problem on one backend; candidates are `Genes` dicts."""
@@ -189,14 +199,8 @@ class SearchSpace:
         """Why `options` cannot run on this space's backend, or would only
         waste compile time (None if it can run): a block or grid dimension over
         the hardware's limit, an unroll factor over the space's largest."""
-        if self.backend in GPU_BACKENDS:
-            for what, sizes, limits in (
-                ("threads", options.block, MAX_BLOCK_DIMS),
-                ("blocks", options.blocks, MAX_GRID_DIMS),
-            ):
-                for axis, size, limit in zip("xyz", sizes, limits):
-                    if size > limit:
-                        return f"{what} in {axis} {size} over the limit {limit}"
+        if self.backend in GPU_BACKENDS and (reason := over_gpu_limits(options)) is not None:
+            return reason
         largest = max(next(g for g in self.genes if g.name == "unroll").values)
         if options.unroll > largest:
             return f"unroll {options.unroll} over the space's largest {largest}"

@@ -60,3 +60,14 @@ def test_max_time_reports_what_was_checked():
     assert run_candidates(candidates, ("cuda-sim",), workers=1, max_time=0.0) == []
     checked = run_candidates(candidates[:2], ("cuda-sim",), workers=1, max_time=600.0)
     assert len(checked) == 2 and all(v.status in ("ok", "rejected") for v in checked)
+
+
+def test_blocks_over_cuda_limits_are_rejected_before_compiling():
+    """A block 96 threads deep (CUDA's z is at most 64) would fail to launch
+    on a GPU (CUDA_ERROR_INVALID_VALUE, seen fuzzing on an H200): rejected
+    on every backend, naming the limit, as the tuner prunes it."""
+    from tcir.tools.options_fuzz import Candidate, check
+
+    candidate = Candidate(str(EXAMPLES), "tbmm", '{"threads": [3, 2, 96], "tile": [2, 8, 20, 96]}')
+    (verdict,) = check(candidate, ("cuda-sim",))
+    assert verdict.status == "rejected" and verdict.detail == "threads in z 96 over the limit 64"
