@@ -149,8 +149,8 @@ def _double_buffered_bytes(size: int, k_tile: int = K_TILE) -> int:
 
 WGMMA_STAGES = 5
 """`num_stages` of contractions on `wgmma`: 4 shared buffers a tile, the
-copies 2 k steps ahead of the step whose `wgmma`s still run while the
-next one starts (`gpu-prefetch-copies`)."""
+copies 3 k steps ahead (2 for half operands, whose `wgmma`s still run
+while the next step starts: `gpu-prefetch-copies`)."""
 
 
 def _wgmma_options(outer: list[int], rows: int, columns: int) -> MappingOptions:

@@ -84,10 +84,10 @@ latency of global memory needs):
 a group a step, empty or not, so that waiting for all but the last B - 2
 groups completes this step's.
 
-A loop whose steps end in a warpgroup's `nvgpu.warpgroup.mma`s (all in its
-own body) with B of 3 or more lets them run on into the next step
-(`waitGroup = 1`: each waits only for the group before it), so the
-tensor cores work through the barrier and the next step's copies. The
+A loop whose steps end in a warpgroup's `nvgpu.warpgroup.mma`s of half
+operands (all in its own body) with B of 3 or more lets them run on into
+the next step (`waitGroup = 1`: each waits only for the group before it),
+so the tensor cores work through the barrier and the next step's copies. The
 copies then run B - 2 steps ahead, to the buffer that the step before the
 running one read; stores of constants to private memory at the first step
 (`scf.if (iv == lb)`: the accumulators' initial values) move before the
@@ -492,10 +492,12 @@ def _wait_before_reads(loop: scf.ForOp, running: Sequence[WarpgroupMmaOp]) -> No
 def _running_wgmmas(loop: scf.ForOp) -> list[WarpgroupMmaOp]:
     """The `wgmma`s of `loop` that may run on into its next step: all of
     them, where each is in the loop's own body (one group or more every
-    step), none is nested deeper and none has a `waitGroup` already."""
+    step), none is nested deeper, none has a `waitGroup` already and all
+    take half operands (TF32 ones complete in their step: running on was
+    measured for the half types only)."""
     own = [op for op in loop.body.block.ops if isinstance(op, WarpgroupMmaOp)]
     nested = [op for op in loop.walk() if isinstance(op, WarpgroupMmaOp)]
-    if not own or len(own) != len(nested) or any(op.pending for op in own):
+    if not own or len(own) != len(nested) or any(op.pending or op.operand_type is None for op in own):
         return []
     return own
 

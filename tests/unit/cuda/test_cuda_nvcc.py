@@ -148,13 +148,13 @@ def test_tf32_wgmma_compiles_with_tensor_cores_and_without(arch: str, tmp_path: 
     k step of a warpgroup, 4 m64n128k8 from the swizzled shared tiles (no
     shared loads of fragments), a proxy fence before each barrier that
     publishes cp.async's copies to the tensor cores, the tiles 1024-byte
-    aligned in dynamic shared memory, no local memory, each step's wgmma
-    running on into the next (ptxas injects no wait); for sm_75 (no
+    aligned in dynamic shared memory, no local memory, ptxas injecting no
+    wait; for sm_75 (no
     wgmma) each thread's shared loads instead (a slow path, through the
     accumulators' addresses)."""
     source = _large_matmul(tcir.MappingOptions(allow_tf32=True))
     assert "extern __shared__ __align__(1024) unsigned char tc_dynamic_shared[];" in source
-    assert "tc_wgmma_m64n128k32_tf32_w1(" in source and "^ ((" in source  # swizzled copies, running on
+    assert "tc_wgmma_m64n128k32_tf32(" in source and "^ ((" in source  # swizzled copies
     text = _ptx(source, arch, tmp_path)
     wgmmas = text.count("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32")
     if arch == "sm_75":

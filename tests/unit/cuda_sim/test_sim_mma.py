@@ -141,7 +141,7 @@ def test_tf32_default_options():
     assert resolved_options(tmm.definition, binding, O(allow_tf32=True, tile=[8])).tile == [8]
     source = tmm.ir(np.zeros((128, 4096), np.float32), np.zeros((16384, 4096), np.float32), backend="cuda",
                     options=O(allow_tf32=True))
-    assert source.count("tc_wgmma_m64n128k32_tf32_w1(") == 2 and "tc_mma_tf32(" not in source  # its definition, its call
+    assert source.count("tc_wgmma_m64n128k32_tf32(") == 2 and "tc_mma_tf32(" not in source  # its definition, its call
     # Where 32 x 32 tiles fill the GPU: a warpgroup a 64 x 32 tile (m64n32k8); none where tiles are ragged.
     binding = bind(tmm.definition, [np.zeros((128, 1024), np.float32), np.zeros((1024, 1024), np.float32)])
     options = resolved_options(tmm.definition, binding, O(allow_tf32=True))
