@@ -196,9 +196,15 @@ def _inline_host(entry: func.FuncOp, part: A.CheckedDef, values: dict[str, SSAVa
     args, names = entry.body.block.args, _tensor_names(part)
     mapper: dict[SSAValue, SSAValue] = {arg: values[arg.name_hint or ""] for arg in args[len(names) :]}  # sizes
     mapper |= dict(zip(args, (values[name] for name in names), strict=False))
-    temporaries = iter(part.temporaries)
+    temporaries = {t.name for t in part.temporaries}
+    own: set[SSAValue] = set()  # what the part's passes allocate (half sums' f32 accumulators): its own
     for op in entry.body.block.ops:
-        if isinstance(op, memref.AllocOp):
-            mapper[op.memref] = values[next(temporaries).name]
+        if isinstance(op, memref.AllocOp) and op.memref.name_hint in temporaries:
+            mapper[op.memref] = values[op.memref.name_hint or ""]
+        elif isinstance(op, memref.AllocOp):
+            own.add(op.memref)
+            builder.insert(op.clone(value_mapper=mapper))
+        elif isinstance(op, memref.DeallocOp) and op.memref in own:
+            builder.insert(op.clone(value_mapper=mapper))
         elif not isinstance(op, memref.DeallocOp | func.ReturnOp):
             builder.insert(op.clone(value_mapper=mapper))
