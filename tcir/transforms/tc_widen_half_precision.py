@@ -37,8 +37,9 @@ the temporary; on the GPU the temporary is a thread's registers (the
 accumulators `poly-promote` keeps private, never written to memory). A sum
 of half values into an f32 or f64 tensor (a mixed-precision contraction)
 rounds nothing. Other statements (`=`, `max=`, `min=`, scatters, the steps
-of recurrences) compute in f32 and round their value once (`truncf`) before
-they store it. The def's own temporaries of a half type (`tc.alloc`:
+of recurrences, a pointwise `+=`) compute in f32 and round their value once
+(`truncf`) before they store it, also where that value is a temporary's
+alone (f32, below). The def's own temporaries of a half type (`tc.alloc`:
 softmax's row maxima and sums, layernorm's deviations) hold f32, as
 inductor keeps a fused kernel's intermediates: only the inputs and outputs
 are half, and a value is rounded once, where an output stores it.
@@ -76,6 +77,14 @@ def _stores_half_into_wider(comp: ComprehensionOp) -> bool:
     """Whether `comp` yields a half value (a read) into a wider tensor."""
     last = comp.body.block.last_op
     return isinstance(last, YieldOp) and is_half(last.operands[0].type) and not is_half(comp.lhs_type.element_type)
+
+
+def _stores_wider_into_half(comp: ComprehensionOp) -> bool:
+    """Whether `comp` yields a wider value (a read of a temporary held in
+    f32) into a half tensor."""
+    last = comp.body.block.last_op
+    value = last.operands[0].type if isinstance(last, YieldOp) else None
+    return is_half(comp.lhs_type.element_type) and isinstance(value, Float32Type)
 
 
 def _to_f32(rewriter: Rewriter, op: Operation) -> None:
@@ -174,7 +183,7 @@ class TcWidenHalfPrecisionPass(ModulePass):
             half = is_half(comp.lhs_type.element_type)
             if half and _accumulates(comp):
                 widen(rewriter, comp)
-            elif _computes_in_half(comp.body.block) or _stores_half_into_wider(comp):
+            elif _computes_in_half(comp.body.block) or _stores_half_into_wider(comp) or _stores_wider_into_half(comp):
                 _block_to_f32(rewriter, comp.body.block)
                 if half:  # rounded once, where it is stored
                     _round_yield(rewriter, comp)

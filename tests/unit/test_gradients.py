@@ -290,3 +290,26 @@ def test_half_precision_gradients_keep_their_constants(dtype: str):
     x = (np.random.default_rng(0).random(16) + 0.5).astype(np.float16 if dtype == "float16" else ml_dtypes.bfloat16)
     got = np.asarray(backward(x, np.ones(16, x.dtype)), np.float64)
     np.testing.assert_allclose(got, 0.5 / np.sqrt(x.astype(np.float64)), rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_precision_layernorm_gradient(dtype: str):
+    """The derived backward of a half layernorm adds a half temporary's f32
+    values onto a half output (`d_X(b, n) += d_mean(b) * ...`):
+    `tc-widen-half-precision` rounds what it yields there (it yielded f32
+    into the half tensor, an error of the pass before). Within the type's
+    precision of the float64 gradient, on the CPU and the simulated GPU."""
+    import ml_dtypes
+
+    element = np.float16 if dtype == "float16" else ml_dtypes.bfloat16
+    forward = FUNCTIONS["layernorm"]
+    exact = tcir.define(forward.astype("float64").gradient())["layernorm_grad"]
+    half = tcir.define(forward.astype(dtype).gradient())["layernorm_grad"]
+    inputs = [x.astype(element) for x in random_inputs(forward.definition, SIZES["layernorm"], seed=2)]
+    d_y = np.random.default_rng(3).standard_normal((2, 4)).astype(element)
+    expected = exact(*(x.astype(np.float64) for x in inputs), d_y.astype(np.float64), backend="cpu")
+    for backend in ("cpu", "cuda-sim"):
+        got = half(*inputs, d_y, backend=backend)
+        for g, e in zip(got, expected):
+            tolerance = 8 * float(ml_dtypes.finfo(element).eps) * max(np.abs(e).max(), 1.0)
+            assert np.abs(np.asarray(g, np.float64) - e).max() <= tolerance

@@ -153,3 +153,27 @@ tc.def @shifted(%X: !tc.tensor<bf16, [B, N]>) -> (%Y: !tc.tensor<bf16, [B, N]>) 
     tc.yield %2 : bf16
   }
 }
+
+// -----
+
+// A pointwise sum onto a half output of a half temporary's value: the
+// temporary holds f32, so the statement computes nothing in half, but what
+// it yields is rounded where it is stored (a half layernorm's backward).
+// CHECK-LABEL: tc.def @onto_temporary(
+// CHECK:         tc.comprehension %Y[%[[B:.*]], %[[N:.*]]] "+=" (%[[B]] in [0, B), %[[N]] in [0, N)) {
+// CHECK-NEXT:      %[[T:.*]] = tc.read %t[%[[B]], %[[N]]]
+// CHECK-NEXT:      %[[H:.*]] = arith.truncf %[[T]] : f32 to f16
+// CHECK-NEXT:      tc.yield %[[H]] : f16
+tc.def @onto_temporary(%X: !tc.tensor<f16, [B, N]>) -> (%Y: !tc.tensor<f16, [B, N]>) {
+  %t = tc.alloc : !tc.tensor<f16, [B, N]>
+  tc.comprehension %t[%b, %n] "=" (%b in [0, B), %n in [0, N)) {
+    %0 = tc.read %X[%b, %n]
+    %1 = tc.read %X[%b, %n]
+    %2 = arith.mulf %0, %1 : f16
+    tc.yield %2 : f16
+  }
+  tc.comprehension %Y[%b, %n] "+=" (%b in [0, B), %n in [0, N)) {
+    %0 = tc.read %t[%b, %n]
+    tc.yield %0 : f16
+  }
+}
