@@ -142,7 +142,7 @@ class Copy:
         _, _, a = self._dims
         block, elements = self._body()
         subscripts = [AffineExpr.dimension(k) for k in range(len(a))]
-        index = self._buffer_index(domain)
+        index = self.buffer_index(domain)
         if self.atomic and self.into_buffer:
             assert isinstance(self.tensor.type, TensorType)
             zero = arith.ConstantOp(identity("+", self.tensor.type.element_type))
@@ -171,7 +171,10 @@ class Copy:
             )
         return StmtOp(self.name, domain.to_str(), reads, writes, Region(block))
 
-    def _buffer_index(self, domain: isl.Set) -> isl.MultiAff:
+    def buffer_index(self, domain: isl.Set | None = None) -> isl.MultiAff:
+        """The buffer element of each instance (over `domain`, by default the
+        copy's); `NotExpressible` where isl gives it in several pieces."""
+        domain = self.domain() if domain is None else domain
         p, _, a = self._dims
         tensor = self.elements.get_tuple_name(isl.dim_type.out)
         pairs = isl.Map(

@@ -42,7 +42,7 @@ class IndirectCopy(Copy):
         subscripts = [AffineExpr.dimension(k) for k in range(len(operands))]
         read = ReadOp(self.tensor, subscripts, operands)
         write = UpdateOp(self.tensor, "=", read.result, subscripts, operands)
-        promote_access(write, self.buffer, self._buffer_index(domain), self.symbols)
+        promote_access(write, self.buffer, self.buffer_index(domain), self.symbols)
         block.add_ops([index, read, write])
         tensor, index_tensor = indirection.tensor_name, indirection.index_name
         x, others = a[:rank], a[rank:]

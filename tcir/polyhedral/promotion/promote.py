@@ -742,6 +742,20 @@ class Promoter:
         flows = flow.get_full_must_dependence().uncurry().intersect_domain(same_tile.wrap())
         return reads.subtract(flows.domain_factor_range())
 
+    def _expressible(self, decision: Decision) -> bool:
+        """Whether the private copies of `decision` have a buffer index of
+        one quasi-affine piece (isl splits some by the parity of a warp's
+        index: `mv` with `warps=[2, 2]` crashed the pass)."""
+        for into_buffer in (True, False):
+            copy = self._copy(decision, into_buffer, False)
+            if copy is None:
+                continue
+            try:
+                copy.buffer_index()
+            except NotExpressible:
+                return False
+        return True
+
     def _copy(self, decision: Decision, into_buffer: bool, shared: bool) -> Copy | None:
         site, group = decision.site, decision.group
         if into_buffer:
@@ -826,6 +840,8 @@ class Promoter:
     def graft(self, path: Path, decisions: list[Decision], shared: bool) -> None:
         """Insert the copies of `decisions` around the node at `path` and
         rewrite the promoted references."""
+        if not shared:  # a private copy whose buffer index isl gives in pieces only: not promoted
+            decisions = [d for d in decisions if self._expressible(d)]
         if not decisions:
             return
         site = decisions[0].site
