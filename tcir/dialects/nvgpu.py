@@ -172,11 +172,8 @@ class DeviceAsyncCreateGroupOp(IRDLOperation):
     name = "nvgpu.device_async_create_group"
 
 
-@irdl_op_definition
-class DeviceAsyncWaitOp(IRDLOperation):
-    """Wait until at most `numGroups` of this thread's groups are in flight."""
-
-    name = "nvgpu.device_async_wait"
+class _GroupWait(IRDLOperation):
+    """A wait until at most `numGroups` groups of asynchronous work run."""
 
     num_groups = prop_def(IntegerAttr[I32], prop_name="numGroups")
 
@@ -186,6 +183,13 @@ class DeviceAsyncWaitOp(IRDLOperation):
     @property
     def groups(self) -> int:
         return self.num_groups.value.data
+
+
+@irdl_op_definition
+class DeviceAsyncWaitOp(_GroupWait):
+    """Wait until at most `numGroups` of this thread's groups are in flight."""
+
+    name = "nvgpu.device_async_wait"
 
 
 MmaOperandType = Float32Type | HalfFloatType
@@ -448,21 +452,12 @@ class WarpgroupMmaOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WarpgroupMmaWaitOp(IRDLOperation):
+class WarpgroupMmaWaitOp(_GroupWait):
     """Wait until at most `numGroups` of the warpgroup's `wgmma` groups run
     (`wgmma.wait_group`): what makes the results of `nvgpu.warpgroup.mma`s
     with a `waitGroup` readable."""
 
     name = "nvgpu.warpgroup.mma.wait"
-
-    num_groups = prop_def(IntegerAttr[I32], prop_name="numGroups")
-
-    def __init__(self, groups: int = 0):
-        super().__init__(properties={"numGroups": IntegerAttr(groups, 32)})
-
-    @property
-    def groups(self) -> int:
-        return self.num_groups.value.data
 
 
 NVGPU = Dialect(
