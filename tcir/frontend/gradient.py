@@ -59,8 +59,8 @@ from tcir.errors import SourceLocation, TCError
 from . import ast as A
 from .dtypes import is_float
 from .linear import Lin, interval, provably_le
-from .rewrite import DefRewriter, Range, Statement, binary, conjunction, const, is_const, neg, select
-from .subscripts import accesses, expr_to_lin, rebuild
+from .rewrite import DefRewriter, Range, Statement, binary, conjunction, const, neg, select
+from .subscripts import accesses, expr_to_lin, rebuild, zero_else
 from .unparse import expr_text, lin_text, param_text, type_text
 
 GRADIENT_PREFIX = "d_"
@@ -536,7 +536,7 @@ def _guard_outside(e: A.Expr) -> A.Expr:
         return e
     a, b = _guard_outside(e.a), _guard_outside(e.b)
     for guarded, other, first in ((b, a, False), (a, b, True)):
-        if isinstance(guarded, A.Ternary) and is_const(guarded.b, 0):
+        if zero_else(guarded):
             product = binary("*", guarded.a, other) if first else binary("*", other, guarded.a)
             return select(guarded.c, product, guarded.b)
     return replace(e, a=a, b=b)

@@ -20,7 +20,7 @@ from tcir.errors import SourceLocation, TCError
 from . import ast as A
 from .dtypes import HALF_TYPES
 from .linear import Derived, Div, Lin, from_affine, interval, provably_le
-from .subscripts import accesses, expr_to_lin, index_names, rebuild, walk
+from .subscripts import accesses, expr_to_lin, index_names, rebuild, walk, zero_else
 from .unparse import expr_text, lin_text
 
 Range = tuple[Lin, Lin]
@@ -312,7 +312,7 @@ class DefRewriter:
         an index of `box` (a convolution's image, read for every filter):
         copying a read at one point of the sum gains nothing."""
         def leaf(node: A.Expr) -> A.Expr | None:
-            if not (isinstance(node, A.Ternary) and is_const(node.b, 0.0)):
+            if not zero_else(node):
                 return None
             cast = node.a if isinstance(node.a, A.Cast) else None  # half products summed in f32
             factors = _factors(node.a if cast is None else cast.x)

@@ -17,7 +17,7 @@ from .dtypes import INTEGER_PRESERVING, SCALAR_TYPES, BUILTINS, builtin_name, is
     is_integral, is_narrowing, promote
 from .linear import Lin
 from .source import Source
-from .subscripts import expr_to_lin, guarded_walk, innermost_contiguous, measure, walk
+from .subscripts import expr_to_lin, guarded_walk, innermost_contiguous, measure, walk, zero_else
 
 NUMPY_FLOATS = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "float64": np.float64}
 
@@ -595,5 +595,4 @@ class DefChecker:
 def _guard_of_increment(op: str, rhs: A.Expr) -> tuple[tuple[A.Ternary, bool], ...]:
     """The guard a scatter's target is written under: that of a sum's value
     `c ? v : 0` (it adds nothing where `c` fails, so it writes nothing)."""
-    zero = isinstance(rhs, A.Ternary) and isinstance(rhs.b, A.Const) and rhs.b.value == 0
-    return ((rhs, True),) if op.startswith("+=") and zero else ()
+    return ((rhs, True),) if op.startswith("+=") and zero_else(rhs) else ()

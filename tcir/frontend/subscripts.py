@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from typing import TypeGuard
 
 from xdsl.ir.affine import AffineExpr
 
@@ -102,6 +103,12 @@ def innermost_contiguous(indices: Sequence[str], e: A.Expr) -> list[str]:
 def gathers(e: A.Expr) -> bool:
     """Whether `e` reads a tensor at a subscript that reads a tensor (`LUT(I(i,k), j)`)."""
     return any(accesses(sub) for node in accesses(e) for sub in node.subscripts)
+
+
+def zero_else(e: A.Expr) -> TypeGuard[A.Ternary]:
+    """Whether `e` is `c ? v : 0` (a number zero, not `false`): a sum adds
+    nothing, and a scatter writes nothing, where `c` fails."""
+    return isinstance(e, A.Ternary) and isinstance(e.b, A.Const) and not isinstance(e.b.value, bool) and e.b.value == 0
 
 
 def guarded_walk(e: A.Expr) -> Iterator[tuple[A.Expr, tuple[tuple[A.Ternary, bool], ...]]]:

@@ -114,18 +114,25 @@ def _branches(value: SSAValue) -> tuple[SSAValue, SSAValue, SSAValue] | None:
     return None
 
 
+def identity_guard(value: SSAValue, reduction: str) -> SSAValue | None:
+    """The condition `c` of a `value` that is `c ? x : identity` of
+    `reduction` (a select, or an `scf.if` of a guarded ternary); else None."""
+    branches = _branches(value)
+    if branches is None or _constant(branches[2]) != _IDENTITY[reduction]:
+        return None
+    return branches[0]
+
+
 def guarded_reduction(block: Block, reduction: str, space: isl.Space) -> isl.Set | None:
     """The instances (a set on `space`) where `block`'s yielded value is not
     the identity of `reduction`, where the body yields `c ? x : identity`
     with `c` affine; None otherwise."""
     last = block.last_op
-    if not isinstance(last, YieldOp):
-        return None
-    branches = _branches(last.value)
-    if branches is None or _constant(branches[2]) != _IDENTITY[reduction]:
+    condition = identity_guard(last.value, reduction) if isinstance(last, YieldOp) else None
+    if condition is None:
         return None
     try:
-        return _Affine(space, block.args).condition(branches[0])
+        return _Affine(space, block.args).condition(condition)
     except NotAffine:
         return None
 

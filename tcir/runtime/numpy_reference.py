@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from tcir.frontend import ast as A
+from tcir.frontend.subscripts import zero_else
 from tcir.runtime.signature import NUMPY_DTYPES, Binding, evaluate
 
 _UNARY = {
@@ -172,7 +173,7 @@ class NumpyReference:
             value = np.broadcast_to(evaluator.eval(stmt.rhs), shape)
             index = tuple(np.broadcast_to(np.asarray(evaluator.eval(s), np.int64), shape) for s in stmt.scatter)
             rhs = stmt.rhs
-            if isinstance(rhs, A.Ternary) and isinstance(rhs.b, A.Const) and rhs.b.value == 0:
+            if zero_else(rhs):
                 taken = np.broadcast_to(np.asarray(evaluator.eval(rhs.c), bool), shape)  # it writes where it adds
                 value, index = value[taken], tuple(i[taken] for i in index)
             np.add.at(target, index, value)

@@ -23,7 +23,7 @@ from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -33,6 +33,7 @@ from tcir.lowering.affine_to_arith import index_constant
 from tcir.lowering.def_function import DefFunction, DefLowering, NestBody
 from tcir.lowering.def_function import build_nest as _build_nest
 from tcir.lowering.tc_point import PointLowering, identity, reduction_of
+from tcir.polyhedral.guards import identity_guard
 
 
 @dataclass
@@ -104,7 +105,7 @@ class CanonicalLowering:
             element = ivs[:rank]
             if scatter:
                 end = comp.yield_op
-                guard = _adding_guard(value, identity(reduction, lhs_type.element_type)) if reduction else None
+                guard = identity_guard(value, reduction) if reduction else None
                 if guard is not None:  # where the guard fails it adds nothing: it writes nothing
                     then = Block()
                     b.insert(scf.IfOp(guard, [], Region(then)))
@@ -116,24 +117,6 @@ class CanonicalLowering:
 
         build_nest(self.lowering.builder, bounds, names, update)
         return freed
-
-
-def _adding_guard(value: SSAValue, neutral: Attribute) -> SSAValue | None:
-    """The condition `c` of a value `c ? x : neutral` (a select, or an
-    `scf.if` of a guarded ternary), else None: a scatter whose
-    subscripts the guard keeps in bounds writes only where it holds."""
-    op = value.owner
-    if isinstance(op, arith.SelectOp):
-        condition, other = op.cond, op.rhs
-    elif isinstance(op, scf.IfOp) and op.false_region.blocks:
-        end = op.false_region.block.last_op
-        if not isinstance(end, scf.YieldOp):
-            return None
-        condition, other = op.cond, end.arguments[0]
-    else:
-        return None
-    constant = other.owner
-    return condition if isinstance(constant, arith.ConstantOp) and constant.value == neutral else None
 
 
 def _fixing(position: int, value: SSAValue) -> Callable[..., None]:
