@@ -60,26 +60,44 @@ def _allocate(xp: Any, shape: tuple[int, ...], dtype: Any, zero: bool) -> Any:
 
 
 def _launch_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """What picks a call's launcher: for cupy arrays (only they have the flag
-    `_c_contiguous`), each one's shape, dtype and whether it is C-contiguous
-    (a launcher passes those as they are and copies the others; the flag is
-    a plain attribute, a third of the cost of the `strides` tuple, which a
-    key of ten arrays pays per call); for torch tensors, each one's type,
-    shape, dtype, contiguity and device (without failed attribute lookups);
-    else each argument's type, shape, dtype and strides."""
-    try:  # cupy arrays: no failed attribute lookups, the costly part
-        return tuple([(a.shape, a.dtype, a._c_contiguous) for a in args])
-    except AttributeError:
-        pass
-    if args and _is_torch(args[0]):  # torch tensors: contiguity and device (they have no `strides`)
-        try:
-            return tuple([(type(a), a.shape, a.dtype, a.is_contiguous(), a.get_device()) for a in args])
-        except AttributeError:
-            pass
+    """What picks a call's launcher: for cupy arrays, each one's shape, dtype
+    and whether it is C-contiguous (a launcher passes those as they are and
+    copies the others); for torch tensors, each one's type, shape, dtype,
+    contiguity and device; else each argument's type, shape, dtype and
+    strides. The first argument's type picks the kind of key (a dict lookup:
+    a failed attribute lookup costs more than the key)."""
+    key = _KEYS.get(type(args[0])) if args else _generic_key
+    if key is None:
+        first = args[0]
+        key = _KEYS[type(first)] = (
+            _cupy_key if hasattr(first, "_c_contiguous") else _torch_key if _is_torch(first) else _generic_key
+        )
+    try:
+        return key(args)
+    except AttributeError:  # arrays of several kinds, or scalars, among them
+        return _generic_key(args)
+
+
+def _cupy_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """cupy arrays: `_c_contiguous` is a plain attribute, a third of the
+    cost of the `strides` tuple, which a key of ten arrays pays per call."""
+    return tuple([(a.shape, a.dtype, a._c_contiguous) for a in args])
+
+
+def _torch_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """torch tensors: contiguity and device (they have no `strides`)."""
+    return tuple([(type(a), a.shape, a.dtype, a.is_contiguous(), a.get_device()) for a in args])
+
+
+def _generic_key(args: tuple[Any, ...]) -> tuple[Any, ...]:
     try:  # numpy arrays among them
         return tuple([(type(a), a.shape, a.dtype, a.strides) for a in args])
     except AttributeError:  # a torch tensor (or a scalar) among them
         return tuple([(type(a), a.shape, a.dtype, getattr(a, "strides", None), getattr(a, "is_cuda", True)) for a in args])
+
+
+_KEYS: dict[type, Callable[[tuple[Any, ...]], tuple[Any, ...]]] = {}
+"""The kind of launch key for each type of first argument met."""
 
 
 def _as_tuple(outputs: Any) -> tuple[Any, ...]:

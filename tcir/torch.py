@@ -233,10 +233,13 @@ def _plain_keysets(cpu: Callable[..., Any], cuda: Callable[..., Any]) -> dict[in
     have below autograd (no tracing, fake tensors or Python modes)."""
     keys = torch._C.DispatchKey
     view = torch._C.DispatchKeySet(keys.ADInplaceOrView)
-    return {
-        (torch._C.DispatchKeySet(keys.CPU) | view).raw_repr(): cpu,
-        (torch._C.DispatchKeySet(keys.CUDA) | view).raw_repr(): cuda,
-    }
+    plain = {}
+    for key, kernel in ((keys.CPU, cpu), (keys.CUDA, cuda)):
+        backend = torch._C.DispatchKeySet(key)
+        # The key set the Autograd kernel is given has no ADInplaceOrView
+        # (excluded below autograd); a redispatch's has it.
+        plain[backend.raw_repr()] = plain[(backend | view).raw_repr()] = kernel
+    return plain
 
 
 def _autograd(
@@ -271,16 +274,22 @@ def _autograd(
             return tuple(result)
 
     grad_enabled, any_requires_grad, apply = torch._C.is_grad_enabled, torch._C._any_requires_grad, Differentiable.apply
+    below_of: dict[int, Callable[..., Any] | None] = {}
+    """The plain kernel (or None) of each key set met, by its raw form: a
+    key set's `&` makes a Python object (a µs per call)."""
 
     def kernel(keyset: Any, *args: Any) -> Any:
         if grad_enabled() and any_requires_grad(*args):
             return apply(keyset, *args)
-        below = keyset & after_autograd
-        direct = plain.get(below.raw_repr())
+        raw = keyset.raw_repr()
+        try:
+            direct = below_of[raw]
+        except KeyError:
+            direct = below_of[raw] = plain.get((keyset & after_autograd).raw_repr())
         if direct is not None:
             return direct(*args)
         with torch._C._AutoDispatchBelowAutograd():
-            return op.redispatch(below, *args)
+            return op.redispatch(keyset & after_autograd, *args)
 
     return kernel
 

@@ -16,10 +16,15 @@ one run on the same inputs:
   costs the Python thread), tcir on cupy arrays and on torch tensors, and bare.
 
 A second table is PyTorch's side, host time per queued call: eager (for tmm,
-torch's own `a @ b.T`), the def on torch tensors, the registered operator
-(`tcir.torch.operator`, `torch.ops.tcir.<name>`), `torch.compile` of
-`relu(op(...))`, and calls with `options=` (the default mapping's options)
-reusing one object or making an equal one per call.
+torch's own `a @ b.T`), the registered operator (as `tcir.torch.operator`
+returns it, `torch.ops.tcir.<name>.default`, and through the packet
+`torch.ops.tcir.<name>`, which picks the overload per call), `torch.compile`
+of `relu(op(...))`, and calls with `options=` (the default mapping's
+options) reusing one object or making an equal one per call.
+
+Host times are p50s over rounds in which the calls of a table take turns:
+the host speed of the machine drifts by a third within minutes, so only
+calls measured side by side compare.
 
 The issues' bars: tcir's wall time at most 4 µs over the bare launch's (a
 call that returns fresh outputs against the bare launches allocating theirs,
@@ -46,22 +51,32 @@ import tcir  # noqa: E402
 SMALL = ("tmm 128x32x256", "tbmm 500,26,72,26", "1LUT", "2LUT", "MLP3", "C3")
 
 
-def host_us(call: Callable[[], Any], calls: int, sync: Callable[[], None]) -> float:
-    """Mean host time of `calls` queued calls (p50 of 5 rounds), in µs."""
-    rounds = []
-    for _ in range(5):
-        sync()
-        begin = time.perf_counter()
-        for _ in range(calls):
-            call()
-        rounds.append((time.perf_counter() - begin) / calls * 1e6)
+def host_us(calls: dict[str, Callable[[], Any]], sync: Callable[[], None], queued: int = 200, rounds: int = 21) -> dict[str, float]:
+    """Mean host time of `queued` calls queued without synchronizing, p50
+    over `rounds`, for each of `calls` (in µs). The calls take turns in each
+    round, so that a drift of the machine's speed (the host times of one
+    process vary by a third from one minute to the next) weighs on all alike."""
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for call in calls.values():
+        call()
+    for _ in range(rounds):
+        for name, call in calls.items():
+            sync()
+            begin = time.perf_counter()
+            for _ in range(queued):
+                call()
+            samples[name].append((time.perf_counter() - begin) / queued * 1e6)
     sync()
-    return statistics.median(rounds)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def pytorch_side(function: Any, inputs: list[Any], tensors: list[Any], reference: Any, number: int, torch: Any) -> dict[str, Any]:
-    """Host times of the registered operator, `torch.compile` around it and
-    calls with options (see the module), their results checked."""
+def pytorch_side(
+    function: Any, peer: Callable[..., Any], inputs: list[Any], tensors: list[Any], reference: Any, number: int, torch: Any
+) -> dict[str, Any]:
+    """Host times of eager (`peer`), the registered operator (as
+    `tcir.torch.operator` returns it, and as `torch.ops.tcir.<name>`),
+    `torch.compile` around it and calls with options (see the module), their
+    results checked; taking turns."""
     import dataclasses
 
     import tcir.torch
@@ -78,17 +93,18 @@ def pytorch_side(function: Any, inputs: list[Any], tensors: list[Any], reference
         if f.init and getattr(options, f.name) != getattr(MappingOptions(), f.name)
     }
     error = max(check(op(*tensors), reference, torch), check(function(*inputs, options=options), reference, torch))
+    registered = getattr(torch.ops.tcir, f"bench_host_{number}")
     calls: dict[str, Callable[[], Any]] = {
+        "peer": lambda: peer(*tensors),
         "op": lambda: op(*tensors),
+        "registered": lambda: registered(*tensors),
         "compiled": lambda: compiled(*tensors),
         "options": lambda: function(*inputs, options=options),
         "new_options": lambda: function(*inputs, options=MappingOptions(**fields)),
     }
     row: dict[str, Any] = {"op_error": error}
-    for name, call in calls.items():
-        call()
-        torch.cuda.synchronize()
-        row[f"{name}_host_us"] = host_us(call, 200, torch.cuda.synchronize)
+    for name, value in host_us(calls, torch.cuda.synchronize).items():
+        row[f"{name}_host_us"] = value
     return row
 
 
@@ -148,10 +164,11 @@ def main() -> int:
             call()
             torch.cuda.synchronize()
             row[f"{name}_wall_us"] = wall_ms(torch, call, 200) * 1e3
-            row[f"{name}_host_us"] = host_us(call, 200, torch.cuda.synchronize)
+        for name, value in host_us(calls, torch.cuda.synchronize).items():
+            row[f"{name}_host_us"] = value
         row["tcir_dev_us"] = device_ms(torch, calls["tcir"], 200) * 1e3
         row["eager_dev_us"] = device_ms(torch, calls["eager"], 200) * 1e3
-        row.update(pytorch_side(function, inputs, tensors, reference, len(rows), torch))
+        row.update(pytorch_side(function, config.peer, inputs, tensors, reference, len(rows), torch))
         rows.append(row)
         print(json.dumps(row), flush=True)
     print("\n| config | kernels | tcir dev | eager dev | wall tcir | wall tcir (torch) | wall tcir out= | wall bare | tcir out= - bare | wall bare+alloc | tcir - (bare+alloc) | host tcir | host tcir (torch) | host tcir out= | host bare | eager wall | max err |")
@@ -166,12 +183,12 @@ def main() -> int:
             f"| {r['eager_wall_us']:.1f} | {r['error']:.1e} |"
         )
     print("µs; dev = p50 device time per call; wall = p50 of call + synchronize; host = host time per queued call")
-    print("\n| config | host eager | host tcir (torch) | host op | op - eager | host compiled relu(op) | host options reused | host options new | new - reused | max err |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n| config | host eager | host op | op - eager | host torch.ops.tcir | - eager | host compiled relu(op) | host options reused | host options new | new - reused | max err |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['config']} | {r['eager_host_us']:.1f} | {r['torch_host_us']:.1f} | {r['op_host_us']:.1f} "
-            f"| {r['op_host_us'] - r['eager_host_us']:+.1f} | {r['compiled_host_us']:.1f} "
+            f"| {r['config']} | {r['peer_host_us']:.1f} | {r['op_host_us']:.1f} | {r['op_host_us'] - r['peer_host_us']:+.1f} "
+            f"| {r['registered_host_us']:.1f} | {r['registered_host_us'] - r['peer_host_us']:+.1f} | {r['compiled_host_us']:.1f} "
             f"| {r['options_host_us']:.1f} | {r['new_options_host_us']:.1f} "
             f"| {r['new_options_host_us'] - r['options_host_us']:+.1f} | {r['op_error']:.1e} |"
         )

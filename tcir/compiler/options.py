@@ -29,15 +29,6 @@ ATOMIC_SUM_DTYPES = ("float32", "float64", "int32")
 """Element types whose `+=` sums `poly-parallel-reduction` combines by atomic adds."""
 
 
-def _hashable(value: Any) -> Any:
-    """A list of ints as a tuple (TypeError for a list of anything else)."""
-    if type(value) is not list:
-        return value
-    if not all(type(v) is int for v in value):
-        raise TypeError("not a list of ints")
-    return tuple(value)
-
-
 class _Interned(type):
     """Options made with equal arguments are one object, validated and keyed
     once: a call that makes its options anew (`options=MappingOptions(...)`)
@@ -49,20 +40,28 @@ class _Interned(type):
     """Kept constructions (the cache is emptied when it grows past them)."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        try:  # by type too: `True == 1`, but `unroll=True` is no valid option
-            signature = (
-                cls,
-                tuple((type(a), _hashable(a)) for a in args),
-                tuple((k, type(v), _hashable(v)) for k, v in kwargs.items()),
-            )
-            made = _Interned._made.get(signature)
+        # By type too: `True == 1`, but `unroll=True` is no valid option. A
+        # loop, not generators: this is all a call with new equal options pays.
+        signature: list[Any] = [cls]
+        try:
+            for value in (*args, *kwargs.values()):
+                kind = type(value)
+                signature.append(kind)
+                if kind is list:  # and its items' types: `[True]` is no `[1]`
+                    signature.append(tuple(value))
+                    signature.append(tuple(map(type, value)))
+                else:
+                    signature.append(value)
+            signature.extend(kwargs)
+            key = tuple(signature)
+            made = _Interned._made.get(key)
         except TypeError:  # unhashable arguments: the checks say what is wrong
             return super().__call__(*args, **kwargs)
         if made is None:
             made = super().__call__(*args, **kwargs)
             if len(_Interned._made) >= _Interned.LIMIT:
                 _Interned._made.clear()
-            _Interned._made[signature] = made
+            _Interned._made[key] = made
         return made
 
 

@@ -201,6 +201,11 @@ def _buffer_converter(param: HostParam, device: int) -> Callable[[Any], Any]:
     return convert
 
 
+def _address(tensor: Any) -> int:
+    """A torch tensor's address, as a kernel argument (cupy passes an int as 64 bits)."""
+    return tensor.data_ptr()
+
+
 def _scalar_converter(param: HostParam) -> Callable[[Any], Any]:
     scalar = np.dtype(param.dtype).type
 
@@ -244,8 +249,9 @@ class _LaunchPlan:
     """One launch with everything not depending on the call's arguments prebuilt."""
 
     def __init__(self, function: Any, launch: KernelLaunch, params: Sequence[HostParam]):
-        # A kernel with dynamic shared memory requests it at every launch.
-        self.function = functools.partial(function, shared_mem=launch.shared_bytes) if launch.shared_bytes else function
+        self.function = function
+        self.shared_bytes = launch.shared_bytes
+        """Dynamic shared memory, requested at every launch."""
         self.name = launch.kernel_name
         self.block = launch.block
         grid = launch.grid
@@ -340,7 +346,7 @@ class CudaProgram:
             for launch in host.launches
         ]
         self._static = (
-            [(p.function, p.static_grid, p.block, p.gather) for p in self._plans if 0 not in p.static_grid]
+            [(p.function, p.static_grid, p.block, p.gather, p.shared_bytes) for p in self._plans if 0 not in p.static_grid]
             if not host.temporaries and all(p.static_grid is not None and p.gather is not None for p in self._plans)
             else None
         )
@@ -354,7 +360,10 @@ class CudaProgram:
         cupy = cupy_module()
         temps = [cupy.empty(t.shape, dtype=t.dtype) for t in self.host.temporaries]
         return [
-            (plan.function, plan.grid_for(args), plan.block, plan.arguments(values, temps, args))
+            (
+                functools.partial(plan.function, shared_mem=plan.shared_bytes) if plan.shared_bytes else plan.function,
+                plan.grid_for(args), plan.block, plan.arguments(values, temps, args),
+            )
             for plan in self._plans
         ]
 
@@ -384,7 +393,8 @@ class CudaProgram:
         zeroed: Sequence[int] = (),
     ) -> Callable[..., Any] | None:
         """The whole of a call on inputs like `args` (the same types, shapes,
-        dtypes and strides: the caller's key for this launcher fixes them):
+        dtypes and strides, and for torch tensors their contiguity and device:
+        the caller's key for this launcher fixes them, `tcir.api._launch_key`):
         `allocate()` makes the outputs, `stream_of()` picks the stream (None:
         cupy's current one); returns the outputs (one, or a tuple). With
         `outputs` (arrays like those of `outputs=`, which the key fixes too),
@@ -399,12 +409,16 @@ class CudaProgram:
         # like the cupy outputs made here; the others (torch tensors, their
         # outputs too) are converted per call.
         like = [*args, *outputs] if outputs is not None else args
+        # Where every argument is a torch tensor, the key fixes each one's
+        # shape, dtype, contiguity and device too: its address is all a call
+        # needs (the checks cost a µs an argument).
+        tensors = all(is_torch_tensor(a) for a in like)
         converters = [
-            None if type(a) is ndarray and a.flags.c_contiguous else convert
+            None if type(a) is ndarray and a.flags.c_contiguous else _address if tensors else convert
             for convert, a in zip(self._converters, like)
         ]
         if outputs is None and any(is_torch_tensor(a) for a in args):  # the outputs are torch tensors too
-            converters += self._converters[len(args) :]
+            converters += [_address] * (len(self._converters) - len(args))
         direct = all(c is None for c in converters)
         errors, slot, sources, static, aligned = self._errors, self._slot, self._sources, self._static, self._aligned
 
@@ -425,11 +439,8 @@ class CudaProgram:
             if errors is not None:  # where an error's value is looked for
                 errors.last[slot] = {k: args[k] for k in sources}  # type: ignore[index]
             try:
-                for function, grid, block, gather in static:
-                    if stream is None:  # cupy's current stream (a keyword costs a µs)
-                        function(grid, block, gather(values))
-                    else:
-                        function(grid, block, gather(values), stream=stream)
+                for function, grid, block, gather, shared in static:
+                    function(grid, block, gather(values), shared, stream)  # positional: keywords cost a µs
             except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
                 self._launch_failed(function, grid, block, e)
             return outputs[0] if single else tuple(outputs)
@@ -449,8 +460,8 @@ class CudaProgram:
         if self._errors is not None:  # where an error's value is looked for
             self._errors.last[self._slot] = {k: args[k] for k in self._sources}  # type: ignore[index]
         if self._static is not None:  # every grid fixed, every argument a host argument
-            for function, grid, block, gather in self._static:
-                self._launch_one(function, grid, block, gather(values), stream)
+            for function, grid, block, gather, shared in self._static:
+                self._launch_one(function, grid, block, gather(values), shared, stream)
         else:
             temps = []
             if self.host.temporaries:
@@ -460,19 +471,18 @@ class CudaProgram:
             for plan in self._plans:
                 grid = plan.grid_for(args)
                 if 0 not in grid:
-                    self._launch_one(plan.function, grid, plan.block, plan.arguments(values, temps, args), stream)
+                    self._launch_one(
+                        plan.function, grid, plan.block, plan.arguments(values, temps, args), plan.shared_bytes, stream
+                    )
         if index_errors_module.SYNC_EACH_CALL:
             (stream or cupy_module().cuda.get_current_stream()).synchronize()
             check_pending()
 
     def _launch_one(
-        self, function: Any, grid: tuple[int, ...], block: tuple[int, ...], values: Any, stream: Any
+        self, function: Any, grid: tuple[int, ...], block: tuple[int, ...], values: Any, shared: int, stream: Any
     ) -> None:
-        try:
-            if stream is None:  # cupy's current stream (a keyword costs a µs)
-                function(grid, block, values)
-            else:
-                function(grid, block, values, stream=stream)
+        try:  # stream None: cupy's current one
+            function(grid, block, values, shared, stream)
         except Exception as e:  # noqa: BLE001  (cupy's CUDADriverError and friends)
             self._launch_failed(function, grid, block, e)
 
