@@ -227,16 +227,16 @@ class MappingOptions(metaclass=_Interned):
                 f"MappingOptions: {threads} threads per block ({self.block}) exceeds "
                 f"{MAX_THREADS_PER_BLOCK}"
             )
-        if not isinstance(self.unroll, int) or self.unroll < 1:
+        if type(self.unroll) is not int or self.unroll < 1:
             raise TCError(f"MappingOptions: unroll must be a positive integer, got {self.unroll!r}")
-        if not 0 <= self.max_shared_memory <= MAX_SHARED_MEMORY:
+        if type(self.max_shared_memory) is not int or not 0 <= self.max_shared_memory <= MAX_SHARED_MEMORY:
             raise TCError(
                 f"MappingOptions: max_shared_memory must be in [0, {MAX_SHARED_MEMORY}], "
                 f"got {self.max_shared_memory}"
             )
 
         if (
-            not isinstance(self.max_private_elements, int)
+            type(self.max_private_elements) is not int
             or not 0 <= self.max_private_elements <= MAX_PRIVATE_ELEMENTS
         ):
             raise TCError(
