@@ -128,3 +128,19 @@ def test_out_calls_on_the_gpu_take_the_cached_launcher(mod):
     for _ in range(2):
         assert mod.accumulate(t, out=tout) is tout
         assert torch.equal(tout, t)
+
+
+@pytest.mark.skipif(not cuda_available(), reason="no CUDA device")
+def test_torch_calls_on_the_gpu_through_the_cached_launcher(mod):
+    """Calls on torch tensors like an earlier one pass them by address; a
+    tensor the checks refuse (not contiguous) is refused at every call, the
+    launcher made for its key included."""
+    torch = pytest.importorskip("torch")
+    t = torch.arange(4, dtype=torch.float32, device="cuda")
+    for k in range(3):
+        p, q = mod.two(t + k)
+        assert torch.equal(p, t + k + 1) and torch.equal(q, (t + k) * 2)
+    strided = torch.arange(8, dtype=torch.float32, device="cuda")[::2]
+    for _ in range(2):
+        with pytest.raises(tcir.ShapeError, match="argument 'A' must be C-contiguous"):
+            mod.two(strided)

@@ -201,6 +201,15 @@ def _buffer_converter(param: HostParam, device: int) -> Callable[[Any], Any]:
     return convert
 
 
+def _converts(convert: Callable[[Any], Any], value: Any) -> bool:
+    """Whether `convert` takes `value` (a call with it raises the TCError)."""
+    try:
+        convert(value)
+    except TCError:
+        return False
+    return True
+
+
 def _address(tensor: Any) -> int:
     """A torch tensor's address, as a kernel argument (cupy passes an int as 64 bits)."""
     return tensor.data_ptr()
@@ -409,10 +418,13 @@ class CudaProgram:
         # like the cupy outputs made here; the others (torch tensors, their
         # outputs too) are converted per call.
         like = [*args, *outputs] if outputs is not None else args
-        # Where every argument is a torch tensor, the key fixes each one's
-        # shape, dtype, contiguity and device too: its address is all a call
-        # needs (the checks cost a µs an argument).
-        tensors = all(is_torch_tensor(a) for a in like)
+        # Where every argument is a torch tensor that its checks pass here
+        # (the launcher is made before the call converts them), the key
+        # fixes each one's shape, dtype, contiguity and device: its address
+        # is all a later call needs (the checks cost a µs an argument).
+        tensors = all(is_torch_tensor(a) for a in like) and all(
+            _converts(convert, a) for convert, a in zip(self._converters, like)
+        )
         converters = [
             None if type(a) is ndarray and a.flags.c_contiguous else _address if tensors else convert
             for convert, a in zip(self._converters, like)
