@@ -38,7 +38,8 @@ from tcir.runtime.signature import NUMPY_DTYPES, Binding, bind, scalar_value
 
 def uninitialized(xp: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     """Allocates outputs that the def fully writes (tests poison them instead).
-    The array constructor itself: cupy's `empty` adds 0.3 µs a call around it."""
+    The array constructor itself: cupy's `empty` adds host time around it
+    (docs/guide/benchmarks.md, "Figures behind the runtime and the tuner")."""
     return xp.ndarray(shape, dtype)
 
 

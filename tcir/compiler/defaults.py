@@ -132,13 +132,11 @@ GATHER_ROW = 64
 """An embedding's block: a row of up to 64 points (two warps)."""
 VECTOR_WIDTH = 4
 """Shared operands read as float4 (`vector_width`) where the reduction's
-innermost loop allows: a quarter of the shared loads (tmm 128x4096x16384
-614 -> 471 us with 128x128x32 tiles on 16x16 threads, tbmm 8.7 -> 7.3 us);
-and copied from global memory as float4 (`copy_vector_width`) where the
-groups split evenly over the threads (on an H200: tmm 128x4096x16384 475
--> 459 us, tmm 128x1024x1024 19.2 -> 16.2 us, MLP1 14.0 -> 13.8 us; C3's
-k tiles of 40, whose 10 groups a row do not, lose the register staging of
-their copies: 22 -> 37 us)."""
+innermost loop allows: a quarter of the shared loads; and copied from
+global memory as float4 (`copy_vector_width`) where the groups split evenly
+over the threads (C3's k tiles of 40, whose 10 groups a row do not, would
+lose the register staging of their copies). The timings are in the
+defaults guide, "Contractions and the paper's layers"."""
 
 
 def _double_buffered_bytes(size: int, k_tile: int = K_TILE) -> int:
@@ -337,8 +335,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return blocks(tile, columns) >= times * BLOCKS_TO_FILL_GPU
 
         # A ragged last k tile is staged in registers where its copies are
-        # float4 groups (guarded: C3's 1000 points, 19.2 us on an H200); with
-        # scalar copies it is not (31.6 us, 115 us with vector reads).
+        # float4 groups (guarded: C3's 1000 points); with scalar copies it is
+        # not (the defaults guide has C3's times).
         steps = extents[layer.reduction_indices[0]]
         whole = steps % K_TILE == 0
 
@@ -424,9 +422,9 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # one block (16384x64 outputs of 1024 products each).
             return register_tiled(NARROW_OUTPUT, [16, 8], 32, True, columns=NARROW_OUTPUT)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:
-            # Whole k tiles staged in registers (tmm 128x1024x1024 15.4 us on
-            # an H100, 16.7 us by cp.async); C3's ragged last tile by cp.async
-            # (17.1 us, 17.7 us with one buffer staged in registers).
+            # Whole k tiles staged in registers (tmm 128x1024x1024), a ragged
+            # last tile by cp.async (C3): what measured fastest for each (the
+            # defaults guide).
             return sliced(register_tiled(32, [16, 8], 16, not whole), 32)
         if fills_gpu(32):
             return MappingOptions(tile=[*outer, 32, 32, K_TILE], blocks=grid(32, 32), threads=[32, 8], num_stages=2)

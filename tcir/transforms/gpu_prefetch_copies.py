@@ -353,8 +353,10 @@ def _async_sizes(loop: scf.ForOp) -> tuple[int, ...]:
     """The bytes a `cp.async` of `loop` may move: 16 only where a `wgmma`
     reads the tiles (copies of 8 bytes into a swizzled tile that wgmma read
     gave wrong sums on an H200, where copies of 16 bytes and ordinary
-    stores of 8 did not: found by the options fuzz, cause not known), else
-    any of `COPY_BYTES`."""
+    stores of 8 did not: found by the options fuzz), else any of
+    `COPY_BYTES`. Ordinary stores of 4 bytes into an 8-column B tile were
+    found wrong too, so the cause is not known to be the copy instruction
+    (docs/guide/mapping.md, "Known wrong mappings")."""
     return (16,) if any(isinstance(op, WarpgroupMmaOp) for op in loop.walk()) else COPY_BYTES
 
 

@@ -112,7 +112,7 @@ __device__ __forceinline__ void tc_atomic_add(T* address, T value) {
 }""",
     # check.index: an out-of-range subscript reads element 0 instead. The check
     # is branch-free (a call in the loop would keep the compiler from issuing
-    # the next gathers early: 1LUT took 11.8 us with it, 4.8 us without); a
+    # the next gathers early: docs/guide/benchmarks.md has 1LUT's times); a
     # thread notes its first bad subscript in registers (`tc_index_fault`) and
     # reports it when the kernel ends: the check id, subscript and index value,
     # then the flags, into pinned host memory, which the host reads on every
