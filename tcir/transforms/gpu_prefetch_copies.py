@@ -422,7 +422,7 @@ def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memre
     stores: list[Operation] = []
     copies.emit(_guarded(after, ahead, loop.ub), {iv: ahead}, {}, stage=False, stores=stores)
     after.insert(DeviceAsyncCreateGroupOp())
-    _index_buffers(loop, tiles, first, stores, buffers, ahead_steps)
+    _index_buffers(loop, tiles, first, stores, buffers)
     for mma in running:
         mma.properties["waitGroup"] = IntegerAttr(1, 64)
     if running:
@@ -557,11 +557,11 @@ def _in_other_loop(op: Operation, loop: scf.ForOp) -> bool:
 
 
 def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Sequence[Operation]],
-                   following: Sequence[Operation], buffers: int = 2, ahead_steps: int = 1) -> None:
+                   following: Sequence[Operation], buffers: int = 2) -> None:
     """Give each of `tiles` a leading dimension of `buffers`: the stores
-    `first[k]` (before the loop) write buffer k, the stores `following`
-    buffer (step + ahead_steps) % buffers, and every other access in `loop`
-    buffer step % buffers, where step = (iv - lb) / step size."""
+    `first[k]` (before the loop: the first steps' tiles) write buffer k, the
+    stores `following` buffer (step + len(first)) % buffers, and every other
+    access in `loop` buffer step % buffers, where step = (iv - lb) / step size."""
     iv = loop.body.block.args[0]
     at = Builder(InsertPoint.at_start(loop.body.block))
 
@@ -575,7 +575,7 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
     if buffers == 2:
         other = at.insert(arith.SubiOp(constant(1), current)).result
     else:
-        ahead = at.insert(arith.AddiOp(step, constant(ahead_steps))).result
+        ahead = at.insert(arith.AddiOp(step, constant(len(first)))).result
         other = at.insert(arith.RemSIOp(ahead, constant(buffers))).result
     outside = Builder(InsertPoint.before(loop))
     which = {id(op): other for op in following}
