@@ -742,20 +742,6 @@ class Promoter:
         flows = flow.get_full_must_dependence().uncurry().intersect_domain(same_tile.wrap())
         return reads.subtract(flows.domain_factor_range())
 
-    def _expressible(self, decision: Decision) -> bool:
-        """Whether the private copies of `decision` have a buffer index of
-        one quasi-affine piece (isl splits some by the parity of a warp's
-        index: `mv` with `warps=[2, 2]` crashed the pass)."""
-        for into_buffer in (True, False):
-            copy = self._copy(decision, into_buffer, False)
-            if copy is None:
-                continue
-            try:
-                copy.buffer_index()
-            except NotExpressible:
-                return False
-        return True
-
     def _copy(self, decision: Decision, into_buffer: bool, shared: bool) -> Copy | None:
         site, group = decision.site, decision.group
         if into_buffer:
@@ -840,17 +826,20 @@ class Promoter:
     def graft(self, path: Path, decisions: list[Decision], shared: bool) -> None:
         """Insert the copies of `decisions` around the node at `path` and
         rewrite the promoted references."""
-        if not shared:  # a private copy whose buffer index isl gives in pieces only: not promoted
-            decisions = [d for d in decisions if self._expressible(d)]
-        if not decisions:
+        kept: list[tuple[Decision, Copy | None, Copy | None]] = []
+        for d in decisions:
+            dead = self._dead_after(d, shared)
+            into = self._copy(d, True, shared)
+            out = None if dead and shared else self._copy(d, False, shared)
+            if not shared and not all(_expressible(c) for c in (into, out) if c is not None):
+                continue  # a private copy whose buffer index isl gives in pieces only: not promoted
+            kept.append((d, into, None if dead else out))
+        if not kept:
             return
+        decisions = [d for d, _, _ in kept]
         site = decisions[0].site
-        before = [
-            c for d in decisions if (c := self._copy(d, True, shared)) is not None
-        ]
-        after = [
-            c for d in decisions if not self._dead_after(d, shared) and (c := self._copy(d, False, shared)) is not None
-        ]
+        before = [c for _, c, _ in kept if c is not None]
+        after = [c for _, _, c in kept if c is not None]
         params = self.scop.param_names
         for decision in decisions:
             for ref, index in zip(decision.group.refs, decision.indices):
@@ -868,6 +857,17 @@ class Promoter:
             node = node.graft_after(self._subtree(site, after, shared))
         self.schedule = node.get_schedule()
         self.copies += before + after
+
+
+def _expressible(copy: Copy) -> bool:
+    """Whether `copy` has a buffer index of one quasi-affine piece (isl
+    splits some private ones by the parity of a warp's index: `mv` with
+    `warps=[2, 2]` crashed the pass)."""
+    try:
+        copy.buffer_index()
+    except NotExpressible:
+        return False
+    return True
 
 
 def _reduction_order(group: Group) -> tuple[int, ...]:
