@@ -454,6 +454,10 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     x = min(out[-1], INNER_THREADS)
     rows = out[-2] if out[-2] <= 2 * (MAX_THREADS // x) else min(out[-2], 2 * max(1, THREADS // x))
     y = rows // 2 if rows % 2 == 0 else rows
+    if layer.reduces and rows % 4 == 0 and x * rows // 4 >= THREADS:
+        # Sums of 32x32 outputs (batches of small matmuls): 4 rows a thread
+        # where that still leaves 256 threads (the defaults guide).
+        y = rows // 4
     tile = [1] * (len(out) - 2) + [rows, x]
     if len(out) >= 3 and layer.lhs_indices[-3] not in _indices_of_every_read(layer):
         tile[-3] = min(out[-3], REUSE_TILE)

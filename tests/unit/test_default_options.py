@@ -314,6 +314,15 @@ def test_a_batched_matmul_of_short_reductions_takes_register_tiles():
     assert options.tile == [1, 128, 128, 32] and options.max_private_elements == 64
 
 
+def test_batches_of_32x32_sums_take_four_rows_a_thread():
+    fn = tcir.define("def bmm(float(B,M,K) X, float(B,N,K) Y) -> (Z) { Z(b,m,n) +=! X(b,m,k) * Y(b,n,k) }").bmm
+    options = default_options(fn.definition, Binding({"B": 4096, "M": 32, "N": 32, "K": 32}, ()))
+    assert options.tile == [1, 32, 32] and options.threads == [32, 8]
+    # 8x8 outputs keep two rows a thread: four would leave 16 threads.
+    options = default_options(fn.definition, Binding({"B": 4096, "M": 8, "N": 8, "K": 8}, ()))
+    assert options.threads == [8, 4]
+
+
 def test_attention_is_mapped_in_parts():
     """The scores and the weighted values are contractions of their own; the
     softmax between them keeps a block per row (128x64 tiles for the 64
