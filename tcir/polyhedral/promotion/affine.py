@@ -77,6 +77,20 @@ def single_multi_aff(function: isl.PwMultiAff) -> isl.MultiAff:
 
 def function_of(relation: isl.Map, hidden: Sequence[str], late: Sequence[str] = ()) -> isl.MultiAff:
     """The single-valued `relation` as one quasi-affine function, once the
+    parameters `hidden` are projected out (`_function_of`). Where every
+    order of the projections gives several pieces, the same with the
+    equalities isl detects made explicit: a block id bounded in a roundabout
+    form (a batched product's row tile on two blocks, `128 block_x <= m -
+    (m mod 128)` written through `256 floor((1 + block_x) / 2)`) hides that
+    a warpgroup's private row index is `(m / 8) mod 2`."""
+    try:
+        return _function_of(relation, hidden, late)
+    except NotExpressible:
+        return _function_of(relation.detect_equalities(), hidden, late)
+
+
+def _function_of(relation: isl.Map, hidden: Sequence[str], late: Sequence[str] = ()) -> isl.MultiAff:
+    """The single-valued `relation` as one quasi-affine function, once the
     parameters `hidden` are projected out (they must be implied by the
     domain), and `late` too unless the function does not involve them.
     The order of the projections changes how isl writes the result, not
