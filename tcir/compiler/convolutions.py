@@ -48,6 +48,14 @@ larger than `CONVOLUTION_FILTER_TILE` elements)."""
 
 CONVOLUTION_FILTER_TILE = 6144
 
+WIDE_THREAD_FILTERS = 8
+"""Filters of a thread that takes 4 pixels of a sum without guards, or of a 1x1 convolution."""
+WIDE_THREAD_CHANNELS, WIDE_THREAD_POINTWISE_CHANNELS = 32, 64
+"""The channels of a step where a thread takes `WIDE_THREAD_FILTERS`
+filters (64 accumulators): with taps, 32 (the filters' tile then outgrows
+shared memory and is read through the L1 cache), without (1x1), 64. A step
+of 8 channels gave each barrier too little work (the defaults guide)."""
+
 CONVOLUTION_MIN_COLUMNS = 32
 """Images narrower keep the generic mapping."""
 
@@ -67,7 +75,8 @@ def convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents:
     pixels (a divisor of the row where one is), 8 filters where it takes 4
     pixels of a sum without guards (64 accumulators), or with 1x1 filters
     8 filters at 2 pixels; the image's rows and the filters staged in
-    shared memory for 8 channels (all taps) at a time."""
+    shared memory for 8 channels (all taps) at a time, 32 (1x1: 64) where a
+    thread takes 8 filters."""
     filters, columns = min(out[-3], CONVOLUTION_FILTERS), min(out[-1], CONVOLUTION_COLUMNS)
     shifts = taps(layer, image)
     widths = (4, 3, 2) if shifts else (2,)
@@ -75,6 +84,8 @@ def convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents:
     per_thread = 8 if not shifts or (points == 4 and not isinstance(layer.rhs, A.Ternary)) else 4
     tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
     channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
+    if per_thread == WIDE_THREAD_FILTERS:
+        channels = WIDE_THREAD_CHANNELS if shifts else WIDE_THREAD_POINTWISE_CHANNELS
     steps = _channel_steps(layer, shifts, extents, channels)
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],

@@ -439,6 +439,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
                 copy_vector_width=_copy_width(32, 16, 16 * 8),
                 split_k=-(-reduction // K_SLICE),
             )
+        if atomic and len(out) == 2 and len(layer.reduction_indices) >= 2 and reduction >= SPLIT_K:
+            return _sliced_sum_options(layer, extents, blocks(32))
         return MappingOptions(tile=[*outer, 8, 32, 32], blocks=grid(8, 32), threads=[32, 8], num_stages=2)
     if len(out) < 2:
         return MappingOptions()
@@ -470,6 +472,26 @@ SCATTER_TILE = 64
 """Rows and columns of a block's tile (16 points a thread) of a scatter's 2-D
 output of at least as many: the kernel that zeroes the output (a gradient
 table's every row) keeps 16 stores a thread in flight."""
+
+
+SLICED_ROWS = 128
+"""Points of the innermost reduction indices that a block of a sliced sum
+stages at a time (two rows of 56 pixels)."""
+
+
+def _sliced_sum_options(layer: A.Stmt, extents: dict[str, int], output_blocks: int) -> MappingOptions:
+    """A 2-D sum over several reduction indices whose 32x32 output tiles
+    leave SMs idle (a 1x1 convolution's filter gradient, over images and
+    pixels): 2x4 points a thread, the outermost reduction index dealt to
+    slices of blocks (one value a step, as many slices as give four blocks
+    an SM), the innermost ones staged `SLICED_ROWS` points at a time."""
+    first, *middle, last = layer.reduction_indices
+    inner = min(extents[last], SLICED_ROWS)
+    steps = [1] * len(middle)
+    if middle:
+        steps[-1] = max(1, min(extents[middle[-1]], SLICED_ROWS // inner))
+    slices = min(extents[first], -(-4 * BLOCKS_TO_FILL_GPU // output_blocks))
+    return MappingOptions(tile=[32, 32, 1, *steps, inner], threads=[16, 8], max_private_elements=16, split_k=slices)
 
 
 def _scatter_options(definition: A.CheckedDef, sizes: list[int], scatters: list[A.Stmt]) -> MappingOptions:

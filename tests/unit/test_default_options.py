@@ -323,6 +323,24 @@ def test_batches_of_32x32_sums_take_four_rows_a_thread():
     assert options.threads == [8, 4]
 
 
+FILTER_GRADIENT_1X1 = "def dw(float(N,F,H,W) d_O, float(N,C,H,W) I) -> (d_Wt) { d_Wt(f, c) +=! d_O(n, f, h, w) * I(n, c, h, w) }"
+
+
+def test_small_sums_over_several_reduction_indices_are_sliced():
+    """A 1x1 convolution's filter gradient: its 64x256 output leaves SMs
+    idle, so the images are dealt to slices of blocks (one thread looped
+    over all 100352 products of a point before)."""
+    fn = tcir.define(FILTER_GRADIENT_1X1).dw
+    options = default_options(fn.definition, Binding({"N": 32, "F": 64, "H": 56, "W": 56, "C": 256}, ()))
+    assert options.tile == [32, 32, 1, 2, 56] and options.threads == [16, 8] and options.split_k == 32
+    inputs = random_inputs(fn.definition, {"N": 5, "F": 36, "H": 15, "W": 17, "C": 40}, 0)
+    options = default_options(fn.definition, bind(fn.definition, inputs))
+    assert options.split_k == 5 and options.tile == [32, 32, 1, 7, 17]
+    got = fn(*inputs, backend="cuda-sim")
+    expected = reference_outputs(fn.definition, bind(fn.definition, inputs))
+    np.testing.assert_allclose(got, expected[0], rtol=1e-4, atol=1e-4)
+
+
 def test_attention_is_mapped_in_parts():
     """The scores and the weighted values are contractions of their own; the
     softmax between them keeps a block per row (128x64 tiles for the 64
@@ -366,11 +384,11 @@ def test_short_rows_take_a_thread_per_row():
 def test_convolutions_take_register_tiles():
     """64 filters x 2 rows x the row's pixels a block, 4 x 2 x 2-4 a thread
     (8 x 2 x 2 with 1x1 filters), a block per tile of the image, filters and
-    rows, 8 channels (and all taps) a step; images narrower than 32 pixels
-    and fewer than 16 filters keep the plane rule."""
+    rows, 8 channels (and all taps) a step, 64 with 1x1 filters; images
+    narrower than 32 pixels and fewer than 16 filters keep the plane rule."""
     fn = tcir.define(POINTWISE).pw
     options = default_options(fn.definition, Binding({"N": 32, "C": 256, "H": 56, "W": 56, "F": 64}, ()))
-    assert options == tcir.MappingOptions(tile=[1, 64, 2, 56, 8], blocks=[28, 32], threads=[28, 1, 8])
+    assert options == tcir.MappingOptions(tile=[1, 64, 2, 56, 64], blocks=[28, 32], threads=[28, 1, 8])
     narrow = default_options(fn.definition, Binding({"N": 32, "C": 512, "H": 14, "W": 14, "F": 128}, ()))
     assert narrow.tile[:4] == [1, 16, 14, 14] and len(narrow.threads) == 2
     conv = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text())
@@ -383,6 +401,10 @@ def test_convolutions_take_register_tiles():
     rng = np.random.default_rng(1)
     x, w = rng.standard_normal((2, 9, 3, 34)).astype(np.float32), rng.standard_normal((20, 9)).astype(np.float32)
     assert default_options(fn.definition, bind(fn.definition, [x, w])).threads == [17, 1, 3]
+    np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), np.einsum("nchw,fc->nfhw", x, w), rtol=1e-4, atol=1e-4)
+    # 70 channels: a step of 64, then a ragged one of 6.
+    x, w = rng.standard_normal((1, 70, 2, 32)).astype(np.float32), rng.standard_normal((16, 70)).astype(np.float32)
+    assert default_options(fn.definition, bind(fn.definition, [x, w])).tile == [1, 16, 2, 32, 64]
     np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), np.einsum("nchw,fc->nfhw", x, w), rtol=1e-4, atol=1e-4)
     # A padded 3x3 convolution of 20 filters over 2 rows: guards cut the rows' loops.
     x, w = rng.standard_normal((1, 3, 5, 32)).astype(np.float32), rng.standard_normal((20, 3, 3, 3)).astype(np.float32)
@@ -756,8 +778,10 @@ def test_padded_convolutions_read_a_zero_padded_copy():
         whole, (copy, conv) = default_parts(fn.definition, binding, None, "cuda")
         assert [s.lhs for s in whole.stmts] == ["I_pad", *["O"] * statements[0]]
         assert [p.name for p in copy.outputs] == ["I_pad"] and len(conv.stmts) == statements[0]
-        assert default_options(conv, binding).tile[:4] == [1, 64, 2, 56]
+        # 4 pixels and 8 filters a thread: 32 channels a step.
+        assert default_options(conv, binding).tile == [1, 64, 2, 56, 32, 3, 3]
         _run_on_cuda_sim(fn, {"N": 2, "C": 3, "H": 7, "W": 9, "F": 5, "KH": 3, "KW": 3}, None)
+    _run_on_cuda_sim(pad1, {"N": 1, "C": 35, "H": 3, "W": 32, "F": 16, "KH": 3, "KW": 3}, None)
 
 
 def test_a_gathered_read_outside_the_sums_keeps_the_row_wise_chain():
