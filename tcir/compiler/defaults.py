@@ -663,7 +663,8 @@ def _layer_groups(definition: A.CheckedDef, binding: Binding, sizes: list[int]) 
     elementwise tiles)."""
     if _one_output_layer(definition) is not None or not any(s.reduces for s in definition.stmts):
         return None
-    if _default_options(definition, binding, False) not in (MappingOptions(), WIDE_CHAIN):
+    scatters = any(s.scatter is not None for s in definition.stmts)
+    if not scatters and _default_options(definition, binding, False) not in (MappingOptions(), WIDE_CHAIN):
         return None
     groups: list[list[int]] = []
     for k, stmt in enumerate(definition.stmts):

@@ -713,6 +713,24 @@ def test_unrelated_gradients_are_lowered_apart():
     _run_on_cuda_sim(fn, {"B": 2, "IP": 3, "H": 6, "W": 7, "OP": 4, "KH": 3, "KW": 3, "out_2": 4, "out_3": 5}, None)
 
 
+def test_gradients_with_scatters_are_lowered_apart():
+    """A strided convolution's derived backward: the input's gradient is a
+    scatter (its stride-2 subscripts have no inverse), the filters' a sum.
+    A def with a scatter took the scatters' plain mapping whole, the filter
+    gradient included (215x eager autograd on an H200); now each gradient
+    is a part, the filters' taking its template."""
+    from tcir.compiler.defaults import default_partition
+    from tcir.compiler.partition import split_def
+
+    conv = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text()).conv2d_stride2
+    fn = tcir.define(conv.gradient()).conv2d_stride2_grad
+    binding = Binding({"N": 32, "C": 64, "H": 56, "W": 56, "F": 128, "KH": 3, "KW": 3, "O_2": 27, "O_3": 27}, ())
+    assert default_partition(fn.definition, binding) == [[0], [1]]
+    d_weight = split_def(fn.definition, [[0], [1]])[1]
+    assert default_options(d_weight, binding).split_k == 32  # the filter-gradient template
+    _run_on_cuda_sim(fn, {"N": 2, "C": 3, "H": 9, "W": 11, "F": 4, "KH": 3, "KW": 3, "O_2": 4, "O_3": 5}, None)
+
+
 def test_filter_gradients_split_the_images():
     """A convolution's filter gradient sums over images and pixels into
     filters x channels x taps: split-K over the images, 32 x 32 x every
