@@ -1,6 +1,7 @@
 """The layer zoo: common layers at common shapes, tcir's default mapping against PyTorch eager.
 
     python tools/bench_zoo.py [--only matmul,conv2d 32x] [--max-cases N] [--tf32] [--options JSON] [--json zoo.json]
+    python tools/bench_zoo.py --dtype float16 [--only ...]  # every case in a half type, eager in that type
     python tools/bench_zoo.py --list                      # the cases, no GPU
     python tools/bench_zoo.py --compile-only [--only ...]  # CUDA C at the real sizes, no GPU
 
@@ -25,6 +26,12 @@ process already warm. The table gives tcir's and eager's device time, their
 ratio, whether the results agree and the roofline floor (flops and bytes
 against the measured peaks), then the geometric mean of the ratios and the
 cases above 1.5x. A case that fails to compile or run is a row of the table.
+
+With `--dtype float16` or `bfloat16`, each def's float tensors take that
+type (`Function.astype`), torch makes the half inputs (cupy has no
+bfloat16) and eager runs in the same type; a result is right where its
+error against eager in float64 is at most twice eager's own, as in
+`tools/bench.py --dtype`.
 
 `--compile-only` needs no GPU: it lowers every case to CUDA C at its real
 sizes (`Function.ir`, numpy inputs that are never touched) and prints the
@@ -294,11 +301,13 @@ def _source(file: str) -> str:
     return (EXAMPLES / file).read_text()
 
 
-def function(case: Case) -> Any:
-    """The case's def, defined afresh (no compiled code from another case)."""
+def function(case: Case, dtype: str | None = None) -> Any:
+    """The case's def, defined afresh (no compiled code from another case),
+    its float tensors of `dtype` where one is given."""
     import tcir
 
-    return tcir.define(_source(case.file), str(EXAMPLES / case.file))[case.entry]
+    fn = tcir.define(_source(case.file), str(EXAMPLES / case.file))[case.entry]
+    return fn.astype(dtype) if dtype else fn
 
 
 def select(all_cases: Sequence[Case], only: str, max_cases: int | None) -> list[Case]:
@@ -319,7 +328,7 @@ def host_inputs(definition: Any, sizes: dict[str, int]) -> list[Any]:
     return [np.empty([evaluate(d, values) for d in p.dims], NUMPY_DTYPES[p.dtype]) for p in definition.inputs]
 
 
-def compile_only(selected: Sequence[Case], options: Any) -> int:
+def compile_only(selected: Sequence[Case], options: Any, dtype: str | None = None) -> int:
     """Lower each case to CUDA C at its real sizes (define to CUDA C, NVRTC
     left out); print the wall and CPU seconds (the CPU's are the robust ones
     on a shared machine) and the kernels. Returns the exit status."""
@@ -328,7 +337,7 @@ def compile_only(selected: Sequence[Case], options: Any) -> int:
     for case in selected:
         try:
             started, cpu = time.perf_counter(), time.process_time()
-            fn = function(case)
+            fn = function(case, dtype)
             source = fn.ir(*host_inputs(fn.definition, case.sizes), backend="cuda", options=options)
             seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         except Exception as e:  # keep going: report the failure in the table
@@ -353,16 +362,21 @@ def _nbytes(values: Any) -> int:
     return sum(v.nbytes for v in (values if isinstance(values, (tuple, list)) else [values]))
 
 
-def run(case: Case, options: Any, peaks: tuple[float, float], tolerance: float) -> dict[str, Any]:
+def run(
+    case: Case, options: Any, peaks: tuple[float, float], tolerance: float, dtype: str | None = None
+) -> dict[str, Any]:
     """Check and time one case on the GPU: a row of the table."""
     import cupy
 
     row: dict[str, Any] = {"case": case.name, "file": case.file, "entry": case.entry, "sizes": case.sizes}
     started = time.perf_counter()
-    fn = function(case)
+    fn = function(case, dtype)
     defined = time.perf_counter() - started
     inputs = device_inputs(fn.definition, case.sizes, cupy)
     tensors = [torch.as_tensor(x, device="cuda") for x in inputs]
+    if dtype:  # torch makes the half inputs; tcir takes the tensors as they are
+        tensors = [t.to(getattr(torch, dtype)) if t.is_floating_point() else t for t in tensors]
+        inputs = tensors
     expected = case.peer(*tensors)
     cupy.cuda.runtime.deviceSynchronize()
     started = time.perf_counter()
@@ -371,6 +385,10 @@ def run(case: Case, options: Any, peaks: tuple[float, float], tolerance: float) 
     row["compile_s"] = defined + time.perf_counter() - started
     row["rel_error"] = check(result, expected, torch)
     row["ok"] = row["rel_error"] <= tolerance
+    if dtype:  # both against float64
+        exact = case.peer(*[t.double() if t.is_floating_point() else t for t in tensors])
+        row["error64"], row["eager_error64"] = check(result, exact, torch), check(expected, exact, torch)
+        row["ok"] = row["error64"] <= 2 * row["eager_error64"] + 1e-6
     moved = case.moved or _nbytes(inputs) + _nbytes(result)
     row["flops"], row["bytes"] = case.flops, moved
     row["roofline_us"] = max(case.flops / peaks[0], moved / peaks[1]) * 1e6
@@ -424,6 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tf32", action="store_true",
                         help="allow TF32: tcir with MappingOptions(allow_tf32=True), eager with "
                         "torch.backends.cuda.matmul.allow_tf32 and cudnn.allow_tf32")
+    parser.add_argument("--dtype", choices=("float16", "bfloat16"),
+                        help="every def's float tensors in this type, eager in it too (default: float32)")
     parser.add_argument("--json", metavar="FILE", help="write the rows and the summary as JSON")
     parser.add_argument("--cache-dir", help="tcir's compilation cache (default: a new empty one)")
     args = parser.parse_args(argv)
@@ -441,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fields["allow_tf32"] = True
     options = tcir.MappingOptions(**fields) if fields else None
     if args.compile_only:
-        return compile_only(selected, options)
+        return compile_only(selected, options, args.dtype)
     os.environ["TCIR_CACHE_DIR"] = args.cache_dir or tempfile.mkdtemp(prefix="tcir-zoo-cache-")
     import logging
 
@@ -457,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = []
     for case in selected:
         try:
-            row = run(case, options, peaks, tolerance)
+            row = run(case, options, peaks, tolerance, args.dtype)
         except Exception as e:  # keep going: report the failure in the table
             row = {"case": case.name, "file": case.file, "entry": case.entry, "sizes": case.sizes,
                    "error": f"{type(e).__name__}: {e}"[:300]}
@@ -473,7 +493,8 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"above {SLOW}x: {len(result['slow'])}; wrong: {len(result['wrong'])}; failed: {len(result['failed'])}; "
           f"compiles over {COMPILE_BUDGET_S:g} s: {len(result['over_compile_budget'])}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"peaks": peaks, "tf32": args.tf32, "options": fields, "rows": rows,
+        Path(args.json).write_text(json.dumps({"peaks": peaks, "tf32": args.tf32, "dtype": args.dtype or "float32",
+                                               "options": fields, "rows": rows,
                                                "summary": result}, indent=1))
     return 0
 

@@ -121,3 +121,14 @@ def test_list_and_compile_only_need_no_gpu(capsys):
     lowered = capsys.readouterr().out.splitlines()
     assert len(lowered) == 2 and lowered[1].startswith("transpose 8192x8192")
     assert lowered[1].split()[4] == "1", "one kernel"
+
+
+def test_compile_only_in_a_half_type(capsys):
+    """`--dtype`: each def's float tensors in that type, lowered at the case's sizes."""
+    assert bench_zoo.main(["--compile-only", "--dtype", "bfloat16", "--only", "softmax 4096x1024"]) == 0
+    lowered = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lowered[1:]] == ["softmax", "log_softmax"]  # "softmax 4096x1024" in both
+    case = next(c for c in CASES if c.name == "softmax 4096x1024")
+    fn = bench_zoo.function(case, "bfloat16")
+    assert {p.dtype for p in fn.definition.inputs} == {"bfloat16"}
+    assert "__nv_bfloat16" in fn.ir(*bench_zoo.host_inputs(fn.definition, case.sizes), backend="cuda")
