@@ -442,8 +442,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         if atomic and len(out) == 2 and len(layer.reduction_indices) >= 2 and reduction >= SPLIT_K:
             return _sliced_sum_options(layer, extents, blocks(32))
         return MappingOptions(tile=[*outer, 8, 32, 32], blocks=grid(8, 32), threads=[32, 8], num_stages=2)
-    if len(out) < 2:
-        return MappingOptions()
+    if len(out) < 2:  # a 1-D output that no rule above took: spread its sum where one read allows it
+        return _spread_sum(definition, sizes, mixed=True) or MappingOptions()
     image = convolution_image(layer)
     if image is not None and out[-3] >= CONVOLUTION_FILTERS // 4:
         if out[-1] >= CONVOLUTION_MIN_COLUMNS:
@@ -796,14 +796,16 @@ SPREAD_BLOCKS = 8 * BLOCKS_TO_FILL_GPU
 output is spread."""
 
 
-def _spread_sum(definition: A.CheckedDef, sizes: list[int]) -> MappingOptions | None:
+def _spread_sum(definition: A.CheckedDef, sizes: list[int], mixed: bool = False) -> MappingOptions | None:
     """A sum over several reduction dimensions into an output too small to
     fill the GPU (per-channel statistics of NCHW images, `S(c) +=! X(n, c,
-    h, w)`), whose reads all end in its innermost reduction index: the
-    reduction spread over about `SPREAD_BLOCKS` blocks (`parallel_reductions`),
-    each a tile holding the innermost reduction dimensions whole as far as
-    it can, its threads along the innermost two (coalesced), partial sums
-    added atomically; None for other defs."""
+    h, w)`), whose reads all end in its innermost reduction index (with
+    `mixed`, one of them: a channel scale's gradient reads channels-last and
+    NCHW images alike): the reduction spread over about `SPREAD_BLOCKS`
+    blocks (`parallel_reductions`), each a tile holding the innermost
+    reduction dimensions whole as far as it can, its threads along the
+    innermost two (coalesced), partial sums added atomically; None for other
+    defs."""
     layer = _one_output_layer(definition)
     if layer is None or len(layer.reduction_indices) < 2 or not atomic_sum(definition, layer):
         return None
@@ -816,7 +818,7 @@ def _spread_sum(definition: A.CheckedDef, sizes: list[int]) -> MappingOptions | 
         out >= SMALL_OUTPUT
         or math.prod(reduced) < THREADS * POINTS_PER_THREAD
         or not reads
-        or not all(_ends_in(r, inner) for r in reads)
+        or not (any if mixed else all)(_ends_in(r, inner) for r in reads)
     ):
         return None
     points = max(THREADS * POINTS_PER_THREAD, out * math.prod(reduced) // SPREAD_BLOCKS)

@@ -341,6 +341,18 @@ def test_small_sums_over_several_reduction_indices_are_sliced():
     np.testing.assert_allclose(got, expected[0], rtol=1e-4, atol=1e-4)
 
 
+def test_sums_of_mixed_layouts_into_channels_are_spread():
+    """A channel scale's gradient reads channels-last and NCHW images alike
+    (`d(c) +=! dY(n, h, w, c) * X(n, c, h, w)`): not every read ends in the
+    innermost reduction index, so the spread-sum rule passed it by, and its
+    64 outputs took the plain mapping (a thread summing 100,352 products).
+    One read that ends there is enough now."""
+    fn = tcir.define("def ds(float(N,H,W,C) dY, float(N,C,H,W) X) -> (d) { d(c) +=! dY(n,h,w,c) * X(n,c,h,w) }").ds
+    options = default_options(fn.definition, Binding({"N": 32, "C": 64, "H": 56, "W": 56}, ()))
+    assert options == tcir.MappingOptions(tile=[1, 2, 56, 56], threads=[56, 8], parallel_reductions=True)
+    _run_on_cuda_sim(fn, {"N": 3, "C": 5, "H": 24, "W": 32}, None)
+
+
 def test_attention_is_mapped_in_parts():
     """The scores and the weighted values are contractions of their own; the
     softmax between them keeps a block per row (128x64 tiles for the 64
