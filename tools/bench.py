@@ -355,6 +355,20 @@ def check(got: Any, expected: Any, torch: Any) -> float:
     return error
 
 
+def in_dtype(tensors: list[Any], dtype: str, torch: Any) -> list[Any]:
+    """The float tensors of `tensors` in `dtype` (torch makes the half
+    inputs: cupy has no bfloat16; tcir takes the tensors as they are)."""
+    return [t.to(getattr(torch, dtype)) if t.is_floating_point() else t for t in tensors]
+
+
+def errors64(result: Any, reference: Any, peer: Callable[..., Any], tensors: list[Any], torch: Any) -> dict[str, Any]:
+    """tcir's and eager's errors against eager in float64 on the same
+    inputs, and whether tcir's is at most twice eager's (a half type's rule)."""
+    exact = peer(*[t.double() if t.is_floating_point() else t for t in tensors])
+    error, eager = check(result, exact, torch), check(reference, exact, torch)
+    return {"error64": error, "eager_error64": eager, "ok": error <= 2 * eager + 1e-6}
+
+
 def _time(torch: Any, name: str, call: Callable[[], Any], row: dict[str, Any]) -> None:
     """`row[name_device_ms]` and `row[name_wall_ms]` of `call`."""
     call()
@@ -382,9 +396,8 @@ def run(
         function = function.astype(dtype)
     inputs = device_inputs(function.definition, config.sizes, cupy)
     tensors = [torch.as_tensor(x, device="cuda") for x in inputs]
-    if dtype:  # torch makes the half inputs (cupy has no bfloat16); tcir takes them as they are
-        tensors = [t.to(getattr(torch, dtype)) if t.is_floating_point() else t for t in tensors]
-        inputs = tensors
+    if dtype:
+        inputs = tensors = in_dtype(tensors, dtype, torch)
     reference = config.peer(*tensors)
     options = tcir.MappingOptions(**config.options) if config.options else None
     started = time.perf_counter()
@@ -393,9 +406,9 @@ def run(
     row: dict[str, Any] = {"config": config.label, "tcir_compile_s": time.perf_counter() - started}
     error = check(result, reference, torch)
     row["tcir_error"] = error
-    if dtype:  # both against float64
-        exact = config.peer(*[t.double() if t.is_floating_point() else t for t in tensors])
-        row["tcir_error64"], row["eager_error64"] = check(result, exact, torch), check(reference, exact, torch)
+    if dtype:
+        against64 = errors64(result, reference, config.peer, tensors, torch)
+        row["tcir_error64"], row["eager_error64"] = against64["error64"], against64["eager_error64"]
     from tcir.compiler.defaults import default_options
     from tcir.runtime.signature import bind
 
@@ -436,7 +449,7 @@ def run(
     row["flops"], row["bytes"] = config.flops, moved
     row["ok"] = max(error, row["nopromo_error"], row.get("tuned_error", 0.0)) <= 1e-3
     if dtype:
-        row["ok"] = row["tcir_error64"] <= 2 * row["eager_error64"] + 1e-6
+        row["ok"] = against64["ok"]
     return row
 
 

@@ -54,7 +54,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from bench import check, device_inputs, device_ms, machine_peaks, wall_ms
+from bench import check, device_inputs, device_ms, errors64, in_dtype, machine_peaks, wall_ms
 
 try:
     import torch
@@ -374,9 +374,8 @@ def run(
     defined = time.perf_counter() - started
     inputs = device_inputs(fn.definition, case.sizes, cupy)
     tensors = [torch.as_tensor(x, device="cuda") for x in inputs]
-    if dtype:  # torch makes the half inputs; tcir takes the tensors as they are
-        tensors = [t.to(getattr(torch, dtype)) if t.is_floating_point() else t for t in tensors]
-        inputs = tensors
+    if dtype:
+        inputs = tensors = in_dtype(tensors, dtype, torch)
     expected = case.peer(*tensors)
     cupy.cuda.runtime.deviceSynchronize()
     started = time.perf_counter()
@@ -385,10 +384,8 @@ def run(
     row["compile_s"] = defined + time.perf_counter() - started
     row["rel_error"] = check(result, expected, torch)
     row["ok"] = row["rel_error"] <= tolerance
-    if dtype:  # both against float64
-        exact = case.peer(*[t.double() if t.is_floating_point() else t for t in tensors])
-        row["error64"], row["eager_error64"] = check(result, exact, torch), check(expected, exact, torch)
-        row["ok"] = row["error64"] <= 2 * row["eager_error64"] + 1e-6
+    if dtype:
+        row.update(errors64(result, expected, case.peer, tensors, torch))
     moved = case.moved or _nbytes(inputs) + _nbytes(result)
     row["flops"], row["bytes"] = case.flops, moved
     row["roofline_us"] = max(case.flops / peaks[0], moved / peaks[1]) * 1e6

@@ -83,9 +83,10 @@ def convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents:
     points = next((p for p in widths if columns % p == 0), widths[0])
     per_thread = 8 if not shifts or (points == 4 and not isinstance(layer.rhs, A.Ternary)) else 4
     tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
-    channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
     if per_thread == WIDE_THREAD_FILTERS:
         channels = WIDE_THREAD_CHANNELS if shifts else WIDE_THREAD_POINTWISE_CHANNELS
+    else:
+        channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
     steps = _channel_steps(layer, shifts, extents, channels)
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],
