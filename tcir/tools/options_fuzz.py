@@ -38,7 +38,7 @@ import numpy as np
 
 from tcir.diagnostics import InternalError
 from tcir.errors import KernelFault, TCError
-from tcir.compiler.options import DEFAULT, MappingOptions
+from tcir.compiler.options import DEFAULT, MAX_THREADS_PER_BLOCK, MappingOptions
 from tcir.tuner.executors import usable_cores
 from tcir.tuner.space import over_gpu_limits
 
@@ -252,8 +252,10 @@ def _convolution_shaped(options: MappingOptions, rng: random.Random, problem: st
         if rng.random() < 0.5:  # squares of pixels
             side = rng.choice((1, 2, 3))
             threads = [-(-width // side), -(-height // side)]
-        else:  # segments of rows, a thread several filters
-            threads = [-(-width // rng.choice((2, 3, 4, 7))), height, -(-filters // rng.choice((2, 4, 8)))]
+        else:  # segments of rows, a thread several filters, in a block of at most 1024 threads
+            segments = -(-width // rng.choice((2, 3, 4, 7)))
+            groups = [g for d in (2, 4, 8) if segments * height * (g := -(-filters // d)) <= MAX_THREADS_PER_BLOCK]
+            threads = [segments, height, rng.choice(groups or [1])]
         return replace(
             options, tile=[1, filters, height, width, rng.choice((1, 2, 8)), *taps], threads=threads,
             max_private_elements=rng.choice((32, 64)), **common,
