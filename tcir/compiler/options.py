@@ -8,6 +8,7 @@ stands for, so any kernel can be reproduced on the command line.
 from __future__ import annotations
 
 import json
+import marshal
 import math
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -35,28 +36,22 @@ class _Interned(type):
     costs what one reusing them does, and equal options compare and hash by
     their key, a string computed once per value."""
 
-    _made: dict[tuple[Any, ...], Any] = {}
+    _made: dict[tuple[type, bytes], Any] = {}
     LIMIT = 4096
     """Kept constructions (the cache is emptied when it grows past them)."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        # By type too: `True == 1`, but `unroll=True` is no valid option. A
-        # loop, not generators: this is all a call with new equal options pays.
-        signature: list[Any] = [cls]
+        # The arguments' key is their marshal bytes (a C function: the rest of
+        # what a call with new equal options pays). marshal writes builtin
+        # values of exact types only, with their types (`True` is no `1`,
+        # `[1]` no `(1,)`), so equal bytes are equal arguments; it refuses
+        # anything else, which the checks then judge. Version 2 writes no
+        # back-references, whose use depends on reference counts.
         try:
-            for value in (*args, *kwargs.values()):
-                kind = type(value)
-                signature.append(kind)
-                if kind is list:  # and its items' types: `[True]` is no `[1]`
-                    signature.append(tuple(value))
-                    signature.append(tuple(map(type, value)))
-                else:
-                    signature.append(value)
-            signature.extend(kwargs)
-            key = tuple(signature)
-            made = _Interned._made.get(key)
-        except TypeError:  # unhashable arguments: the checks say what is wrong
+            key = (cls, marshal.dumps((args, kwargs) if args else kwargs, 2))
+        except ValueError:
             return super().__call__(*args, **kwargs)
+        made = _Interned._made.get(key)
         if made is None:
             made = super().__call__(*args, **kwargs)
             if len(_Interned._made) >= _Interned.LIMIT:

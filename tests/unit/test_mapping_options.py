@@ -20,6 +20,21 @@ def test_json_round_trip_and_equality():
     assert again == options and again is not options
 
 
+def test_equal_arguments_give_one_object_and_unequal_types_do_not():
+    fields = {"tile": [32, 32], "threads": [16, 8], "unroll": 4, "async_copies": True}
+    options = tcir.MappingOptions(**fields)
+    assert tcir.MappingOptions(**fields) is options
+    assert tcir.MappingOptions(**{**fields, "tile": (32, 32)}) == options
+    assert tcir.MappingOptions(unroll=1) is tcir.MappingOptions(unroll=1)
+    # `True == 1` and `1.0 == 1`, but neither is a valid unroll; a numpy
+    # integer (which the key does not take) is checked as any argument is.
+    for unroll in (True, 1.0, np.int64(1)):
+        with pytest.raises(tcir.TCError, match="unroll must be a positive integer"):
+            tcir.MappingOptions(unroll=unroll)
+    with pytest.raises(tcir.TCError, match="tile must be a list of integers"):
+        tcir.MappingOptions(tile=[True, True])
+
+
 def test_pipeline_string():
     options = tcir.MappingOptions(fusion="min", tile=[32, 32, 32], unroll=4)
     assert options.pipeline({"M": 128, "K": 32}) == (
