@@ -412,10 +412,12 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             transposed = len(definition.stmts) == 1 and _transposed_operands(layer) == 1 and reduction >= LARGE_REDUCTION
             return dataclasses.replace(register_tiled(128, [16, 16], 64, True), transpose_copies=transposed)
         medium = sliced(register_tiled(MEDIUM_TILE, [16, 8], 32, True), MEDIUM_TILE)
-        if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and steps % VECTOR_WIDTH == 0 and blocks(MEDIUM_TILE) * medium.split_k >= 2 * BLOCKS_TO_FILL_GPU:
+        if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and steps % VECTOR_WIDTH == 0 and (
+            blocks(MEDIUM_TILE) * medium.split_k >= (1 if medium.split_k > 1 else 2) * BLOCKS_TO_FILL_GPU
+        ):
             # 4x8 a thread, where 128x128 tiles would leave SMs idle (a 1000 x
-            # 1000 output) or the last k tile is ragged, on two blocks an SM
-            # (counting the slices of a split sum).
+            # 1000 output) or the last k tile is ragged, on two blocks an SM;
+            # a split sum's slices, on one (a 256 x 256 output of 8192 points).
             return medium
         if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=2):
             # 64x64 tiles, 8x4 a thread, where 128x64 would leave SMs with

@@ -553,7 +553,8 @@ def test_contractions_short_of_blocks_split_the_reduction():
 
 def test_medium_register_tiles_where_128_rows_leave_sms_idle():
     """A 1000x1000 output (64 tiles of 128x128, a ragged edge) takes 64x64
-    tiles; 768x768 of 3072 products each, split-K over them as well; a
+    tiles; 768x768 of 3072 products each, split-K over them as well, and
+    256x256 of 8192 products; a
     2000x2000 output too (ragged), where 2048x2048 takes 128x128; 64 rows
     in one 128-row tile keep it; 32 rows keep 32x32 tiles."""
     tmm = _example("tmm")
@@ -567,6 +568,9 @@ def test_medium_register_tiles_where_128_rows_leave_sms_idle():
     assert options(2048, 1024, 2048).tile == [128, 128, 32]
     assert options(64, 1024, 16384).tile == [128, 128, 32]
     assert options(32, 4096, 4096).tile == [32, 32, 32]
+    # 256x256 of 8192 products (a Gram matrix): 16 tiles of 64x64 in 8
+    # slices, one block an SM, instead of 64 tiles of 32x32 in 64 slices.
+    assert (options(256, 8192, 256).tile, options(256, 8192, 256).split_k) == ([64, 64, 32], 8)
 
 
 def test_scatters_into_large_tables_take_16_points_a_thread():
