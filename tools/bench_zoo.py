@@ -222,6 +222,8 @@ def _reductions() -> list[Case]:
                     lambda x: x.sum(0), b * n))
     out.append(Case(f"rowsum {_shape(b, n)}", "rowsum.tc", "rowsum", {"B": b, "K": n}, {"B": 140, "K": 50},
                     lambda x: x.sum(1), b * n))
+    out.append(Case(f"colmax {_shape(b, n)}", "zoo/reduction.tc", "colmax", {"B": b, "N": n}, {"B": 300, "N": 70},
+                    lambda x: x.amax(0), b * n))
     b, c, d = 64, 1024, 1024
     out.append(Case(f"batch_mean {_shape(b, c, d)}", "zoo/reduction.tc", "batch_mean", {"B": b, "C": c, "D": d},
                     {"B": 24, "C": 9, "D": 40}, lambda x: x.mean(0), 2 * b * c * d))

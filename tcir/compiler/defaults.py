@@ -83,7 +83,7 @@ from tcir.compiler.convolutions import (
     filter_gradient_options,
     narrow_convolution_options,
 )
-from tcir.compiler.options import ATOMIC_SUM_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
+from tcir.compiler.options import ATOMIC_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
 from tcir.frontend import ast as A
 from tcir.frontend.dtypes import HALF_TYPES
 from tcir.frontend.subscripts import accesses, gathers, index_names, operand_reads, walk
@@ -305,7 +305,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     if any(e <= 0 for e in out):
         return MappingOptions()  # an empty output: nothing to tile
     reduction = math.prod(extents[i] for i in layer.reduction_indices)
-    atomic = atomic_sum(definition, layer)
+    atomic = atomic_reduction(definition, layer)
     gradient = filter_gradient_options(layer, out, extents) if atomic else None
     if gradient is not None:
         return gradient
@@ -783,7 +783,7 @@ def _column_sum(definition: A.CheckedDef) -> A.Stmt | None:
     reduction index there), or the read depends on no output index (a vector
     that every thread reads alike)."""
     layer = _one_output_layer(definition)
-    if layer is None or not layer.reduces or not layer.lhs_indices or not atomic_sum(definition, layer):
+    if layer is None or not layer.reduces or not layer.lhs_indices or not atomic_reduction(definition, layer):
         return None
     inner, outputs = layer.lhs_indices[-1], set(layer.lhs_indices)
     reads = _input_reads(layer, {layer.lhs})
@@ -809,7 +809,7 @@ def _spread_sum(definition: A.CheckedDef, sizes: list[int], mixed: bool = False)
     innermost two (coalesced), partial sums added atomically; None for other
     defs."""
     layer = _one_output_layer(definition)
-    if layer is None or len(layer.reduction_indices) < 2 or not atomic_sum(definition, layer):
+    if layer is None or len(layer.reduction_indices) < 2 or not atomic_reduction(definition, layer):
         return None
     extents = _extents(layer, sizes)
     out = math.prod(extents[i] for i in layer.lhs_indices)
@@ -905,9 +905,14 @@ def _reduction_points(stmt: A.Stmt, sizes: list[int]) -> int:
     return math.prod(extents[i] for i in stmt.reduction_indices)
 
 
-def atomic_sum(definition: A.CheckedDef, stmt: A.Stmt) -> bool:
-    """Whether `poly-parallel-reduction` may combine `stmt`'s sum by atomic adds."""
-    return stmt.op.startswith("+=") and stmt.reduces and definition.tensor(stmt.lhs).dtype in ATOMIC_SUM_DTYPES
+def atomic_reduction(definition: A.CheckedDef, stmt: A.Stmt) -> bool:
+    """Whether `poly-parallel-reduction` may combine `stmt`'s reduction (a
+    sum, maximum or minimum) by atomics."""
+    return (
+        stmt.op.startswith(("+=", "max=", "min="))
+        and stmt.reduces
+        and definition.tensor(stmt.lhs).dtype in ATOMIC_DTYPES
+    )
 
 
 def _layer_chain(definition: A.CheckedDef) -> bool:

@@ -26,8 +26,8 @@ MAX_PRIVATE_ELEMENTS = 255
 """A thread has at most 255 registers: a larger private tile cannot stay in them."""
 MAX_STAGES = 5
 """Copies are staged in registers one step ahead, and in a second shared buffer."""
-ATOMIC_SUM_DTYPES = ("float32", "float64", "int32")
-"""Element types whose `+=` sums `poly-parallel-reduction` combines by atomic adds."""
+ATOMIC_DTYPES = ("float32", "float64", "int32")
+"""Element types whose `+=`, `max=` and `min=` reductions `poly-parallel-reduction` combines by atomics."""
 
 
 class _Interned(type):

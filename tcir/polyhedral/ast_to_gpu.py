@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import AffineMapAttr, AnyFloat, ArrayAttr, IntegerAtt
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from tcir.backends.cuda.scalar_types import ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT
+from tcir.backends.cuda.scalar_types import ATOMIC_KINDS
 from tcir.dialects.poly import PartialOp, StmtOp
 from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.lowering.affine_to_arith import index_constant
@@ -169,7 +169,7 @@ class KernelPoint(PointLowering):
             return super().update(builder, op)
         destination, subscripts = self.target(builder, op)
         element = op.tensor_type.element_type
-        kind = ATOMIC_ADD_FLOAT if isinstance(element, AnyFloat) else ATOMIC_ADD_INT
+        kind = ATOMIC_KINDS[op.kind.data, isinstance(element, AnyFloat)]
         builder.insert(
             memref.AtomicRMWOp.build(
                 operands=[self.lookup(op.value), destination, subscripts],

@@ -76,6 +76,7 @@ PROBLEMS: dict[str, dict[str, int]] = {
     "zoo/conv:conv2d_filter_grad": {"N": 3, "C": 5, "H": 7, "W": 9, "F": 6, "OH": 5, "OW": 6},
     "zoo/pool:global_avgpool": {"N": 3, "C": 37, "H": 5, "W": 3},
     "zoo/reduction:instancenorm": {"N": 2, "C": 3, "H": 7, "W": 9},
+    "zoo/reduction:colmax": {"B": 41, "N": 13},
     "tmm@f16": {"M": 37, "K": 29, "N": 45},
     "MLP1@f16": {"B": 7, "M": 13, "N": 11},
     "softmax@f16": {"B": 5, "N": 37},

@@ -1,4 +1,4 @@
-"""`poly-parallel-reduction`: run `+=` reductions on many threads, combined by atomics.
+"""`poly-parallel-reduction`: run `+=`, `max=` and `min=` reductions on many threads, combined by atomics.
 
 Replaces the schedule tree of every `poly.scop` by its canonical tree (one
 filter per statement in program order, each with its identity band: one
@@ -25,15 +25,17 @@ by slices:
     poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" coincident = [1, 0]
 
 Code generation turns an atomic update into `memref.atomic_rmw addf` (CUDA
-`atomicAdd`); a private accumulator promoted for it starts at 0 and is added
-to the output atomically (`poly-promote`). The statement that initializes the
-output (`!`) is a kernel of its own before it. A statement qualifies when its
-update is `+=` of f32, f64 or i32 over at least one reduction
+`atomicAdd`), `maximumf`/`minimumf` (a compare-and-swap loop that keeps
+`max=`'s NaN rule) or `maxs`/`mins` (`atomicMax`/`atomicMin`); a private
+accumulator promoted for it starts at the reduction's identity and is
+combined into the output atomically (`poly-promote`). The statement that
+initializes the output (`!`) is a kernel of its own before it. A statement
+qualifies when its update is `+=`, `max=` or `min=` of f32, f64 or i32 over at least one reduction
 dimension and its only self-dependences relate instances updating the same
 element (a statement reading its own output elsewhere stays serial), and it
 is no statement of a stepped loop (whose steps share one kernel). Floats
 are then summed in another order than the serial one: the results differ
-within the usual rounding tolerance. The paper names this parallelism as
+within the usual rounding tolerance (a maximum or minimum does not differ). The paper names this parallelism as
 what Tensor Comprehensions lacked (section 8).
 """
 
@@ -54,16 +56,21 @@ from tcir.polyhedral.canonical import canonical_subtree, reduction_dims
 from tcir.polyhedral.dependences import compute_dependences
 from tcir.polyhedral.scop import module_scops, scop_context
 
-def _atomic_sum(stmt: StmtOp) -> UpdateOp | None:
-    """The statement's final update, where it is a sum that atomics can combine."""
+ATOMIC_KINDS = ("+=", "max=", "min=")
+"""Reductions whose partial results atomics combine (`atomicAdd`, and a
+compare-and-swap loop for a float maximum or minimum)."""
+
+
+def _atomic_reduction(stmt: StmtOp) -> UpdateOp | None:
+    """The statement's final update, where it is a reduction that atomics can combine."""
     update = stmt.body.block.last_op
-    if not isinstance(update, UpdateOp) or update.kind.data != "+=" or not reduction_dims(stmt):
+    if not isinstance(update, UpdateOp) or update.kind.data not in ATOMIC_KINDS or not reduction_dims(stmt):
         return None
     element = update.tensor_type.element_type
     if isinstance(element, AnyFloat) and element.bitwidth in (32, 64):
         return update
     if isinstance(element, IntegerType) and element.signedness.data != Signedness.UNSIGNED:
-        return update if element.width.data == 32 else None  # CUDA has no signed 64-bit atomicAdd
+        return update if element.width.data == 32 else None  # CUDA has no signed 64-bit atomicAdd or atomicMax
     return None
 
 
@@ -92,7 +99,7 @@ class PolyParallelReduction(ModulePass):
             context = scop_context(scop)
             parallel = []
             for stmt in scop.statements:
-                update = _atomic_sum(stmt)
+                update = _atomic_reduction(stmt)
                 if update is not None and stmt.step_loop is None and _only_same_element(stmt, validity, context):
                     update.attributes[ATOMIC] = UnitAttr()
                     parallel.append(stmt)

@@ -1,4 +1,4 @@
-"""`poly-split-k{slices=8}`: deal the k tiles of atomic sums to slices of blocks.
+"""`poly-split-k{slices=8}`: deal the k tiles of atomic reductions to slices of blocks.
 
 Runs after `poly-parallel-reduction{coincident-reductions=false}` (which
 marks the sums' `tc.update`s `atomic`, each sum a kernel of its own with its

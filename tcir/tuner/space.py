@@ -23,7 +23,7 @@ from typing import Any
 from tcir.frontend.ast import CheckedDef
 from tcir.frontend.dtypes import HALF_TYPES
 from tcir.runtime.signature import evaluate
-from tcir.compiler.defaults import atomic_sum
+from tcir.compiler.defaults import atomic_reduction
 from tcir.compiler.options import (
     FUSION_STRATEGIES,
     GPU_BACKENDS,
@@ -139,9 +139,9 @@ class SearchSpace:
         ]
         if backend in GPU_BACKENDS:
             # Blocks and threads map parallel members: with `parallel_reductions`,
-            # an atomic sum's reduction dimensions are parallel too, and split-K
+            # an atomic reduction's dimensions are parallel too, and split-K
             # adds a block dimension (the slice) to its output dimensions.
-            sums = [atomic_sum(definition, s) for s in definition.stmts]
+            sums = [atomic_reduction(definition, s) for s in definition.stmts]
             parallel = (
                 len(s.ranges) if atomic else len(s.lhs_indices) for s, atomic in zip(definition.stmts, sums)
             )

@@ -302,6 +302,17 @@ def test_column_sums_split_the_reduction_over_blocks():
     assert options.threads == [256] and options.tile == [256, 512] and options.split_k == 16
 
 
+def test_column_maxima_split_the_reduction_over_blocks():
+    """As a column sum, the partial maxima combined by atomics (a
+    compare-and-swap loop); not a 64-bit integer maximum, which has none."""
+    colmax = tcir.define((EXAMPLES / "zoo" / "reduction.tc").read_text()).colmax
+    options = default_options(colmax.definition, Binding({"B": 8192, "N": 8192}, ()))
+    assert options == tcir.MappingOptions(tile=[256, 512], threads=[256], split_k=16)
+    wide = tcir.define("def lmax(int64(B,N) X) -> (m) { m(n) max=! X(b,n) }").lmax
+    assert default_options(wide.definition, Binding({"B": 8192, "N": 8192}, ())).split_k == 1
+    _run_on_cuda_sim(colmax, {"B": 300, "N": 70}, tcir.MappingOptions(tile=[32, 64], threads=[32], split_k=4))
+
+
 def test_a_full_sum_has_no_column_rule():
     fn = tcir.define("def total(float(N) X) -> (Y) { Y() +=! X(n) }").total
     x = np.arange(1000, dtype=np.float32)

@@ -110,6 +110,36 @@ __device__ __forceinline__ void tc_atomic_add(T* address, T value) {
   }
   tc_atomic_add_shared(address, value, active, peers, lane);
 }""",
+    # memref.atomic_rmw maximumf/minimumf: CUDA has no floating-point
+    # atomicMax, so a compare-and-swap loop on the bits combines with
+    # tc_maximum/tc_minimum (a NaN wins, as in a serial `max=`); a value
+    # that changes nothing stores nothing.
+    "tc_atomic_extremum": """\
+template <bool MAXIMUM>
+__device__ __forceinline__ void tc_atomic_extremum(float* address, float value) {
+  int old = __float_as_int(*address);
+  for (;;) {
+    const float current = __int_as_float(old);
+    const int next = __float_as_int(MAXIMUM ? tc_maximum(current, value) : tc_minimum(current, value));
+    if (next == old) return;
+    const int seen = atomicCAS(reinterpret_cast<int*>(address), old, next);
+    if (seen == old) return;
+    old = seen;
+  }
+}
+template <bool MAXIMUM>
+__device__ __forceinline__ void tc_atomic_extremum(double* address, double value) {
+  unsigned long long old = __double_as_longlong(*address);
+  for (;;) {
+    const double current = __longlong_as_double(old);
+    const unsigned long long next =
+        __double_as_longlong(MAXIMUM ? tc_maximum(current, value) : tc_minimum(current, value));
+    if (next == old) return;
+    const unsigned long long seen = atomicCAS(reinterpret_cast<unsigned long long*>(address), old, next);
+    if (seen == old) return;
+    old = seen;
+  }
+}""",
     # check.index: an out-of-range subscript reads element 0 instead. The check
     # is branch-free (a call in the loop would keep the compiler from issuing
     # the next gathers early: docs/guide/benchmarks.md has 1LUT's times); a

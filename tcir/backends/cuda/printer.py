@@ -52,6 +52,7 @@ import numpy as np
 from xdsl.dialects import arith, func, gpu, memref, scf, vector
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
+    AnyFloat,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -86,6 +87,7 @@ from tcir.backends.cuda.naming import NameTable
 from tcir.backends.cuda.shared_memory import alignment, dynamic_offsets, dynamic_shared_bytes, shared_buffers
 from tcir.backends.cuda.scalar_types import (
     ATOMIC_ADD_KINDS,
+    ATOMIC_EXTREMUM,
     HALF_TYPES,
     PRIVATE_SPACE,
     SHARED_SPACE,
@@ -831,10 +833,23 @@ class KernelPrinter(IndentedLines):
     @emit.register
     def _(self, op: memref.AtomicRMWOp) -> None:
         kind = op.kind.value.data
-        if kind not in ATOMIC_ADD_KINDS:
-            raise TCError(f"cuda backend: op 'memref.atomic_rmw' of kind {kind} is not supported (only addf, addi)")
+        if kind not in (*ATOMIC_ADD_KINDS, *ATOMIC_EXTREMUM):
+            raise TCError(
+                f"cuda backend: op 'memref.atomic_rmw' of kind {kind} is not supported "
+                "(only addf, addi, maximumf, maxs, minimumf, mins)"
+            )
         target = self.access(op.memref, op.indices)
         value = self.expr(op.value, ANY)
+        if kind in ATOMIC_EXTREMUM:
+            if op.result.uses:
+                raise TCError(f"cuda backend: op 'memref.atomic_rmw' of kind {kind}: its old value is not supported")
+            extremum = ATOMIC_EXTREMUM[kind]
+            if isinstance(op.value.type, AnyFloat):
+                self.helpers.update(("tc_maximum", "tc_minimum", "tc_atomic_extremum"))
+                self.line(f"tc_atomic_extremum<{str(extremum == 'max').lower()}>(&{target}, {value});")
+            else:
+                self.line(f"atomic{extremum.capitalize()}(&{target}, {value});")
+            return
         if op.result.uses:  # the old value is needed: one atomic per thread
             self.define(op.result, f"atomicAdd(&{target}, {value})", ATOM)
         else:  # summed across the warp first (`tc_atomic_add`)

@@ -146,10 +146,16 @@ def static_shape(t: MemRefType[Attribute]) -> tuple[int, ...]:
     return shape
 
 
-ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT = 0, 1
-"""`memref.atomic_rmw` kinds (MLIR's `AtomicRMWKind`): `addf`, `addi`."""
-ATOMIC_ADD_KINDS = (ATOMIC_ADD_FLOAT, ATOMIC_ADD_INT)
-"""The kinds the backends run (`poly-parallel-reduction` makes no other)."""
+ATOMIC_KINDS = {
+    ("+=", True): 0, ("+=", False): 1, ("max=", True): 3, ("max=", False): 4, ("min=", True): 6, ("min=", False): 7
+}
+"""`memref.atomic_rmw` kinds (MLIR's `AtomicRMWKind`: `addf`, `addi`,
+`maximumf`, `maxs`, `minimumf`, `mins`) of an atomic update, by its TC
+update and whether its element is a float: the kinds the backends run
+(`poly-parallel-reduction` makes no other)."""
+ATOMIC_ADD_KINDS = (0, 1)
+ATOMIC_EXTREMUM = {3: "max", 4: "max", 6: "min", 7: "min"}
+"""The maximum and minimum kinds, by the reduction they combine."""
 
 
 def written_memrefs(kernel: Operation) -> set[SSAValue]:

@@ -152,11 +152,12 @@ class Buffer:
                 f"({self.launch.site(site)})",
             )
 
-    def atomic_add(self, lanes: np.ndarray, index: tuple[Any, ...], value: Any, site: int) -> Any:
-        """`memref.atomic_rmw addf/addi`: each lane adds `value` to its element;
-        the values before the launch's adds of this op (lanes adding to one
+    def atomic(self, lanes: np.ndarray, index: tuple[Any, ...], value: Any, site: int, combine: str) -> Any:
+        """`memref.atomic_rmw`: each lane combines `value` into its element
+        (`combine`: `add`, `max` or `min`, NaN winning as in `max=`); the
+        values before the launch's updates of this op (lanes updating one
         element all see the same one, where the GPU would give each the value
-        after the adds that came first: no kernel of tcir uses them)."""
+        after the updates that came first: no kernel of tcir uses them)."""
         offset = self.offset(lanes, index, site)
         if self.initialized is not None and not self.initialized[offset].all():
             self.uninitialized(lanes, offset, site)
@@ -164,7 +165,8 @@ class Buffer:
             self.log.append(Access(self.launch.ordinals(lanes), offset, self.launch.epoch[lanes], True, site, True))
         offsets = np.broadcast_to(offset, lanes.shape)
         old = self.data[offsets]
-        np.add.at(self.data, offsets, np.broadcast_to(value, lanes.shape).astype(self.data.dtype))
+        ufunc = {"add": np.add, "max": np.maximum, "min": np.minimum}[combine]
+        ufunc.at(self.data, offsets, np.broadcast_to(value, lanes.shape).astype(self.data.dtype))
         return old
 
     # Faults -----------------------------------------------------------------

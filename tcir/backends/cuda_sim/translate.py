@@ -38,6 +38,7 @@ from xdsl.printer import Printer
 
 from tcir.backends.cuda.scalar_types import (
     ATOMIC_ADD_KINDS,
+    ATOMIC_EXTREMUM,
     PRIVATE_SPACE,
     SHARED_SPACE,
     int_width,
@@ -504,11 +505,13 @@ class KernelTranslator(IndentedLines):
         """Nothing: the simulated `wgmma` is complete when it returns."""
 
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
-        if op.kind.value.data not in ATOMIC_ADD_KINDS:
-            raise TCError(f"cuda-sim: op 'memref.atomic_rmw' of kind {op.kind.value.data} is not supported")
+        kind = op.kind.value.data
+        if kind not in (*ATOMIC_ADD_KINDS, *ATOMIC_EXTREMUM):
+            raise TCError(f"cuda-sim: op 'memref.atomic_rmw' of kind {kind} is not supported")
         buffer, index = self.ref(scope, op.memref), self.index(scope, op.indices)
         value = self.ref(scope, op.value)
-        self.define(scope, op.result, f"{buffer}.atomic_add({scope.lanes}, {index}, {value}, {self.site(op)})")
+        combine = repr(ATOMIC_EXTREMUM.get(kind, "add"))
+        self.define(scope, op.result, f"{buffer}.atomic({scope.lanes}, {index}, {value}, {self.site(op)}, {combine})")
 
     def op_check_index(self, op: IndexOp, scope: Scope) -> None:
         sub, value = self.ref(scope, op.subscript), self.ref(scope, op.value)

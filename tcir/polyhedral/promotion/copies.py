@@ -58,10 +58,11 @@ class Copy:
     tile: ArrayTile
     threads: tuple[str, ...]
     symbols: tuple[str, ...]
-    atomic: bool
-    """The buffer accumulates an atomic sum (`poly-parallel-reduction`): it
-    starts at 0 instead of the tensor's values and is added to the tensor
-    atomically."""
+    atomic: str | None
+    """The update (`+=`, `max=`, `min=`) of an atomic reduction
+    (`poly-parallel-reduction`) that the buffer accumulates: it starts at the
+    reduction's identity instead of the tensor's values and is combined into
+    the tensor atomically; None for any other buffer."""
     block_threads: tuple[tuple[str, int], ...]
 
     @property
@@ -137,7 +138,8 @@ class Copy:
 
     def statement(self) -> StmtOp:
         """The copy statement: `buffer[b] = T[a]` or `T[a] = buffer[b]`
-        (atomic: `buffer[b] = 0`, `T[a] += buffer[b]` atomically)."""
+        (atomic: `buffer[b] = 0`, `T[a] += buffer[b]` atomically; a
+        maximum's buffer starts at -inf)."""
         domain = self.domain()
         _, _, a = self._dims
         block, elements = self._body()
@@ -145,13 +147,13 @@ class Copy:
         index = self.buffer_index(domain)
         if self.atomic and self.into_buffer:
             assert isinstance(self.tensor.type, TensorType)
-            zero = arith.ConstantOp(identity("+", self.tensor.type.element_type))
+            zero = arith.ConstantOp(identity(self.atomic.removesuffix("="), self.tensor.type.element_type))
             write = UpdateOp(self.tensor, "=", zero.result, subscripts, elements)
             promote_access(write, self.buffer, index, self.symbols)
             block.add_ops([zero, write])
         else:
             read = ReadOp(self.tensor, subscripts, elements)
-            write = UpdateOp(self.tensor, "+=" if self.atomic else "=", read.result, subscripts, elements)
+            write = UpdateOp(self.tensor, self.atomic or "=", read.result, subscripts, elements)
             if self.atomic:
                 write.attributes[ATOMIC] = UnitAttr()
             promote_access(

@@ -263,10 +263,15 @@ class Group:
         return any(r.writes for r in self.refs)
 
     @property
-    def atomic(self) -> bool:
-        """Whether the group is the atomic sum of `poly-parallel-reduction`:
-        its references are updates combined across threads, nothing else."""
-        return all(isinstance(r.op, UpdateOp) and ATOMIC in r.op.attributes for r in self.refs)
+    def atomic(self) -> str | None:
+        """The update (`+=`, `max=`, `min=`) of the group where it is the
+        atomic reduction of `poly-parallel-reduction` (its references are
+        updates combined across threads, nothing else); None otherwise."""
+        ops = [r.op for r in self.refs]
+        if not all(isinstance(op, UpdateOp) and ATOMIC in op.attributes for op in ops):
+            return None
+        kinds = {op.kind.data for op in ops if isinstance(op, UpdateOp)}
+        return kinds.pop() if len(kinds) == 1 else None
 
 
 Footprint = Callable[[Reference], isl.Map | None]

@@ -52,7 +52,8 @@ tc.def @isum(%A: !tc.tensor<i32, [4, 64]>) -> (%s: !tc.tensor<i32, [4]>) {
 // CHECK:         tc.update %s[%{{.*}}] "+=" %{{.*}} attributes {atomic}
 // CHECK:         coincident = [1, 1]
 
-// A maximum has no atomic add: it stays serial, like an `=` along its
+// A maximum is atomic too (a compare-and-swap loop on the GPU); a 64-bit
+// integer maximum has no atomic: it stays serial, like an `=` along its
 // reduction dimension.
 tc.def @rowmax(%A: !tc.tensor<f32, [16, 1024]>) -> (%m: !tc.tensor<f32, [16]>) {
   tc.comprehension %m[%b] "max=!" (%b in [0, 16), %k in [0, 1024)) {
@@ -61,11 +62,21 @@ tc.def @rowmax(%A: !tc.tensor<f32, [16, 1024]>) -> (%m: !tc.tensor<f32, [16]>) {
   }
 }
 // CHECK-LABEL: tc.def @rowmax
+// CHECK:         tc.update %m[%{{.*}}] "max=" %{{.*}} attributes {atomic}
+// CHECK:         poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 1]
+// SERIALK-LABEL: tc.def @rowmax
+// SERIALK:         tc.update %m[%{{.*}}] "max=" %{{.*}} attributes {atomic}
+// SERIALK:         poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 0]
+
+tc.def @lmax(%A: !tc.tensor<i64, [16, 1024]>) -> (%m: !tc.tensor<i64, [16]>) {
+  tc.comprehension %m[%b] "max=!" (%b in [0, 16), %k in [0, 1024)) {
+    %0 = tc.read %A[%b, %k]
+    tc.yield %0 : i64
+  }
+}
+// CHECK-LABEL: tc.def @lmax
 // CHECK-NOT:     atomic
 // CHECK:         poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 0]
-// SERIALK-LABEL: tc.def @rowmax
-// SERIALK-NOT:     atomic
-// SERIALK:         poly.band "[{ S1[b, k] -> [(b)] }, { S1[b, k] -> [(k)] }]" permutable coincident = [1, 0]
 
 // A sum that reads its own output at other points, as TC's frontend writes
 // it: from a copy of the old values (`s_old`), so its only self-dependences

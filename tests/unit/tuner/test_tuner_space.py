@@ -79,7 +79,10 @@ def test_cuda_space_keeps_blocks_within_limits():
     assert split_k > 0
     maximum = tcir.define("def tmax(float(M,K) A, float(N,K) B) -> (C) { C(m,n) max=! A(m,kk) * B(n,kk) }")
     names = SearchSpace.build(maximum.tmax.definition, {"M": 512, "N": 512, "K": 512}, "cuda").names
-    assert "blocks_2" not in names and "split_k" not in names, "a maximum has two parallel dimensions"
+    assert {"blocks_2", "split_k"} <= set(names), "a float maximum combines by atomics too"
+    wide = tcir.define("def lmax(int64(M,K) A, int64(N,K) B) -> (C) { C(m,n) max=! A(m,kk) * B(n,kk) }")
+    names = SearchSpace.build(wide.lmax.definition, {"M": 512, "N": 512, "K": 512}, "cuda").names
+    assert "blocks_2" not in names and "split_k" not in names, "a 64-bit maximum has no atomic: two parallel dimensions"
 
 
 def test_split_k_and_parallel_reductions_exclude_each_other():
