@@ -289,6 +289,13 @@ def _layers() -> list[Case]:
     out.append(Case(f"multihead_attention {_shape(b, h, l, d)}", "zoo/attention.tc", "multihead_attention",
                     {"B": b, "H": h, "L": l, "D": d}, {"B": 2, "H": 2, "L": 20, "D": 8},
                     lambda q, k, v: F.scaled_dot_product_attention(q, k, v), 4 * b * h * l * l * d))
+    b, t, h, e, d = 8, 512, 16, 64, 1024
+    out.append(Case(f"qkv_projection {_shape(b, t, d)} h{h}e{e}", "zoo/attention.tc", "qkv_projection",
+                    {"B": b, "T": t, "D": d, "H": h, "E": e}, {"B": 2, "T": 9, "D": 20, "H": 3, "E": 7},
+                    lambda x, w: torch.einsum("btd,hed->bthe", x, w), 2 * b * t * h * e * d))
+    out.append(Case(f"output_projection {_shape(b, t, h, e)} d{d}", "zoo/attention.tc", "output_projection",
+                    {"B": b, "T": t, "D": d, "H": h, "E": e}, {"B": 2, "T": 9, "D": 20, "H": 3, "E": 7},
+                    lambda o, w: torch.einsum("bthe,dhe->btd", o, w), 2 * b * t * h * e * d))
     return out
 
 

@@ -11,7 +11,9 @@ backend's (`backend_passes`); without options, the CPU runs the canonical
 reference lowering (`convert-tc-to-loops`) and the GPU backends the default
 mapping (`default_options`; `MappingOptions(allow_tf32=True)` alone, the
 default mapping with TF32: `resolved_options`), which may lower a def in
-parts, each with a default of its own (`tcir.compiler.partition`). A `StagedLowering` keeps the specialized scop
+parts, each with a default of its own (`tcir.compiler.partition`), or as
+its collapsed form over views of the same buffers (a contraction whose
+indices go in runs: `tcir.frontend.collapse`). A `StagedLowering` keeps the specialized scop
 of its problem, and one schedule per setting of the scheduler's options
 (`MappingOptions.scheduler_key`), so a candidate only runs tiling, mapping,
 promotion and code generation.
@@ -29,6 +31,7 @@ from tcir.compiler.options import GPU_BACKENDS, TF32_DEFAULT, MappingOptions, sp
 from tcir.compiler.partition import lowered_in_parts, recomputed, split_def
 from tcir.dialects.tc import DefOp
 from tcir.frontend.ast import CheckedDef
+from tcir.frontend.collapse import collapsed
 from tcir.frontend.dtypes import HALF_TYPES
 from tcir.frontend.padding import padded_reads
 from tcir.frontend.subscripts import walk
@@ -89,8 +92,7 @@ def tc_passes(ir: DefIR, binding: Binding) -> str:
     fewer than the def), statements that compute in half precision computed
     in f32 (`tc-widen-half-precision`, only where the def has such
     statements)."""
-    used = {n for op in ir.module.ops if isinstance(op, DefOp) for n in def_sizes(op)}
-    specialize = specialize_pass({n: v for n, v in binding.sizes.items() if n in used} or binding.sizes)
+    specialize = specialize_pass(ir.own_sizes(binding.sizes))
     half = any(
         ir.definition.tensor(s.lhs).dtype in HALF_TYPES or any(n.type in HALF_TYPES for n in walk(s.rhs))
         for s in ir.definition.stmts
@@ -166,9 +168,22 @@ class DefIR:
     def name(self) -> str:
         return self.definition.name
 
+    def own_sizes(self, sizes: dict[str, int]) -> dict[str, int]:
+        """The `sizes` this def's `tc.def` names (a part of a def split by
+        the default mapping names fewer than the def)."""
+        used = {n for op in self.module.ops if isinstance(op, DefOp) for n in def_sizes(op)}
+        return {n: v for n, v in sizes.items() if n in used} or sizes
+
     def lowered(self, binding: Binding, options: MappingOptions | None, backend: str) -> ModuleOp:
         """This def lowered for `binding`: loops (CPU) or kernels (GPU
         backends; the default mapping may lower it in parts)."""
+        view = collapsed(self.definition) if backend in GPU_BACKENDS and options in (None, TF32_DEFAULT) else None
+        if view is not None:  # lowered as its collapsed form, over views of the same buffers
+            sizes = view.sizes(binding.sizes)
+            own = Binding({n: sizes[n] for n in view.definition.size_params}, ())
+            lower_view = lambda part: DefIR.of(part).lowered(own, options, backend)  # noqa: E731
+            mine = Binding(self.own_sizes(binding.sizes), binding.arrays)
+            return lowered_in_parts(self.module, self.definition, mine, [view.definition], lower_view, sizes)
         split = default_parts(self.definition, binding, options, backend)
         if split is not None:
             whole, parts = split

@@ -22,13 +22,14 @@ reading `d`, as PyTorch's compilers fuse such producers into their consumers.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from xdsl.builder import Builder
-from xdsl.dialects import func, gpu, memref
-from xdsl.dialects.builtin import ModuleOp, StringAttr, UnitAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects import arith, func, gpu, memref
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, UnitAttr, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from tcir.compiler.options import specialize_pass
 from tcir.dialects.tc import DefOp
@@ -156,17 +157,27 @@ def _tensor_names(definition: A.CheckedDef) -> list[str]:
 
 
 def lowered_in_parts(
-    module: ModuleOp, definition: A.CheckedDef, binding: Binding, parts: Sequence[A.CheckedDef], lower: Lower
+    module: ModuleOp,
+    definition: A.CheckedDef,
+    binding: Binding,
+    parts: Sequence[A.CheckedDef],
+    lower: Lower,
+    extra_sizes: dict[str, int] | None = None,
 ) -> ModuleOp:
     """The def of `module` (its `tc` module), `definition`, as one module
     whose host function runs `parts` (see `split_def`) in order, each
-    lowered by `lower`."""
+    lowered by `lower`. A part may take sizes the def lacks (`extra_sizes`:
+    constants) and view the def's tensors with fewer dimensions (a
+    collapsed def: `tcir.frontend.collapse`)."""
     whole = module.clone()
     PassManager.parse(specialize_pass(binding.sizes)).run(whole)
     tc_def = next(op for op in whole.ops if isinstance(op, DefOp))
     host = DefFunction.start(tc_def)
     names = _tensor_names(definition)
     values: dict[str, SSAValue] = {arg.name_hint or "": arg for arg in host.block.args[len(names) :]}  # sizes
+    for name, size in (extra_sizes or {}).items():
+        if name not in values:
+            values[name] = host.builder.insert(arith.ConstantOp(IntegerAttr(size, IndexType()))).result
     values |= dict(zip(names, host.block.args, strict=False))
     values |= dict(zip((t.name for t in definition.temporaries), host.temporaries, strict=True))
     kernels: list[Operation] = []
@@ -190,12 +201,33 @@ def lowered_in_parts(
     return result
 
 
+def _viewed(value: SSAValue, view: Attribute, builder: Builder) -> SSAValue:
+    """`value`, a row-major buffer, as a memref of type `view`: itself, or
+    its `memref.collapse_shape` where `view` merges runs of its dimensions."""
+    if value.type == view or not isinstance(view, MemRefType) or not isinstance(value.type, MemRefType):
+        return value
+    shape, view_shape = value.type.get_shape(), view.get_shape()
+    groups: list[list[int]] = []
+    k = 0
+    for extent in view_shape:  # the source dims whose product is each view dim, in order
+        group, k = [k], k + 1
+        while math.prod(shape[d] for d in group) < extent:
+            group, k = [*group, k], k + 1
+        groups.append(group)
+    groups[-1] += range(k, len(shape))  # trailing unit dims
+    assert [math.prod(shape[d] for d in g) for g in groups] == list(view_shape)
+    reassociation = ArrayAttr([ArrayAttr([IntegerAttr(k, i64) for k in g]) for g in groups])
+    op = memref.CollapseShapeOp(operands=[value], result_types=[view], properties={"reassociation": reassociation})
+    return builder.insert(op).result
+
+
 def _inline_host(entry: func.FuncOp, part: A.CheckedDef, values: dict[str, SSAValue], builder: Builder) -> None:
     """Clone the launches of `part`'s host function `entry` at `builder`,
     its arguments and temporaries those of the whole def (by name)."""
     args, names = entry.body.block.args, _tensor_names(part)
     mapper: dict[SSAValue, SSAValue] = {arg: values[arg.name_hint or ""] for arg in args[len(names) :]}  # sizes
-    mapper |= dict(zip(args, (values[name] for name in names), strict=False))
+    for arg, name in zip(args, names, strict=False):
+        mapper[arg] = _viewed(values[name], arg.type, builder)
     temporaries = {t.name for t in part.temporaries}
     own: set[SSAValue] = set()  # what the part's passes allocate (half sums' f32 accumulators): its own
     for op in entry.body.block.ops:

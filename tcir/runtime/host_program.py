@@ -73,6 +73,9 @@ class KernelArg:
     alignment: int = 0
     """Bytes a buffer's address must be a multiple of (the kernel's vector
     loads of it need it); 0 where any address does."""
+    shape: tuple[int, ...] | None = None
+    """The shape the kernel views a buffer with where it is not the
+    buffer's own (runs of its dimensions collapsed into one)."""
 
 
 @dataclass(frozen=True)

@@ -154,7 +154,7 @@ class _HostReader:
             alloc = HostAlloc(len(self.temporaries), static_shape(t), numpy_dtype(t.element_type))
             self.temporaries[op.memref] = alloc
         elif not isinstance(
-            op, (arith.ConstantOp, memref.DeallocOp, func.ReturnOp, *_ARITH_HOST_OPS)
+            op, (arith.ConstantOp, memref.DeallocOp, memref.CollapseShapeOp, func.ReturnOp, *_ARITH_HOST_OPS)
         ):
             raise TCError(f"cuda backend: op '{op.name}' in host function is not supported")
 
@@ -182,11 +182,15 @@ class _HostReader:
     def _arg(self, value: SSAValue) -> KernelArg:
         t: Attribute = value.type
         if isinstance(t, MemRefType):
-            static_shape(t)
+            view = static_shape(t)
+            collapsed = isinstance(value.owner, memref.CollapseShapeOp)
+            while isinstance(value.owner, memref.CollapseShapeOp):  # a view of the same buffer
+                value = value.owner.src
+            dtype, shape = numpy_dtype(t.element_type), view if collapsed else None
             if value in self.temporaries:
-                return KernelArg(self.temporaries[value], numpy_dtype(t.element_type), True)
+                return KernelArg(self.temporaries[value], dtype, True, shape=shape)
             if isinstance(value, BlockArgument) and value.owner is self.function.body.block:
-                return KernelArg(ArgRef(value.index), numpy_dtype(t.element_type), True)
+                return KernelArg(ArgRef(value.index), dtype, True, shape=shape)
             raise TCError("cuda backend: kernel buffer argument must be a host argument or alloc")
         return KernelArg(self._value(value), numpy_dtype(t), False)
 

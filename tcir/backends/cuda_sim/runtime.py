@@ -113,7 +113,7 @@ class SimProgram:
             state = Launch(code.name, code.sites, grid, launch.block, rng)
             kernel_args = [
                 Buffer(
-                    state, code.arg_names[k], GLOBAL, value.shape, value.reshape(-1),
+                    state, code.arg_names[k], GLOBAL, arg.shape or value.shape, value.reshape(-1),
                     initialized=written.get(id(value)), logged=code.stored[k],
                 )  # fmt: skip
                 if arg.is_buffer

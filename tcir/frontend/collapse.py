@@ -1,0 +1,170 @@
+"""Index variables that always go together, collapsed into one.
+
+A projection written with its heads apart (an einsum's `btd,hed->bthe`),
+
+    Q(b, t, h, e) +=! X(b, t, d) * W(h, e, d)
+
+is a matrix product whose rows are the `(b, t)` pairs and whose columns
+are the `(h, e)` pairs: every tensor holds `b` and `t` (and `h` and `e`)
+side by side, in that order, over its whole extents. Row-major, the pair
+is one index over `B * T` elements of the same buffer:
+
+    Q(b_t, h_e) +=! X(b_t, d) * W(h_e, d)
+
+over tensors of the sizes `B_T` and `H_E`. The default GPU mapping lowers
+such a def as its collapsed form (`tcir.compiler.lowering`), whose
+templates (a contraction's register tiles) the uncollapsed def misses:
+the same buffers, viewed with fewer dimensions (`memref.collapse_shape`).
+
+A run of indices collapses where, in the left-hand side and every read,
+either none of them or all of them appear, as whole subscripts, next to
+each other and in the same order, each over its tensor's whole extent (a
+size of its own). The def has one statement, no scatter, stepped loop or
+size read as a value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir.affine import AffineSymExpr
+
+from . import ast as A
+from .subscripts import walk
+from .unparse import expr_text, type_text
+
+
+@dataclass(frozen=True)
+class Collapsed:
+    """A def's collapsed form: `definition` over the sizes `products` (each
+    the product of the original sizes it names, in order)."""
+
+    definition: A.CheckedDef
+    products: dict[str, tuple[str, ...]]
+
+    def sizes(self, sizes: dict[str, int]) -> dict[str, int]:
+        """The collapsed def's sizes, from the original def's."""
+        result = dict(sizes)
+        for name, factors in self.products.items():
+            value = 1
+            for factor in factors:
+                value *= sizes[factor]
+            result[name] = value
+        return result
+
+
+def _accesses(stmt: A.Stmt) -> list[tuple[str, list[str]]] | None:
+    """The tensor and index names of the left-hand side and of every read,
+    None where a subscript is not a plain index."""
+    result = [(stmt.lhs, list(stmt.lhs_indices))]
+    for node in walk(stmt.rhs):
+        if isinstance(node, A.SizeRef):
+            return None
+        if isinstance(node, A.Access):
+            if not all(isinstance(s, A.IndexVar) for s in node.subscripts):
+                return None
+            result.append((node.tensor, [s.name for s in node.subscripts if isinstance(s, A.IndexVar)]))
+    return result
+
+
+def _runs(accesses: list[tuple[str, list[str]]], order: list[str]) -> list[list[str]]:
+    """Maximal runs of indices (in `order`'s order) that every access holds
+    all or none of, adjacent and in order."""
+    def follows(a: str, b: str) -> bool:
+        for _, names in accesses:
+            if (a in names) != (b in names):
+                return False
+            if a in names and names.index(b) != names.index(a) + 1:
+                return False
+        return True
+
+    runs: list[list[str]] = []
+    for index in order:
+        if runs and follows(runs[-1][-1], index):
+            runs[-1].append(index)
+        elif not any(index in run for run in runs):
+            runs.append([index])
+    return runs
+
+
+def collapsed(definition: A.CheckedDef) -> Collapsed | None:
+    """`definition` with its runs of indices collapsed (see the module);
+    None where no run of two or more indices qualifies."""
+    if len(definition.stmts) != 1 or definition.temporaries or definition.derived_sizes:
+        return None
+    stmt = definition.stmts[0]
+    if stmt.scatter is not None or stmt.loop is not None or stmt.where or not stmt.reduces:
+        return None
+    accesses = _accesses(stmt)
+    if accesses is None or len(accesses) < 3:
+        return None  # no product of two reads: a reduction's own templates take it
+    if len({t for t, _ in accesses}) != len(accesses):
+        return None  # a tensor read twice (a Gram matrix) may pair its indices otherwise
+    sizes = definition.size_params
+    extent: dict[str, str] = {}  # each index's size
+    for tensor, names in accesses:
+        dims = definition.tensor(tensor).dims
+        for name, dim in zip(names, dims, strict=True):
+            lo, hi = stmt.ranges[name]
+            if not isinstance(dim, AffineSymExpr) or hi != dim or str(lo) != "0":
+                return None
+            if extent.setdefault(name, sizes[dim.position]) != sizes[dim.position]:
+                return None
+    order = [*stmt.lhs_indices, *stmt.reduction_indices]
+    runs = [run for run in _runs(accesses, order) if run]
+    if all(len(run) == 1 for run in runs):
+        return None
+    index_of = {i: "_".join(run) for run in runs for i in run}
+    size_of = {"_".join(run): "_".join(extent[i] for i in run) for run in runs}
+    products = {size_of[n]: tuple(extent[i] for i in run) for run in runs if len(run) > 1 for n in ["_".join(run)]}
+    taken = {*sizes, *(p.name for p in (*definition.inputs, *definition.outputs)), *stmt.ranges}
+    if any(name in taken for name in [*products, *(n for n in size_of if n not in stmt.ranges)]):
+        return None
+
+    def merged(names: list[str]) -> list[str]:
+        out: list[str] = []
+        for name in names:
+            if index_of[name] not in out:
+                out.append(index_of[name])
+        return out
+
+    rename = {i: index_of[i] for i in stmt.ranges}
+    subscripts = {tensor: merged(names) for tensor, names in accesses}
+    inputs = ", ".join(
+        f"{type_text(p.dtype)}({', '.join(size_of[i] for i in subscripts[p.name])}) {p.name}"
+        for p in definition.inputs
+    )
+    rhs = _renamed(stmt.rhs, rename)
+    lhs = f"{stmt.lhs}({', '.join(subscripts[stmt.lhs])})"
+    output = definition.outputs[0]
+    text = (
+        f"def {definition.name}({inputs}) -> ({type_text(output.dtype)}"
+        f"({', '.join(size_of[i] for i in subscripts[stmt.lhs])}) {output.name}) {{\n"
+        f"  {lhs} {stmt.op} {expr_text(rhs, sizes)}\n}}\n"
+    )
+    from . import parse
+
+    (parsed,) = parse(text, f"<collapsed {definition.name}>")
+    return Collapsed(parsed, products)
+
+
+def _renamed(e: A.Expr, rename: dict[str, str]) -> A.Expr:
+    """`e` with its reads' subscripts renamed (runs of indices merged: a
+    read's `b, t` becomes one `b_t`)."""
+    from dataclasses import fields, replace
+
+    if isinstance(e, A.Access):
+        names: list[str] = []
+        for s in e.subscripts:
+            assert isinstance(s, A.IndexVar)
+            if rename[s.name] not in names:
+                names.append(rename[s.name])
+        return replace(e, subscripts=[A.IndexVar(name=n, loc=e.loc) for n in names])
+    changes = {}
+    for f in fields(e):
+        value = getattr(e, f.name)
+        if isinstance(value, A.Expr):
+            changes[f.name] = _renamed(value, rename)
+        elif isinstance(value, list) and value and all(isinstance(v, A.Expr) for v in value):
+            changes[f.name] = [_renamed(v, rename) for v in value]
+    return replace(e, **changes) if changes else e
