@@ -82,7 +82,7 @@ def _runs(accesses: list[tuple[str, list[str]]], order: list[str]) -> list[list[
     for index in order:
         if runs and follows(runs[-1][-1], index):
             runs[-1].append(index)
-        elif not any(index in run for run in runs):
+        else:
             runs.append([index])
     return runs
 
@@ -103,44 +103,36 @@ def collapsed(definition: A.CheckedDef) -> Collapsed | None:
     sizes = definition.size_params
     extent: dict[str, str] = {}  # each index's size
     for tensor, names in accesses:
-        dims = definition.tensor(tensor).dims
-        for name, dim in zip(names, dims, strict=True):
+        for name, dim in zip(names, definition.tensor(tensor).dims, strict=True):
             lo, hi = stmt.ranges[name]
             if not isinstance(dim, AffineSymExpr) or hi != dim or str(lo) != "0":
                 return None
             if extent.setdefault(name, sizes[dim.position]) != sizes[dim.position]:
                 return None
-    order = [*stmt.lhs_indices, *stmt.reduction_indices]
-    runs = [run for run in _runs(accesses, order) if run]
+    if any(not p.is_scalar and p.name not in dict(accesses) for p in definition.inputs):
+        return None  # an input no statement reads
+    runs = _runs(accesses, [*stmt.lhs_indices, *stmt.reduction_indices])
     if all(len(run) == 1 for run in runs):
         return None
     index_of = {i: "_".join(run) for run in runs for i in run}
     size_of = {"_".join(run): "_".join(extent[i] for i in run) for run in runs}
-    products = {size_of[n]: tuple(extent[i] for i in run) for run in runs if len(run) > 1 for n in ["_".join(run)]}
+    products = {size_of["_".join(run)]: tuple(extent[i] for i in run) for run in runs if len(run) > 1}
     taken = {*sizes, *(p.name for p in (*definition.inputs, *definition.outputs)), *stmt.ranges}
-    if any(name in taken for name in [*products, *(n for n in size_of if n not in stmt.ranges)]):
+    if taken & ({*products} | {index_of[i] for i in stmt.ranges if index_of[i] != i}):
         return None
 
-    def merged(names: list[str]) -> list[str]:
-        out: list[str] = []
-        for name in names:
-            if index_of[name] not in out:
-                out.append(index_of[name])
-        return out
+    def declared(param: A.Param) -> str:  # `float(B_T, D) X`, `float s` for a scalar or a 0-d output
+        if param.is_scalar or not param.dims:
+            return f"{type_text(param.dtype)} {param.name}"
+        merged = dict.fromkeys(index_of[i] for i in dict(accesses)[param.name])
+        return f"{type_text(param.dtype)}({', '.join(size_of[i] for i in merged)}) {param.name}"
 
-    rename = {i: index_of[i] for i in stmt.ranges}
-    subscripts = {tensor: merged(names) for tensor, names in accesses}
-    inputs = ", ".join(
-        f"{type_text(p.dtype)}({', '.join(size_of[i] for i in subscripts[p.name])}) {p.name}"
-        for p in definition.inputs
-    )
-    rhs = _renamed(stmt.rhs, rename)
-    lhs = f"{stmt.lhs}({', '.join(subscripts[stmt.lhs])})"
-    output = definition.outputs[0]
+    inputs = ", ".join(declared(p) for p in definition.inputs)
+    lhs = ", ".join(dict.fromkeys(index_of[i] for i in stmt.lhs_indices))
+    rhs = expr_text(_renamed(stmt.rhs, index_of), sizes)
     text = (
-        f"def {definition.name}({inputs}) -> ({type_text(output.dtype)}"
-        f"({', '.join(size_of[i] for i in subscripts[stmt.lhs])}) {output.name}) {{\n"
-        f"  {lhs} {stmt.op} {expr_text(rhs, sizes)}\n}}\n"
+        f"def {definition.name}({inputs}) -> ({declared(definition.outputs[0])}) {{\n"
+        f"  {stmt.lhs}({lhs}) {stmt.op} {rhs}\n}}\n"
     )
     from . import parse
 
@@ -154,11 +146,7 @@ def _renamed(e: A.Expr, rename: dict[str, str]) -> A.Expr:
     from dataclasses import fields, replace
 
     if isinstance(e, A.Access):
-        names: list[str] = []
-        for s in e.subscripts:
-            assert isinstance(s, A.IndexVar)
-            if rename[s.name] not in names:
-                names.append(rename[s.name])
+        names = dict.fromkeys(rename[s.name] for s in e.subscripts if isinstance(s, A.IndexVar))
         return replace(e, subscripts=[A.IndexVar(name=n, loc=e.loc) for n in names])
     changes = {}
     for f in fields(e):

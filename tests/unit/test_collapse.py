@@ -47,6 +47,7 @@ def test_projections_of_several_heads_are_matrix_products():
         "def f(float(N,H,W,C) X, float(F,C) Wt) -> (Y) { Y(n,h,w,f) +=! X(n,h,w,c) * Wt(f,c) where h in 0:H-1 }",
         "def f(float(N,H,W,C) X, float(F,K,C) Wt) -> (Y) { Y(n,h,w,f) +=! X(n,h+k,w,c) * Wt(f,k,c) }",
         "def f(float(B,T,D) X, float(T,B,D) Z) -> (Y) { Y(b,t) +=! X(b,t,d) * Z(t,b,d) }",  # another order
+        "def f(float(B,T,D) X, float(H,E,D) W, float(Z) U) -> (Q) { Q(b,t,h,e) +=! X(b,t,d) * W(h,e,d) }",  # U unread
     ],
 )
 def test_what_does_not_collapse(source):
@@ -77,3 +78,19 @@ def test_a_launch_views_a_collapsed_buffer_with_its_shape():
     module = fn.lowered(bind(fn.definition, [o, w]), None, "cuda")
     (launch, *_) = [launch for launch in extract_host_program(module).launches if len(launch.args) == 3]
     assert [arg.shape for arg in launch.args] == [(8, 15), (6, 15), (8, 6)]
+
+
+def test_scalar_inputs_and_full_sums_collapse_too():
+    """A scalar input stays an input; a sum into a 0-d tensor sums one
+    collapsed index (cuda-sim against the CPU)."""
+    scaled = tcir.define(
+        "def f(float(B,T,D) X, float(H,E,D) W, float alpha) -> (Q) { Q(b,t,h,e) +=! alpha * X(b,t,d) * W(h,e,d) }"
+    ).f
+    assert _text(collapsed(scaled.definition))[-1] == "Q(b_t, h_e) +=! alpha * X(b_t, d) * W(h_e, d)"
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((3, 5, 7), np.float32), rng.standard_normal((2, 3, 7), np.float32)
+    np.testing.assert_allclose(scaled(x, w, 2.0, backend="cuda-sim"), scaled(x, w, 2.0, backend="cpu"), rtol=1e-5)
+    dot = tcir.define("def f(float(I,J) A, float(I,J) B) -> (t) { t() +=! A(i,j) * B(i,j) }").f
+    assert collapsed(dot.definition).products == {"I_J": ("I", "J")}
+    a, b = rng.standard_normal((30, 70), np.float32), rng.standard_normal((30, 70), np.float32)
+    np.testing.assert_allclose(dot(a, b, backend="cuda-sim"), dot(a, b, backend="cpu"), rtol=1e-4)
