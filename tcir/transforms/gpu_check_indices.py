@@ -36,7 +36,6 @@ from xdsl.ir import BlockArgument, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from tcir.diagnostics import OpError
 from tcir.dialects.check import IndexOp
 
 

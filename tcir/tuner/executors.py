@@ -34,7 +34,6 @@ from typing import Any, Protocol
 from tcir.errors import TCError
 from tcir.tuner.jobs import (
     Benchmark,
-    Problem,
     compile_candidate,
     install,
     profile_candidate,
