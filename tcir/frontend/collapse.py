@@ -25,12 +25,13 @@ size read as a value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from xdsl.ir.affine import AffineSymExpr
 
 from . import ast as A
-from .subscripts import walk
+from .subscripts import rebuild, walk
 from .unparse import expr_text, type_text
 
 
@@ -44,13 +45,7 @@ class Collapsed:
 
     def sizes(self, sizes: dict[str, int]) -> dict[str, int]:
         """The collapsed def's sizes, from the original def's."""
-        result = dict(sizes)
-        for name, factors in self.products.items():
-            value = 1
-            for factor in factors:
-                value *= sizes[factor]
-            result[name] = value
-        return result
+        return sizes | {name: math.prod(sizes[f] for f in factors) for name, factors in self.products.items()}
 
 
 def _accesses(stmt: A.Stmt) -> list[tuple[str, list[str]]] | None:
@@ -85,6 +80,12 @@ def _runs(accesses: list[tuple[str, list[str]]], order: list[str]) -> list[list[
         else:
             runs.append([index])
     return runs
+
+
+def _merged(read: A.Access, index_of: dict[str, str]) -> A.Access:
+    """`read` with each run of its indices one index (`b, t` becomes `b_t`)."""
+    names = dict.fromkeys(index_of[s.name] for s in read.subscripts if isinstance(s, A.IndexVar))
+    return replace(read, subscripts=[A.IndexVar(name=n, loc=read.loc) for n in names])
 
 
 def collapsed(definition: A.CheckedDef) -> Collapsed | None:
@@ -129,7 +130,7 @@ def collapsed(definition: A.CheckedDef) -> Collapsed | None:
 
     inputs = ", ".join(declared(p) for p in definition.inputs)
     lhs = ", ".join(dict.fromkeys(index_of[i] for i in stmt.lhs_indices))
-    rhs = expr_text(_renamed(stmt.rhs, index_of), sizes)
+    rhs = expr_text(rebuild(stmt.rhs, lambda n: _merged(n, index_of) if isinstance(n, A.Access) else None), sizes)
     text = (
         f"def {definition.name}({inputs}) -> ({declared(definition.outputs[0])}) {{\n"
         f"  {stmt.lhs}({lhs}) {stmt.op} {rhs}\n}}\n"
@@ -138,21 +139,3 @@ def collapsed(definition: A.CheckedDef) -> Collapsed | None:
 
     (parsed,) = parse(text, f"<collapsed {definition.name}>")
     return Collapsed(parsed, products)
-
-
-def _renamed(e: A.Expr, rename: dict[str, str]) -> A.Expr:
-    """`e` with its reads' subscripts renamed (runs of indices merged: a
-    read's `b, t` becomes one `b_t`)."""
-    from dataclasses import fields, replace
-
-    if isinstance(e, A.Access):
-        names = dict.fromkeys(rename[s.name] for s in e.subscripts if isinstance(s, A.IndexVar))
-        return replace(e, subscripts=[A.IndexVar(name=n, loc=e.loc) for n in names])
-    changes = {}
-    for f in fields(e):
-        value = getattr(e, f.name)
-        if isinstance(value, A.Expr):
-            changes[f.name] = _renamed(value, rename)
-        elif isinstance(value, list) and value and all(isinstance(v, A.Expr) for v in value):
-            changes[f.name] = [_renamed(v, rename) for v in value]
-    return replace(e, **changes) if changes else e
