@@ -16,11 +16,15 @@ such a def as its collapsed form (`tcir.compiler.lowering`), whose
 templates (a contraction's register tiles) the uncollapsed def misses:
 the same buffers, viewed with fewer dimensions (`memref.collapse_shape`).
 
+A sum of one tensor collapses alike: the per-channel mean of a
+channels-last image, `m(c) +=! X(n, h, w, c) / (N * H * W)`, is the
+column sum `m(c) +=! X(n_h_w, c) / N_H_W`.
+
 A run of indices collapses where, in the left-hand side and every read,
 either none of them or all of them appear, as whole subscripts, next to
 each other and in the same order, each over its tensor's whole extent (a
-size of its own). The def has one statement, no scatter, stepped loop or
-size read as a value.
+size of its own). The def has one statement, no scatter or stepped loop,
+and reads the sizes of a run as values only as their whole product.
 """
 
 from __future__ import annotations
@@ -48,13 +52,15 @@ class Collapsed:
         return sizes | {name: math.prod(sizes[f] for f in factors) for name, factors in self.products.items()}
 
 
+class _Uncollapsible(Exception):
+    """A size of a run read as a value other than in the run's whole product."""
+
+
 def _accesses(stmt: A.Stmt) -> list[tuple[str, list[str]]] | None:
     """The tensor and index names of the left-hand side and of every read,
     None where a subscript is not a plain index."""
     result = [(stmt.lhs, list(stmt.lhs_indices))]
     for node in walk(stmt.rhs):
-        if isinstance(node, A.SizeRef):
-            return None
         if isinstance(node, A.Access):
             if not all(isinstance(s, A.IndexVar) for s in node.subscripts):
                 return None
@@ -88,6 +94,47 @@ def _merged(read: A.Access, index_of: dict[str, str]) -> A.Access:
     return replace(read, subscripts=[A.IndexVar(name=n, loc=read.loc) for n in names])
 
 
+def _size_factors(e: A.Expr, sizes: list[str]) -> list[str] | None:
+    """The sizes whose product `e` is (`N * H * W`), None for other expressions."""
+    match e:
+        case A.SizeRef(expr=AffineSymExpr(position=position)):
+            return [sizes[position]]
+        case A.Binary(op="*"):
+            a, b = _size_factors(e.a, sizes), _size_factors(e.b, sizes)
+            return None if a is None or b is None else a + b
+    return None
+
+
+def _merged_sizes(e: A.Expr, sizes: list[str], products: dict[str, tuple[str, ...]], kept: set[str]) -> A.Expr | None:
+    """`e`, a product of sizes, with each run's whole product one size
+    (`N * H * W` becomes `N_H_W`); None for other expressions (left as they
+    are). Raises `_Uncollapsible` where a size of a run is read otherwise,
+    or a size that no tensor of the collapsed def has (`kept` are those)."""
+    run_sizes = {f for factors in products.values() for f in factors}
+    factors = _size_factors(e, sizes)
+    if factors is None:
+        if isinstance(e, A.SizeRef) and not {sizes[x.position] for x in e.expr.dfs() if isinstance(x, AffineSymExpr)} <= kept:
+            raise _Uncollapsible
+        return None
+    if not set(factors) & run_sizes:
+        if not set(factors) <= kept:
+            raise _Uncollapsible
+        return None
+    for name, run in products.items():
+        if all(factors.count(f) >= run.count(f) for f in run):
+            for f in run:
+                factors.remove(f)
+            factors.append(name)
+    if not set(factors) <= kept | set(products):
+        raise _Uncollapsible
+    named = [*sizes, *products]
+    refs = [A.SizeRef(expr=AffineSymExpr(named.index(f)), text=f, loc=e.loc) for f in factors]
+    product = refs[0]
+    for ref in refs[1:]:
+        product = A.Binary(op="*", a=product, b=ref, type=ref.type, loc=e.loc)
+    return product
+
+
 def collapsed(definition: A.CheckedDef) -> Collapsed | None:
     """`definition` with its runs of indices collapsed (see the module);
     None where no run of two or more indices qualifies."""
@@ -97,8 +144,8 @@ def collapsed(definition: A.CheckedDef) -> Collapsed | None:
     if stmt.scatter is not None or stmt.loop is not None or stmt.where or not stmt.reduces:
         return None
     accesses = _accesses(stmt)
-    if accesses is None or len(accesses) < 3:
-        return None  # no product of two reads: a reduction's own templates take it
+    if accesses is None or len(accesses) < 2:
+        return None
     if len({t for t, _ in accesses}) != len(accesses):
         return None  # a tensor read twice (a Gram matrix) may pair its indices otherwise
     sizes = definition.size_params
@@ -130,7 +177,15 @@ def collapsed(definition: A.CheckedDef) -> Collapsed | None:
 
     inputs = ", ".join(declared(p) for p in definition.inputs)
     lhs = ", ".join(dict.fromkeys(index_of[i] for i in stmt.lhs_indices))
-    rhs = expr_text(rebuild(stmt.rhs, lambda n: _merged(n, index_of) if isinstance(n, A.Access) else None), sizes)
+    kept = {extent[run[0]] for run in runs if len(run) == 1}
+
+    def merged(node: A.Expr) -> A.Expr | None:
+        return _merged(node, index_of) if isinstance(node, A.Access) else _merged_sizes(node, sizes, products, kept)
+
+    try:
+        rhs = expr_text(rebuild(stmt.rhs, merged), [*sizes, *products])
+    except _Uncollapsible:
+        return None
     text = (
         f"def {definition.name}({inputs}) -> ({declared(definition.outputs[0])}) {{\n"
         f"  {stmt.lhs}({lhs}) {stmt.op} {rhs}\n}}\n"

@@ -43,7 +43,9 @@ def test_projections_of_several_heads_are_matrix_products():
         "def f(float(B,M,K) A, float(B,N,K) C) -> (D) { D(b,m,n) +=! A(b,m,k) * C(b,n,k) }",
         "def f(float(N,D) X) -> (G) { G(i,j) +=! X(n,i) * X(n,j) }",  # one tensor read twice
         "def f(float(A,B,C) X) -> (Y) { Y(a,b,c) = X(a,b,c) }",  # no reduction
-        "def f(float(B,T,D) X) -> (m) { m(b,d) +=! X(b,t,d) / T }",  # one read, a size as a value
+        "def f(float(B,T,D) X) -> (m) { m(b,d) +=! X(b,t,d) / T }",  # b and d apart in X
+        "def f(float(N,H,W,C) X) -> (m) { m(c) +=! X(n,h,w,c) / N }",  # a size of the run read alone
+        "def f(float(N,H,W,C) X) -> (m) { m(c) +=! X(n,h,w,c) / (N*H) }",  # part of the run's product
         "def f(float(N,H,W,C) X, float(F,C) Wt) -> (Y) { Y(n,h,w,f) +=! X(n,h,w,c) * Wt(f,c) where h in 0:H-1 }",
         "def f(float(N,H,W,C) X, float(F,K,C) Wt) -> (Y) { Y(n,h,w,f) +=! X(n,h+k,w,c) * Wt(f,k,c) }",
         "def f(float(B,T,D) X, float(T,B,D) Z) -> (Y) { Y(b,t) +=! X(b,t,d) * Z(t,b,d) }",  # another order
@@ -52,6 +54,19 @@ def test_projections_of_several_heads_are_matrix_products():
 )
 def test_what_does_not_collapse(source):
     assert collapsed(tcir.define(source).f.definition) is None
+
+
+def test_a_sum_of_one_tensor_collapses_with_the_products_of_its_sizes():
+    """A channels-last image's per-channel mean is a column sum over the
+    (n, h, w) rows, its divisor the rows' count; an NCHW global average
+    pool, a row sum. The numbers are the def's (cuda-sim, odd sizes)."""
+    mean = tcir.define("def f(float(N,H,W,C) X) -> (m) { m(c) +=! X(n,h,w,c) / (N*H*W) }").f
+    assert _text(collapsed(mean.definition)) == ["X(N_H_W, C)", "m(C)", "m(c) +=! X(n_h_w, c) / float(N_H_W)"]
+    pool = tcir.define("def f(float(N,C,H,W) X) -> (Y) { Y(n,c) +=! X(n,c,h,w) / (H * W * 2) }").f
+    assert _text(collapsed(pool.definition))[-1] == "Y(n_c) +=! X(n_c, h_w) / float(H_W * 2)"
+    x = np.random.default_rng(0).standard_normal((3, 5, 7, 9), np.float32)
+    np.testing.assert_allclose(mean(x, backend="cuda-sim"), x.mean((0, 1, 2)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(pool(x, backend="cuda-sim"), x.sum((2, 3)) / 126, rtol=1e-5, atol=1e-6)
 
 
 def test_the_default_gpu_mapping_lowers_the_collapsed_def_over_views_of_its_buffers():
