@@ -12,6 +12,7 @@ sums over images and pixels into a small output: split-K over the images.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from tcir.compiler.options import MAX_THREADS_PER_BLOCK, MappingOptions
 from tcir.frontend import ast as A
@@ -19,25 +20,42 @@ from tcir.frontend.subscripts import expr_to_lin, index_names, operand_reads
 from tcir.polyhedral.gpu_mapping import mapped_grid
 
 
-def convolution_image(layer: A.Stmt) -> A.Access | None:
-    """The image read of `layer` where it sums products of an
-    image read at the output's last two indices (`I(n, c, h + kh, w + kw)`,
-    `I(n, c, h, w)` for a 1x1 convolution) but not at the third-last, and
-    filters read at the third-last (`W(f, c, kh, kw)`) but at neither of the
-    last two: a convolution, a GEMM whose columns are the image's pixels;
-    else None."""
+@dataclass(frozen=True)
+class Convolution:
+    """A convolution's image read, and where its output keeps the filters:
+    before the image's rows and columns (NCHW, `Y(n, f, h, w)`) or after
+    them (channels-last, `Y(n, h, w, f)`)."""
+
+    image: A.Access
+    filters_last: bool
+
+    @property
+    def positions(self) -> tuple[int, int, int]:
+        """The output positions (from the end) of the filters, the rows and the columns."""
+        return (-1, -3, -2) if self.filters_last else (-3, -2, -1)
+
+
+def convolution_image(layer: A.Stmt) -> Convolution | None:
+    """The convolution that `layer` is, where it sums products of an
+    image read at two of the output's last three indices, its rows and
+    columns (`I(n, c, h + kh, w + kw)`, `I(n, c, h, w)` for a 1x1
+    convolution), but not at the third, the filters' (before them or
+    after), and filters read at that one (`W(f, c, kh, kw)`) but at neither
+    of the others: a GEMM whose columns are the image's pixels; else None."""
     reads = operand_reads(layer)
     if not layer.reduces or len(layer.lhs_indices) < 4 or len(reads) != 2:
         return None
-    channel, row, column = layer.lhs_indices[-3:]
-    for image, filters in (reads, reads[::-1]):
-        if (
-            {row, column} <= index_names(image)
-            and channel not in index_names(image)
-            and channel in index_names(filters)
-            and not {row, column} & index_names(filters)
-        ):
-            return image
+    for filters_last in (False, True):
+        positions = Convolution(reads[0], filters_last).positions
+        channel, row, column = (layer.lhs_indices[k] for k in positions)
+        for image, filters in (reads, reads[::-1]):
+            if (
+                {row, column} <= index_names(image)
+                and channel not in index_names(image)
+                and channel in index_names(filters)
+                and not {row, column} & index_names(filters)
+            ):
+                return Convolution(image, filters_last)
     return None
 
 
@@ -48,6 +66,10 @@ larger than `CONVOLUTION_FILTER_TILE` elements)."""
 
 CONVOLUTION_FILTER_TILE = 6144
 
+CONVOLUTION_PIXELS = 112
+"""Pixels a block of a channels-last convolution computes at least: more
+rows than `CONVOLUTION_ROWS` where its output rows are narrower than 56."""
+
 WIDE_THREAD_FILTERS = 8
 """Filters of a thread that takes 4 pixels of a sum without guards, or of a 1x1 convolution."""
 WIDE_THREAD_CHANNELS, WIDE_THREAD_POINTWISE_CHANNELS = 32, 64
@@ -57,7 +79,7 @@ shared memory and is read through the L1 cache), without (1x1), 64. A step
 of 8 channels gave each barrier too little work (the defaults guide)."""
 
 CONVOLUTION_MIN_COLUMNS = 32
-"""Images narrower keep the generic mapping."""
+"""NCHW images narrower take the small planes' templates."""
 
 FLOAT_BYTES = 4
 """Bytes of a float32 element of a staged tile."""
@@ -69,30 +91,37 @@ def _channel_steps(layer: A.Stmt, shifts: set[str], extents: dict[str, int], cha
     return [extents[i] if i in shifts else min(extents[i], channels) for i in layer.reduction_indices]
 
 
-def convolution_options(layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]) -> MappingOptions:
+def convolution_options(layer: A.Stmt, convolution: Convolution, out: list[int], extents: dict[str, int]) -> MappingOptions:
     """Register tiles of a convolution: a block computes 64 filters on 2
     rows of up to 64 pixels; a thread 4 filters on both rows at 2 to 4
     pixels (a divisor of the row where one is), 8 filters where it takes 4
     pixels of a sum without guards (64 accumulators), or with 1x1 filters
     8 filters at 2 pixels; the image's rows and the filters staged in
     shared memory for 8 channels (all taps) at a time, 32 (1x1: 64) where a
-    thread takes 8 filters."""
-    filters, columns = min(out[-3], CONVOLUTION_FILTERS), min(out[-1], CONVOLUTION_COLUMNS)
-    shifts = taps(layer, image)
+    thread takes 8 filters. Threads go along the output's innermost index
+    (the pixels of a row, or the filters of a channels-last output)."""
+    at_filters, at_rows, at_columns = convolution.positions
+    filters, columns = min(out[at_filters], CONVOLUTION_FILTERS), min(out[at_columns], CONVOLUTION_COLUMNS)
+    rows = CONVOLUTION_ROWS
+    if convolution.filters_last:  # rows enough for a block of `CONVOLUTION_PIXELS`
+        rows = min(out[at_rows], max(rows, CONVOLUTION_PIXELS // columns))
+    shifts = taps(layer, convolution.image)
     widths = (4, 3, 2) if shifts else (2,)
     points = next((p for p in widths if columns % p == 0), widths[0])
-    per_thread = 8 if not shifts or (points == 4 and not isinstance(layer.rhs, A.Ternary)) else 4
-    tiles = [-(-out[-3] // filters), -(-out[-2] // CONVOLUTION_ROWS), -(-out[-1] // columns)]
+    wide = not shifts or (points == 4 and not isinstance(layer.rhs, A.Ternary))
+    per_thread = WIDE_THREAD_FILTERS if wide and not convolution.filters_last else 4
     if per_thread == WIDE_THREAD_FILTERS:
         channels = WIDE_THREAD_CHANNELS if shifts else WIDE_THREAD_POINTWISE_CHANNELS
     else:
         channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
-    steps = _channel_steps(layer, shifts, extents, channels)
+    block = {at_filters: filters, at_rows: rows, at_columns: columns}
+    row_threads = rows // CONVOLUTION_ROWS
+    threads = {at_filters: max(1, -(-filters // per_thread)), at_rows: row_threads, at_columns: -(-columns // points)}
     return MappingOptions(
-        tile=[*[1] * (len(out) - 3), filters, CONVOLUTION_ROWS, columns, *steps],
-        blocks=mapped_grid([*out[:-3], *tiles]),
-        threads=[-(-columns // points), 1, max(1, -(-filters // per_thread))],
-        max_private_elements=max(MappingOptions().max_private_elements, per_thread * CONVOLUTION_ROWS * points),
+        tile=[*[1] * (len(out) - 3), *(block[k] for k in (-3, -2, -1)), *_channel_steps(layer, shifts, extents, channels)],
+        blocks=mapped_grid([*out[:-3], *(-(-out[k] // block[k]) for k in (-3, -2, -1))]),
+        threads=[threads[k] for k in (-1, -2, -3)],
+        max_private_elements=max(MappingOptions().max_private_elements, per_thread * -(-rows // row_threads) * points),
     )
 
 

@@ -446,13 +446,14 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         return MappingOptions(tile=[*outer, 8, 32, 32], blocks=grid(8, 32), threads=[32, 8], num_stages=2)
     if len(out) < 2:  # a 1-D output that no rule above took: spread its sum where one read allows it
         return _spread_sum(definition, sizes, mixed=True) or MappingOptions()
-    image = convolution_image(layer)
-    if image is not None and out[-3] >= CONVOLUTION_FILTERS // 4:
-        if out[-1] >= CONVOLUTION_MIN_COLUMNS:
-            return convolution_options(layer, image, out, extents)
-        narrow = narrow_convolution_options(layer, image, out, extents, definition.size_params)
-        if narrow is not None:
-            return narrow
+    convolution = convolution_image(layer)
+    if convolution is not None and out[convolution.positions[0]] >= CONVOLUTION_FILTERS // 4:
+        if out[convolution.positions[2]] >= CONVOLUTION_MIN_COLUMNS or convolution.filters_last:
+            return convolution_options(layer, convolution, out, extents)
+        if not convolution.filters_last:  # small planes: NCHW only
+            narrow = narrow_convolution_options(layer, convolution.image, out, extents, definition.size_params)
+            if narrow is not None:
+                return narrow
     if not layer.reduces and out[-2] >= ELEMENTWISE_ROWS and out[-1] >= ELEMENTWISE_COLUMNS:
         return _elementwise_options(out)
     x = min(out[-1], INNER_THREADS)
@@ -863,15 +864,18 @@ would leave SMs idle."""
 WIDE_OUTPUT = 64
 """Rows and columns of a contraction's output from which tiles of it in
 registers pay even for a short reduction (a batched 256x256 matmul)."""
+WIDE_MIN_POINTS = 8
+"""Fewest points of such a reduction: an outer product of 8 or 16 points
+writes its output from register tiles too (the defaults guide)."""
 
 
 def _wide_contraction(layer: A.Stmt, out: list[int], reduction: int) -> bool:
-    """Whether `layer` sums products of two reads over at least a k tile of
-    points into an output whose last two dimensions are both `WIDE_OUTPUT`
-    or more, each read missing one of those two indices (each operand is
-    reused along the other's dimension)."""
+    """Whether `layer` sums products of two reads over at least
+    `WIDE_MIN_POINTS` points into an output whose last two dimensions are
+    both `WIDE_OUTPUT` or more, each read missing one of those two indices
+    (each operand is reused along the other's dimension)."""
     reads = operand_reads(layer)
-    if reduction < K_TILE or min(out[-2:]) < WIDE_OUTPUT or len(reads) != 2:
+    if reduction < WIDE_MIN_POINTS or min(out[-2:]) < WIDE_OUTPUT or len(reads) != 2:
         return False
     rows, columns = layer.lhs_indices[-2:]
     used = [index_names(r) for r in reads]

@@ -13,7 +13,8 @@ mapping (`default_options`; `MappingOptions(allow_tf32=True)` alone, the
 default mapping with TF32: `resolved_options`), which may lower a def in
 parts, each with a default of its own (`tcir.compiler.partition`), or as
 its collapsed form over views of the same buffers (a contraction whose
-indices go in runs: `tcir.frontend.collapse`). A `StagedLowering` keeps the specialized scop
+indices go in runs: `tcir.frontend.collapse`), and sums a convolution's
+channels before its taps (`tcir.frontend.reduction_order`). A `StagedLowering` keeps the specialized scop
 of its problem, and one schedule per setting of the scheduler's options
 (`MappingOptions.scheduler_key`), so a candidate only runs tiling, mapping,
 promotion and code generation.
@@ -34,6 +35,7 @@ from tcir.frontend.ast import CheckedDef
 from tcir.frontend.collapse import collapsed
 from tcir.frontend.dtypes import HALF_TYPES
 from tcir.frontend.padding import padded_reads
+from tcir.frontend.reduction_order import taps_last
 from tcir.frontend.subscripts import walk
 from tcir.errors import TCError
 from tcir.passmanager import PassManager, print_ir
@@ -177,7 +179,11 @@ class DefIR:
     def lowered(self, binding: Binding, options: MappingOptions | None, backend: str) -> ModuleOp:
         """This def lowered for `binding`: loops (CPU) or kernels (GPU
         backends; the default mapping may lower it in parts)."""
-        view = collapsed(self.definition) if backend in GPU_BACKENDS and options in (None, TF32_DEFAULT) else None
+        default_gpu = backend in GPU_BACKENDS and options in (None, TF32_DEFAULT)
+        reordered = taps_last(self.definition) if default_gpu else None
+        if reordered is not None:  # a convolution's channels before its taps (`tcir.frontend.reduction_order`)
+            return DefIR.of(reordered).lowered(binding, options, backend)
+        view = collapsed(self.definition) if default_gpu else None
         if view is not None:  # lowered as its collapsed form, over views of the same buffers
             sizes = view.sizes(binding.sizes)
             own = Binding({n: sizes[n] for n in view.definition.size_params}, ())

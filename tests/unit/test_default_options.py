@@ -13,6 +13,7 @@ import pytest
 import tcir
 from tcir.compiler.defaults import default_options
 from tcir.frontend import ast as A
+from tcir.frontend.reduction_order import taps_last
 from tcir.frontend.subscripts import walk
 from tcir.runtime.inputs import random_inputs
 from tcir.runtime.numpy_reference import reference_outputs
@@ -433,6 +434,39 @@ def test_convolutions_take_register_tiles():
     x, w = rng.standard_normal((1, 3, 5, 32)).astype(np.float32), rng.standard_normal((20, 3, 3, 3)).astype(np.float32)
     expected = _correlation(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), w)
     np.testing.assert_allclose(conv.conv2d_pad1(x, w, backend="cuda-sim"), expected, rtol=1e-4, atol=1e-4)
+
+
+NHWC_CONV = "def conv(float(N,H,W,C) X, float(F,KH,KW,C) Wt) -> (Y) { Y(n,h,w,f) +=! X(n,h+kh,w+kw,c) * Wt(f,kh,kw,c) }"
+
+
+def test_channels_last_convolutions_take_register_tiles():
+    """Channels-last, the same tiles with threads along the filters (4 a
+    thread), and rows enough for 112 pixels a block; the default lowering
+    sums the channels before the taps, so the channels are tiled (8 a step)
+    and the image and filters staged in shared memory."""
+    fn = tcir.define(NHWC_CONV).conv
+    ordered = taps_last(fn.definition)
+    assert ordered.stmts[0].reduction_indices == ["c", "kh", "kw"]
+    sizes = {"N": 32, "H": 56, "W": 56, "C": 64, "F": 64, "KH": 3, "KW": 3}
+    options = default_options(ordered, Binding(sizes, ()))
+    assert options == tcir.MappingOptions(tile=[1, 2, 54, 64, 8, 3, 3], blocks=[27, 32], threads=[16, 18, 1])
+    narrow = default_options(ordered, Binding({**sizes, "H": 30, "W": 30, "C": 128, "F": 128}, ()))
+    assert narrow.tile[:4] == [1, 4, 28, 64] and narrow.threads == [16, 7, 2]
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((2, 11, 37, 12)).astype(np.float32), rng.standard_normal((20, 3, 3, 12)).astype(np.float32)
+    assert "__shared__ float shared_X" in fn.ir(x, w, backend="cuda")
+    windows = np.lib.stride_tricks.sliding_window_view(x, (3, 3), axis=(1, 2))
+    expected = np.einsum("nhwcij,fijc->nhwf", windows, w)
+    np.testing.assert_allclose(fn(x, w, backend="cuda-sim"), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_short_sums_into_wide_outputs_take_register_tiles():
+    """An outer product of 16 points into a 4096 x 4096 output writes it
+    from 64 x 64 register tiles (4 x 8 a thread), as a longer sum does."""
+    fn = tcir.define("def nt(float(M,K) A, float(N,K) B) -> (C) { C(m,n) +=! A(m,k) * B(n,k) }").nt
+    options = default_options(fn.definition, Binding({"M": 4096, "N": 4096, "K": 16}, ()))
+    assert options.tile == [64, 64, 32] and options.threads == [16, 8] and options.vector_width == 4
+    _run_on_cuda_sim(fn, {"M": 70, "N": 90, "K": 8}, None)
 
 
 def test_narrow_convolutions_take_squares_of_pixels():
