@@ -23,15 +23,19 @@ from tcir.polyhedral.gpu_mapping import mapped_grid
 @dataclass(frozen=True)
 class Convolution:
     """A convolution's image read, and where its output keeps the filters:
-    before the image's rows and columns (NCHW, `Y(n, f, h, w)`) or after
-    them (channels-last, `Y(n, h, w, f)`)."""
+    before the image's rows and columns (NCHW, `Y(n, f, h, w)`; NCW, `Y(b,
+    f, t)`, where the image has no `rows`) or after them (channels-last,
+    `Y(n, h, w, f)`)."""
 
     image: A.Access
     filters_last: bool
+    rows: bool = True
 
     @property
-    def positions(self) -> tuple[int, int, int]:
-        """The output positions (from the end) of the filters, the rows and the columns."""
+    def positions(self) -> tuple[int, int | None, int]:
+        """The output positions (from the end) of the filters, the rows (None: none) and the columns."""
+        if not self.rows:
+            return (-1, None, -2) if self.filters_last else (-2, None, -1)
         return (-1, -3, -2) if self.filters_last else (-3, -2, -1)
 
 
@@ -41,21 +45,26 @@ def convolution_image(layer: A.Stmt) -> Convolution | None:
     columns (`I(n, c, h + kh, w + kw)`, `I(n, c, h, w)` for a 1x1
     convolution), but not at the third, the filters' (before them or
     after), and filters read at that one (`W(f, c, kh, kw)`) but at neither
-    of the others: a GEMM whose columns are the image's pixels; else None."""
+    of the others: a GEMM whose columns are the image's pixels. A 1-D
+    convolution (`X(b, c, t + k) * W(f, c, k)`) has no rows and taps.
+    None for other statements."""
     reads = operand_reads(layer)
-    if not layer.reduces or len(layer.lhs_indices) < 4 or len(reads) != 2:
+    if not layer.reduces or len(reads) != 2:
         return None
-    for filters_last in (False, True):
-        positions = Convolution(reads[0], filters_last).positions
-        channel, row, column = (layer.lhs_indices[k] for k in positions)
+    shapes = [(f, r) for r in (True, False) for f in (False, True) if len(layer.lhs_indices) >= (4 if r else 3)]
+    for filters_last, rows in shapes:
+        at_filters, at_rows, at_columns = Convolution(reads[0], filters_last, rows).positions
+        channel = layer.lhs_indices[at_filters]
+        pixels = {layer.lhs_indices[at_columns], *([layer.lhs_indices[at_rows]] if at_rows is not None else [])}
         for image, filters in (reads, reads[::-1]):
             if (
-                {row, column} <= index_names(image)
+                pixels <= index_names(image)
                 and channel not in index_names(image)
                 and channel in index_names(filters)
-                and not {row, column} & index_names(filters)
+                and not pixels & index_names(filters)
+                and (rows or taps(layer, image))
             ):
-                return Convolution(image, filters_last)
+                return Convolution(image, filters_last, rows)
     return None
 
 
@@ -101,6 +110,8 @@ def convolution_options(layer: A.Stmt, convolution: Convolution, out: list[int],
     thread takes 8 filters. Threads go along the output's innermost index
     (the pixels of a row, or the filters of a channels-last output)."""
     at_filters, at_rows, at_columns = convolution.positions
+    if at_rows is None:
+        return _line_options(layer, convolution, out, extents)
     filters, columns = min(out[at_filters], CONVOLUTION_FILTERS), min(out[at_columns], CONVOLUTION_COLUMNS)
     rows = CONVOLUTION_ROWS
     if convolution.filters_last:  # rows enough for a block of `CONVOLUTION_PIXELS`
@@ -114,14 +125,49 @@ def convolution_options(layer: A.Stmt, convolution: Convolution, out: list[int],
         channels = WIDE_THREAD_CHANNELS if shifts else WIDE_THREAD_POINTWISE_CHANNELS
     else:
         channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
-    block = {at_filters: filters, at_rows: rows, at_columns: columns}
     row_threads = rows // CONVOLUTION_ROWS
-    threads = {at_filters: max(1, -(-filters // per_thread)), at_rows: row_threads, at_columns: -(-columns // points)}
+    return _tiled(
+        layer, out, {at_filters: filters, at_rows: rows, at_columns: columns},
+        {at_filters: max(1, -(-filters // per_thread)), at_rows: row_threads, at_columns: -(-columns // points)},
+        _channel_steps(layer, shifts, extents, channels), per_thread * -(-rows // row_threads) * points,
+    )
+
+
+LINE_COLUMNS, LINE_POINTS = 128, 8
+"""A 1-D convolution's block tile of outputs along the line, and a thread's points of it."""
+
+
+def _line_options(layer: A.Stmt, convolution: Convolution, out: list[int], extents: dict[str, int]) -> MappingOptions:
+    """A 1-D convolution: a block computes 64 filters at 128 points of
+    the line, a thread 8 filters at 8 points (64 accumulators); the image
+    and the filters staged in shared memory for 32 channels (all taps) at a
+    time, fewer (a power of two) where the filters' tile would pass
+    `CONVOLUTION_FILTER_TILE` elements."""
+    at_filters, _, at_columns = convolution.positions
+    filters, columns = min(out[at_filters], CONVOLUTION_FILTERS), min(out[at_columns], LINE_COLUMNS)
+    shifts = taps(layer, convolution.image)
+    points = next((p for p in (LINE_POINTS, 4, 2) if columns % p == 0), LINE_POINTS)
+    fitting = max(1, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts)))
+    channels = min(WIDE_THREAD_CHANNELS, 1 << (fitting.bit_length() - 1))
+    return _tiled(
+        layer, out, {at_filters: filters, at_columns: columns},
+        {at_filters: max(1, -(-filters // WIDE_THREAD_FILTERS)), at_columns: -(-columns // points)},
+        _channel_steps(layer, shifts, extents, channels), WIDE_THREAD_FILTERS * points,
+    )
+
+
+def _tiled(
+    layer: A.Stmt, out: list[int], block: dict[int, int], threads: dict[int, int], steps: list[int], private: int
+) -> MappingOptions:
+    """Tiles of `block` (output position from the end -> extent), a block
+    each (the grid over the output's other indices too), `threads` along
+    those positions (innermost first), `steps` of the reduction indices."""
+    inner = sorted(block)
     return MappingOptions(
-        tile=[*[1] * (len(out) - 3), *(block[k] for k in (-3, -2, -1)), *_channel_steps(layer, shifts, extents, channels)],
-        blocks=mapped_grid([*out[:-3], *(-(-out[k] // block[k]) for k in (-3, -2, -1))]),
-        threads=[threads[k] for k in (-1, -2, -3)],
-        max_private_elements=max(MappingOptions().max_private_elements, per_thread * -(-rows // row_threads) * points),
+        tile=[*[1] * (len(out) - len(inner)), *(block[k] for k in inner), *steps],
+        blocks=mapped_grid([*out[: len(out) - len(inner)], *(-(-out[k] // block[k]) for k in inner)]),
+        threads=[threads[k] for k in reversed(inner)],
+        max_private_elements=max(MappingOptions().max_private_elements, private),
     )
 
 

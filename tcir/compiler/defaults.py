@@ -318,6 +318,17 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         slice_ = max(THREADS * POINTS_PER_THREAD, math.prod(out) * reduction // (4 * BLOCKS_TO_FILL_GPU))
         slice_ = -(-slice_ // THREADS) * THREADS
         return MappingOptions(parallel_reductions=True, tile=[*[1] * len(out), slice_], threads=[THREADS])
+    convolution = convolution_image(layer)
+    if convolution is not None and out[convolution.positions[0]] < CONVOLUTION_FILTERS // 4:
+        convolution = None
+    if convolution is not None and convolution.rows:
+        if out[convolution.positions[2]] >= CONVOLUTION_MIN_COLUMNS or convolution.filters_last:
+            return convolution_options(layer, convolution, out, extents)
+        if not convolution.filters_last:  # small planes: NCHW only
+            narrow = narrow_convolution_options(layer, convolution.image, out, extents, definition.size_params)
+            if narrow is not None:
+                return narrow
+    line = convolution if convolution is not None and not convolution.rows else None  # 1-D
     wide = layer.reduces and len(out) >= 2 and _wide_contraction(layer, out, reduction)
     if (layer.reduces and 2 <= len(out) <= 3 and reduction >= LARGE_REDUCTION) or (wide and len(out) <= 4):
         outer = [1] * (len(out) - 2)
@@ -411,6 +422,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # long reduction: its shared tile transposed (see the defaults guide).
             transposed = len(definition.stmts) == 1 and _transposed_operands(layer) == 1 and reduction >= LARGE_REDUCTION
             return dataclasses.replace(register_tiled(128, [16, 16], 64, True), transpose_copies=transposed)
+        if line is not None:  # short of whole 128x128 tiles
+            return convolution_options(layer, line, out, extents)
         medium = sliced(register_tiled(MEDIUM_TILE, [16, 8], 32, True), MEDIUM_TILE)
         if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and steps % VECTOR_WIDTH == 0 and (
             blocks(MEDIUM_TILE) * medium.split_k >= (1 if medium.split_k > 1 else 2) * BLOCKS_TO_FILL_GPU
@@ -444,16 +457,10 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         if atomic and len(out) == 2 and len(layer.reduction_indices) >= 2 and reduction >= SPLIT_K:
             return _sliced_sum_options(layer, extents, blocks(32))
         return MappingOptions(tile=[*outer, 8, 32, 32], blocks=grid(8, 32), threads=[32, 8], num_stages=2)
+    if line is not None:
+        return convolution_options(layer, line, out, extents)
     if len(out) < 2:  # a 1-D output that no rule above took: spread its sum where one read allows it
         return _spread_sum(definition, sizes, mixed=True) or MappingOptions()
-    convolution = convolution_image(layer)
-    if convolution is not None and out[convolution.positions[0]] >= CONVOLUTION_FILTERS // 4:
-        if out[convolution.positions[2]] >= CONVOLUTION_MIN_COLUMNS or convolution.filters_last:
-            return convolution_options(layer, convolution, out, extents)
-        if not convolution.filters_last:  # small planes: NCHW only
-            narrow = narrow_convolution_options(layer, convolution.image, out, extents, definition.size_params)
-            if narrow is not None:
-                return narrow
     if not layer.reduces and out[-2] >= ELEMENTWISE_ROWS and out[-1] >= ELEMENTWISE_COLUMNS:
         return _elementwise_options(out)
     x = min(out[-1], INNER_THREADS)
