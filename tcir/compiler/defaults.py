@@ -432,9 +432,10 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # 1000 output) or the last k tile is ragged, on two blocks an SM;
             # a split sum's slices, on one (a 256 x 256 output of 8192 points).
             return medium
-        if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=2):
+        if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=1 if steps >= LONG_NARROW_SUM else 2):
             # 64x64 tiles, 8x4 a thread, where 128x64 would leave SMs with
-            # one block (16384x64 outputs of 1024 products each).
+            # one block (16384x64 outputs of 1024 products each); one block
+            # an SM where the sum is long (a linear attention's 64x64 states).
             return register_tiled(NARROW_OUTPUT, [16, 8], 32, True, columns=NARROW_OUTPUT)
         if fills_gpu(32) and steps % VECTOR_WIDTH == 0:
             # Whole k tiles staged in registers (tmm 128x1024x1024), a ragged
@@ -866,6 +867,9 @@ NARROW_OUTPUT = 64
 """Columns of a contraction's output up to which its tiles are 128x64 (an
 attention's weighted values over 64 features)."""
 MEDIUM_TILE = 64
+LONG_NARROW_SUM = 1024
+"""Points of a sum from which a narrow output's 64x64 tiles may give one
+block an SM (not two) rather than fall to 32x32 tiles."""
 """Rows and columns of a contraction's register tiles where 128x128 ones
 would leave SMs idle."""
 WIDE_OUTPUT = 64

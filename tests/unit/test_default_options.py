@@ -478,6 +478,17 @@ def test_one_dimensional_convolutions_take_register_tiles():
     assert convolution_image(pv.definition.stmts[0]) is None
 
 
+def test_long_sums_into_narrow_outputs_take_64x64_tiles_on_one_block_an_sm():
+    """A linear attention's states, `KV(b,h,d,e) +=! K(b,h,t,d) * V(b,h,t,e)`
+    over 1024 tokens: 128 tiles of 64 x 64, where a shorter sum needs twice
+    as many to leave the 32 x 32 tiles."""
+    fn = tcir.define("def kv(float(B,H,T,D) K, float(B,H,T,E) V) -> (KV) { KV(b,h,d,e) +=! K(b,h,t,d) * V(b,h,t,e) }").kv
+    sizes = {"B": 8, "H": 16, "T": 1024, "D": 64, "E": 64}
+    assert default_options(fn.definition, Binding(sizes, ())).tile == [1, 1, 64, 64, 32]
+    assert default_options(fn.definition, Binding({**sizes, "T": 512}, ())).tile == [1, 1, 32, 32, 32]
+    _run_on_cuda_sim(fn, {"B": 2, "H": 1, "T": 70, "D": 33, "E": 65}, None)
+
+
 def test_short_sums_into_wide_outputs_take_register_tiles():
     """An outer product of 16 points into a 4096 x 4096 output writes it
     from 64 x 64 register tiles (4 x 8 a thread), as a longer sum does."""
