@@ -867,11 +867,11 @@ NARROW_OUTPUT = 64
 """Columns of a contraction's output up to which its tiles are 128x64 (an
 attention's weighted values over 64 features)."""
 MEDIUM_TILE = 64
+"""Rows and columns of a contraction's register tiles where 128x128 ones
+would leave SMs idle."""
 LONG_NARROW_SUM = 1024
 """Points of a sum from which a narrow output's 64x64 tiles may give one
 block an SM (not two) rather than fall to 32x32 tiles."""
-"""Rows and columns of a contraction's register tiles where 128x128 ones
-would leave SMs idle."""
 WIDE_OUTPUT = 64
 """Rows and columns of a contraction's output from which tiles of it in
 registers pay even for a short reduction (a batched 256x256 matmul)."""
