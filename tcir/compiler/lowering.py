@@ -131,6 +131,21 @@ def default_parts(
     return None if parts is None else (definition, parts)
 
 
+def default_rewrites(definition: CheckedDef, binding: Binding, backend: str) -> bool:
+    """Whether a call without options on `backend` lowers something that
+    no `MappingOptions` of `definition` stands for: its sums' channels
+    before their taps (`taps_last`), its collapsed form (`collapsed`) or
+    parts (`default_parts`). The tuner then times that call as the default
+    to beat."""
+    if backend not in GPU_BACKENDS:
+        return False
+    return (
+        taps_last(definition) is not None
+        or collapsed(definition) is not None
+        or default_parts(definition, binding, None, backend) is not None
+    )
+
+
 def _with_copies(definition: CheckedDef, padded: CheckedDef, groups: list[list[int]]) -> list[list[int]]:
     """`groups` of `definition`'s statements as groups of `padded`'s (see
     `padded_reads`), each copy a group of its own: a group that a copy

@@ -30,7 +30,7 @@ from tcir.compiler.cache import CompilationCache
 from tcir.compiler.canonical import ProblemKey
 from tcir.compiler.compiled import open_cache
 from tcir.compiler.defaults import default_options
-from tcir.compiler.lowering import DefIR, default_parts
+from tcir.compiler.lowering import DefIR, default_rewrites
 from tcir.compiler.options import MappingOptions
 from tcir.compiler.targets import resolve_backend
 from tcir.errors import TCError, check_keywords
@@ -132,12 +132,14 @@ class Tuner:
         else:
             self.search = RandomSearch(self.space, rng)
 
-    def _lowered_in_parts(self) -> bool:
-        """Whether a call without options on the GPU lowers the def in parts
-        (`default_parts`: attention, a padded convolution's zero-padded
-        copy), which no single `MappingOptions` stands for: the tuner then
-        times that call as the default to beat, as the CPU's canonical loops."""
-        return default_parts(self.definition, self.binding, None, self.backend) is not None
+    def _default_without_options(self) -> bool:
+        """Whether a call without options on the GPU lowers what no single
+        `MappingOptions` stands for (`default_rewrites`: attention's parts,
+        a padded convolution's zero-padded copy, an einsum's collapsed
+        form, a channels-last convolution's channels before its taps): the
+        tuner then times that call as the default to beat, as the CPU's
+        canonical loops."""
+        return default_rewrites(self.definition, self.binding, self.backend)
 
     def seeds(self) -> list[MappingOptions]:
         """The default mapping, the best known for this problem, and the best
@@ -188,7 +190,7 @@ class Tuner:
             session.restore()
         self.search.start(self.seeds())
         benchmark = Benchmark(problem, self.inputs, expected)
-        if self.backend == "cpu" or self._lowered_in_parts():
+        if self.backend == "cpu" or self._default_without_options():
             session.time_baseline(benchmark)
         executors, client = self._executors(benchmark)
         try:

@@ -385,10 +385,12 @@ def test_the_best_and_the_default_are_timed_again(tmm, cache_dir, monkeypatch, c
 
 def test_a_default_lowered_in_parts_is_the_baseline(tmm, cache_dir, monkeypatch):
     """On a GPU backend, a def that the default mapping lowers in parts (a
-    padded convolution: its zero-padded copy, then the convolution) has no
-    options that stand for a call without them: the tuner times that call
-    as the CPU's canonical loops (recorded as options None, the default to
-    beat); a def mapped whole (tmm) keeps its default options."""
+    padded convolution: its zero-padded copy, then the convolution), as its
+    collapsed form (an einsum's projection) or with its channels summed
+    before its taps (a channels-last convolution) has no options that stand
+    for a call without them: the tuner times that call as the CPU's
+    canonical loops (recorded as options None, the default to beat); a def
+    mapped whole (tmm) keeps its default options."""
     from tcir.runtime.numpy_reference import reference_outputs
     from tcir.runtime.signature import bind
     from tcir.tuner.jobs import Benchmark, Problem
@@ -398,8 +400,17 @@ def test_a_default_lowered_in_parts_is_the_baseline(tmm, cache_dir, monkeypatch)
     rng = np.random.default_rng(0)
     x, w = rng.standard_normal((1, 2, 5, 6), np.float32), rng.standard_normal((3, 2, 3, 3), np.float32)
     tuner = Tuner(pad1, [x, w], backend="cuda-sim", candidates=1, workers=1, cache=cache_dir)
-    assert tuner._lowered_in_parts()
-    assert not Tuner(tmm, inputs(), backend="cuda-sim", candidates=1, workers=1, cache=cache_dir)._lowered_in_parts()
+    assert tuner._default_without_options()
+    assert not Tuner(tmm, inputs(), backend="cuda-sim", candidates=1, workers=1, cache=cache_dir)._default_without_options()
+    qkv = tcir.define((EXAMPLES / "zoo" / "attention.tc").read_text()).qkv_projection
+    xq, wq = rng.standard_normal((2, 3, 4), np.float32), rng.standard_normal((2, 3, 4), np.float32)
+    assert Tuner(qkv, [xq, wq], backend="cuda-sim", candidates=1, workers=1, cache=cache_dir)._default_without_options()
+    nhwc = tcir.define(
+        "def c(float(N,H,W,C) X, float(F,KH,KW,C) Wt) -> (Y) { Y(n,h,w,f) +=! X(n,h+kh,w+kw,c) * Wt(f,kh,kw,c) }"
+    ).c
+    xn, wn = rng.standard_normal((1, 5, 6, 2), np.float32), rng.standard_normal((3, 3, 3, 2), np.float32)
+    assert Tuner(nhwc, [xn, wn], backend="cuda-sim", candidates=1, workers=1, cache=cache_dir)._default_without_options()
+    assert not Tuner(nhwc, [xn, wn], backend="cpu", candidates=1, workers=1, cache=cache_dir)._default_without_options()
     binding = bind(pad1.definition, [x, w])
     benchmark = Benchmark(Problem(pad1.definition, dict(binding.sizes), "cuda-sim"), [x, w],
                           reference_outputs(pad1.definition, binding))
