@@ -11,9 +11,11 @@ reductions' `examples/*.tc`) at one shape, with its PyTorch eager peer.
 Matmuls in the four layouts (NN, NT, TN, TT) at square, tall-skinny and
 short-wide shapes, and a transposed matrix-vector product; batched matmuls
 of few large and many tiny matrices; convolutions (3x3, 1x1, strided,
-padded by a guard, grouped, depthwise); pooling; row-wise reductions (also
-over a vocabulary), column, row, batch and per-channel sums; elementwise
-chains with broadcasts and transposes; embeddings; MLP layers; attention.
+padded by a guard, grouped, depthwise, channels-last, 1-D); pooling;
+row-wise reductions (also over a vocabulary), column, row, batch and
+per-channel sums (NCHW and channels-last); elementwise chains with
+broadcasts and transposes; embeddings; MLP layers; attention, its
+projections and linear attention's state.
 
 On the GPU, each case's inputs are made there (cupy), tcir's result is
 checked against eager (relative error, float32 with TF32 off; `--tf32`
@@ -103,7 +105,8 @@ def _matmuls() -> list[Case]:
     square, tall, wide = (2048, 2048, 2048), (8192, 64, 8192), (64, 1024, 16384)
     shapes = [(square, "nn nt tn tt", (130, 96, 68)), ((4096, 4096, 4096), "nn nt", (160, 64, 160)),
               (tall, "nn nt tn tt", (256, 8, 200)), ((16384, 1024, 64), "nn tn", (512, 96, 8)),
-              (wide, "nn nt tn tt", (8, 192, 512)), ((32, 4096, 4096), "nt", (9, 600, 45))]
+              (wide, "nn nt tn tt", (8, 192, 512)), ((32, 4096, 4096), "nt", (9, 600, 45)),
+              ((4096, 16, 4096), "nt", (130, 12, 70))]
     out = []
     for (m, k, n), layouts, (sm, sk, sn) in shapes:
         for layout in layouts.split():
@@ -163,6 +166,16 @@ def _convolutions() -> list[Case]:
         conv("conv2d_stride2_pad1", 32, 128, 56, 256, 3, (2, 4, 9, 8, 6, 3, 3),
              lambda i, w: F.conv2d(i, w, stride=2, padding=1), stride=2, pad=1),
     ]
+    n, hw, c, f, k = 32, 56, 64, 64, 3
+    out.append(Case(f"conv2d_nhwc_pad1 {_shape(n, hw, hw, c)} f{f} {k}x{k}", "zoo/conv.tc", "conv2d_nhwc_pad1",
+                    {"N": n, "H": hw, "W": hw, "C": c, "F": f, "KH": k, "KW": k},
+                    {"N": 2, "H": 7, "W": 9, "C": 6, "F": 18, "KH": 3, "KW": 3},
+                    lambda i, w: F.conv2d(i.permute(0, 3, 1, 2), w.permute(0, 3, 1, 2), padding=1).permute(0, 2, 3, 1),
+                    2 * n * f * hw * hw * c * k * k))
+    b, c, t, f, k = 32, 256, 1024, 256, 3
+    out.append(Case(f"conv1d {_shape(b, c, t)} f{f} k{k}", "zoo/conv.tc", "conv1d",
+                    {"B": b, "C": c, "T": t, "F": f, "K": k}, {"B": 2, "C": 9, "T": 70, "F": 19, "K": 3},
+                    lambda i, w: F.conv1d(i, w), 2 * b * f * (t - k + 1) * c * k))
     n, g, c, hw, f, k = 32, 8, 32, 28, 32, 3
     out.append(Case(f"conv2d_grouped {_shape(n, g * c, hw, hw)} g{g} f{g * f} {k}x{k}", "zoo/conv.tc",
                     "conv2d_grouped", {"N": n, "G": g, "C": c, "H": hw, "W": hw, "F": f, "KH": k, "KW": k},
@@ -224,6 +237,10 @@ def _reductions() -> list[Case]:
                     lambda x: x.sum(1), b * n))
     out.append(Case(f"colmax {_shape(b, n)}", "zoo/reduction.tc", "colmax", {"B": b, "N": n}, {"B": 300, "N": 70},
                     lambda x: x.amax(0), b * n))
+    nhwc = (32, 56, 56, 256)
+    out.append(Case(f"channel_mean_nhwc {_shape(*nhwc)}", "zoo/reduction.tc", "channel_mean_nhwc",
+                    dict(zip("NHWC", nhwc, strict=True)), {"N": 3, "H": 5, "W": 7, "C": 9},
+                    lambda x: x.mean((0, 1, 2)), math.prod(nhwc)))
     b, c, d = 64, 1024, 1024
     out.append(Case(f"batch_mean {_shape(b, c, d)}", "zoo/reduction.tc", "batch_mean", {"B": b, "C": c, "D": d},
                     {"B": 24, "C": 9, "D": 40}, lambda x: x.mean(0), 2 * b * c * d))
@@ -296,6 +313,10 @@ def _layers() -> list[Case]:
     out.append(Case(f"output_projection {_shape(b, t, h, e)} d{d}", "zoo/attention.tc", "output_projection",
                     {"B": b, "T": t, "D": d, "H": h, "E": e}, {"B": 2, "T": 9, "D": 20, "H": 3, "E": 7},
                     lambda o, w: torch.einsum("bthe,dhe->btd", o, w), 2 * b * t * h * e * d))
+    b, h, t, d = 8, 16, 1024, 64
+    out.append(Case(f"linear_attention_state {_shape(b, h, t, d)}", "zoo/attention.tc", "linear_attention_state",
+                    {"B": b, "H": h, "T": t, "D": d, "E": d}, {"B": 2, "H": 2, "T": 70, "D": 9, "E": 11},
+                    lambda k, v: k.transpose(-1, -2) @ v, 2 * b * h * t * d * d))
     return out
 
 
