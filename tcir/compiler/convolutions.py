@@ -125,7 +125,7 @@ def convolution_options(layer: A.Stmt, convolution: Convolution, out: list[int],
         channels = WIDE_THREAD_CHANNELS if shifts else WIDE_THREAD_POINTWISE_CHANNELS
     else:
         channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
-    row_threads = rows // CONVOLUTION_ROWS
+    row_threads = max(1, rows // CONVOLUTION_ROWS)
     return _tiled(
         layer, out, {at_filters: filters, at_rows: rows, at_columns: columns},
         {at_filters: max(1, -(-filters // per_thread)), at_rows: row_threads, at_columns: -(-columns // points)},

@@ -453,6 +453,8 @@ def test_channels_last_convolutions_take_register_tiles():
     assert options == tcir.MappingOptions(tile=[1, 2, 54, 64, 8, 3, 3], blocks=[27, 32], threads=[16, 18, 1])
     narrow = default_options(ordered, Binding({**sizes, "H": 30, "W": 30, "C": 128, "F": 128}, ()))
     assert narrow.tile[:4] == [1, 4, 28, 64] and narrow.threads == [16, 7, 2]
+    line = default_options(ordered, Binding({**sizes, "H": 3, "W": 3}, ()))  # one output row of one pixel
+    assert line.tile[:4] == [1, 1, 1, 64] and line.threads == [16, 1, 1]
     rng = np.random.default_rng(2)
     x, w = rng.standard_normal((2, 11, 37, 12)).astype(np.float32), rng.standard_normal((20, 3, 3, 12)).astype(np.float32)
     assert "__shared__ float shared_X" in fn.ir(x, w, backend="cuda")
