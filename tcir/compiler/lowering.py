@@ -14,10 +14,11 @@ default mapping with TF32: `resolved_options`), which may lower a def in
 parts, each with a default of its own (`tcir.compiler.partition`), or as
 its collapsed form over views of the same buffers (a contraction whose
 indices go in runs: `tcir.frontend.collapse`), and sums a convolution's
-channels before its taps (`tcir.frontend.reduction_order`). A `StagedLowering` keeps the specialized scop
-of its problem, and one schedule per setting of the scheduler's options
-(`MappingOptions.scheduler_key`), so a candidate only runs tiling, mapping,
-promotion and code generation.
+channels before its taps (`tcir.frontend.reduction_order`). A
+`StagedLowering` keeps the specialized scop of its problem, and one
+schedule per setting of the scheduler's options
+(`MappingOptions.scheduler_key`), so a candidate only runs tiling,
+mapping, promotion and code generation.
 """
 
 from __future__ import annotations
