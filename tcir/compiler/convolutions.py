@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from tcir.compiler.options import MAX_THREADS_PER_BLOCK, MappingOptions
 from tcir.frontend import ast as A
-from tcir.frontend.subscripts import expr_to_lin, index_names, operand_reads
+from tcir.frontend.subscripts import beside, expr_to_lin, index_names, operand_reads
 from tcir.polyhedral.gpu_mapping import mapped_grid
 
 
@@ -147,13 +147,18 @@ def _line_options(layer: A.Stmt, convolution: Convolution, out: list[int], exten
     filters, columns = min(out[at_filters], CONVOLUTION_FILTERS), min(out[at_columns], LINE_COLUMNS)
     shifts = taps(layer, convolution.image)
     points = next((p for p in (LINE_POINTS, 4, 2) if columns % p == 0), LINE_POINTS)
-    fitting = max(1, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts)))
-    channels = min(WIDE_THREAD_CHANNELS, 1 << (fitting.bit_length() - 1))
+    fitting = CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))
+    channels = min(WIDE_THREAD_CHANNELS, _power_of_two_at_most(fitting))
     return _tiled(
         layer, out, {at_filters: filters, at_columns: columns},
         {at_filters: max(1, -(-filters // WIDE_THREAD_FILTERS)), at_columns: -(-columns // points)},
         _channel_steps(layer, shifts, extents, channels), WIDE_THREAD_FILTERS * points,
     )
+
+
+def _power_of_two_at_most(n: int) -> int:
+    """The largest power of two not above `n` (1 for `n` below 2)."""
+    return 1 << max(0, n.bit_length() - 1)
 
 
 def _tiled(
@@ -266,23 +271,13 @@ def _plane_span(image: A.Access, plane: list[str], extents: dict[str, int], size
 def taps(layer: A.Stmt, image: A.Access) -> set[str]:
     """The reduction indices that shift an output index in a subscript of
     `image` (a convolution's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
-    return _beside(image, set(layer.lhs_indices), set(layer.reduction_indices))
+    return beside(image, set(layer.lhs_indices), set(layer.reduction_indices))
 
 
 def _shifted_by_sums(layer: A.Stmt, image: A.Access) -> set[str]:
     """The output indices that summed indices shift in a subscript of
     `image` (a filter gradient's `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
-    return _beside(image, set(layer.reduction_indices), set(layer.lhs_indices))
-
-
-def _beside(image: A.Access, these: set[str], wanted: set[str]) -> set[str]:
-    """The indices of `wanted` in the subscripts of `image` that also use one of `these`."""
-    found: set[str] = set()
-    for subscript in image.subscripts:
-        names = index_names(subscript)
-        if names & these:
-            found |= names & wanted
-    return found
+    return beside(image, set(layer.reduction_indices), set(layer.lhs_indices))
 
 
 FILTER_GRADIENT_FILTERS, FILTER_GRADIENT_CHANNELS = 32, 32
@@ -320,7 +315,7 @@ def filter_gradient_options(layer: A.Stmt, out: list[int], extents: dict[str, in
     shifts = out[2] * out[3]
     if shifts > MAX_THREADS_PER_BLOCK:
         return None
-    fitting = 1 << ((MAX_THREADS_PER_BLOCK // shifts).bit_length() - 1)  # a power of two of channels, a thread each tap
+    fitting = _power_of_two_at_most(MAX_THREADS_PER_BLOCK // shifts)  # channels, a thread each tap
     block = [min(out[0], FILTER_GRADIENT_FILTERS), min(out[1], FILTER_GRADIENT_CHANNELS, fitting)]
     budget = MappingOptions().max_shared_memory
     rows = [r for r in FILTER_GRADIENT_ROWS if block[0] * r * columns * FLOAT_BYTES <= budget]

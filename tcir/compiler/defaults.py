@@ -90,6 +90,7 @@ from tcir.frontend.subscripts import accesses, gathers, index_names, operand_rea
 from tcir.polyhedral.gpu_mapping import mapped_grid
 from tcir.polyhedral.unrolling import largest_divisor
 from tcir.runtime.signature import Binding, evaluate
+from tcir.transforms.poly_parallel_reduction import ATOMIC_UPDATES
 
 BLOCKS_TO_FILL_GPU = 128
 """Blocks of one launch that give every SM of a current GPU one (H100: 132)."""
@@ -924,7 +925,7 @@ def atomic_reduction(definition: A.CheckedDef, stmt: A.Stmt) -> bool:
     """Whether `poly-parallel-reduction` may combine `stmt`'s reduction (a
     sum, maximum or minimum) by atomics."""
     return (
-        stmt.op.startswith(("+=", "max=", "min="))
+        stmt.op.startswith(ATOMIC_UPDATES)
         and stmt.reduces
         and definition.tensor(stmt.lhs).dtype in ATOMIC_DTYPES
     )

@@ -20,19 +20,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import ast as A
-from .subscripts import index_names, walk
+from .subscripts import accesses, beside
 
 
 def _taps(stmt: A.Stmt) -> set[str]:
     """The reduction indices that share a read's subscript with an output index (`kh` in `X(h + kh)`)."""
-    outputs, found = set(stmt.lhs_indices), set()
-    for node in walk(stmt.rhs):
-        if isinstance(node, A.Access):
-            for subscript in node.subscripts:
-                names = index_names(subscript)
-                if names & outputs:
-                    found |= names - outputs
-    return found & set(stmt.reduction_indices)
+    outputs, reductions = set(stmt.lhs_indices), set(stmt.reduction_indices)
+    return {i for read in accesses(stmt.rhs) for i in beside(read, outputs, reductions)}
 
 
 def taps_last(definition: A.CheckedDef) -> A.CheckedDef | None:

@@ -76,6 +76,17 @@ def index_names(e: A.Expr) -> set[str]:
     return {n.name for n in walk(e) if isinstance(n, A.IndexVar)}
 
 
+def beside(read: A.Access, these: set[str], wanted: set[str]) -> set[str]:
+    """The indices of `wanted` in the subscripts of `read` that also use one
+    of `these` (a convolution's tap `kh` beside `h` in `I(n, c, h + kh, w)`)."""
+    found: set[str] = set()
+    for subscript in read.subscripts:
+        names = index_names(subscript)
+        if names & these:
+            found |= names & wanted
+    return found
+
+
 def innermost_contiguous(indices: Sequence[str], e: A.Expr) -> list[str]:
     """`indices` (reduction indices in order of first use) as loops nest best
     for locality: the outermost those that subscript only outer dimensions

@@ -56,7 +56,7 @@ from tcir.polyhedral.canonical import canonical_subtree, reduction_dims
 from tcir.polyhedral.dependences import compute_dependences
 from tcir.polyhedral.scop import module_scops, scop_context
 
-ATOMIC_KINDS = ("+=", "max=", "min=")
+ATOMIC_UPDATES = ("+=", "max=", "min=")
 """Reductions whose partial results atomics combine (`atomicAdd`, and a
 compare-and-swap loop for a float maximum or minimum)."""
 
@@ -64,7 +64,7 @@ compare-and-swap loop for a float maximum or minimum)."""
 def _atomic_reduction(stmt: StmtOp) -> UpdateOp | None:
     """The statement's final update, where it is a reduction that atomics can combine."""
     update = stmt.body.block.last_op
-    if not isinstance(update, UpdateOp) or update.kind.data not in ATOMIC_KINDS or not reduction_dims(stmt):
+    if not isinstance(update, UpdateOp) or update.kind.data not in ATOMIC_UPDATES or not reduction_dims(stmt):
         return None
     element = update.tensor_type.element_type
     if isinstance(element, AnyFloat) and element.bitwidth in (32, 64):

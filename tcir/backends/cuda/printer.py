@@ -86,8 +86,8 @@ from tcir.backends.cuda.launch import constant_block_size, kernel_symbol, kernel
 from tcir.backends.cuda.naming import NameTable
 from tcir.backends.cuda.shared_memory import alignment, dynamic_offsets, dynamic_shared_bytes, shared_buffers
 from tcir.backends.cuda.scalar_types import (
-    ATOMIC_ADD_KINDS,
     ATOMIC_EXTREMUM,
+    ATOMIC_KINDS,
     HALF_TYPES,
     PRIVATE_SPACE,
     SHARED_SPACE,
@@ -833,7 +833,7 @@ class KernelPrinter(IndentedLines):
     @emit.register
     def _(self, op: memref.AtomicRMWOp) -> None:
         kind = op.kind.value.data
-        if kind not in (*ATOMIC_ADD_KINDS, *ATOMIC_EXTREMUM):
+        if kind not in ATOMIC_KINDS.values():
             raise TCError(
                 f"cuda backend: op 'memref.atomic_rmw' of kind {kind} is not supported "
                 "(only addf, addi, maximumf, maxs, minimumf, mins)"

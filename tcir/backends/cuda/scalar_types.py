@@ -153,8 +153,7 @@ ATOMIC_KINDS = {
 `maximumf`, `maxs`, `minimumf`, `mins`) of an atomic update, by its TC
 update and whether its element is a float: the kinds the backends run
 (`poly-parallel-reduction` makes no other)."""
-ATOMIC_ADD_KINDS = (0, 1)
-ATOMIC_EXTREMUM = {3: "max", 4: "max", 6: "min", 7: "min"}
+ATOMIC_EXTREMUM = {kind: update.removesuffix("=") for (update, _), kind in ATOMIC_KINDS.items() if update != "+="}
 """The maximum and minimum kinds, by the reduction they combine."""
 
 

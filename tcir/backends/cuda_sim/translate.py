@@ -37,8 +37,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.printer import Printer
 
 from tcir.backends.cuda.scalar_types import (
-    ATOMIC_ADD_KINDS,
     ATOMIC_EXTREMUM,
+    ATOMIC_KINDS,
     PRIVATE_SPACE,
     SHARED_SPACE,
     int_width,
@@ -506,7 +506,7 @@ class KernelTranslator(IndentedLines):
 
     def op_atomic_rmw(self, op: memref.AtomicRMWOp, scope: Scope) -> None:
         kind = op.kind.value.data
-        if kind not in (*ATOMIC_ADD_KINDS, *ATOMIC_EXTREMUM):
+        if kind not in ATOMIC_KINDS.values():
             raise TCError(f"cuda-sim: op 'memref.atomic_rmw' of kind {kind} is not supported")
         buffer, index = self.ref(scope, op.memref), self.index(scope, op.indices)
         value = self.ref(scope, op.value)
