@@ -47,6 +47,8 @@ _BINARY: dict[Op, Callable[[SSAValue, SSAValue], Operation]] = {
     Op.or_else: arith.OrIOp,
 }
 
+_LOGICAL = (Op.and_, Op.and_then, Op.or_, Op.or_else)
+
 _COMPARE: dict[Op, str] = {
     Op.eq: "eq",
     Op.lt: "slt",
@@ -60,6 +62,15 @@ def scop_ast(scop: ScopOp) -> isl.AstNode:
     """isl's AST for the scop's schedule tree, under its context."""
     build = isl.AstBuild.from_context(scop_context(scop))
     return build.node_from_schedule(scop_schedule(scop))
+
+
+def _condition(builder: Builder, value: SSAValue) -> SSAValue:
+    """`value` as an `i1` condition: isl writes a condition that always
+    holds as the integer 1 (`(i == 5 || 1)`), an `index` value here."""
+    if isinstance(value.type, IndexType):
+        zero = index_constant(builder, 0)
+        return builder.insert(arith.CmpiOp(value, zero, "ne")).result
+    return value
 
 
 def _body_builder(block: Block) -> Builder:
@@ -138,7 +149,7 @@ class AstLowering:
         return loop
 
     def if_(self, builder: Builder, node: isl.AstNode) -> None:
-        cond = self.expr(builder, node.if_get_cond())
+        cond = _condition(builder, self.expr(builder, node.if_get_cond()))
         then = Block()
         otherwise = Block()
         self.node(_body_builder(then), node.if_get_then_node())
@@ -175,11 +186,13 @@ class AstLowering:
             zero = index_constant(builder, 0)
             return builder.insert(arith.SubiOp(zero, args[0])).result
         if op in (Op.select, Op.cond):
-            return builder.insert(arith.SelectOp(*args)).result
+            return builder.insert(arith.SelectOp(_condition(builder, args[0]), *args[1:])).result
         if op in _COMPARE:
             return builder.insert(arith.CmpiOp(args[0], args[1], _COMPARE[op])).result
         if op not in _BINARY:
             raise ValueError(f"unsupported isl AST expression {expr.to_C_str()}")
+        if op in _LOGICAL:
+            args = [_condition(builder, arg) for arg in args]
         result = args[0]
         for arg in args[1:]:
             result = builder.insert(_BINARY[op](result, arg)).results[0]

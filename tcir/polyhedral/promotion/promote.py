@@ -756,6 +756,7 @@ class Promoter:
             footprint = footprint.intersect_range(_bounds(footprint, group))
         if footprint is None or footprint.is_empty():
             return None
+        footprint = _as_box(footprint)
         assert decision.group.tile is not None
         kind = "read" if into_buffer else "write"
         threads = self.threads
@@ -913,6 +914,30 @@ def _without_spare_divisions(footprint: isl.Map) -> isl.Map:
     generation of copies over them took minutes for some mappings."""
     plain = footprint.remove_divs()
     return plain if plain.is_subset(footprint) else footprint
+
+
+def _as_box(footprint: isl.Map) -> isl.Map:
+    """`footprint` as the box of each element index between its least and
+    greatest value at each prefix, where it is that box. A strided tile's
+    exact footprint can come out of the projection of the block ids as
+    pieces over divisions (a stride-2 convolution's `2 * w + kw` on 64
+    columns a block), whose copy isl's AST generator fails on."""
+    rank = footprint.dim(isl.dim_type.out)
+    if rank == 0 or all(m.dim(isl.dim_type.div) == 0 for m in footprint.get_basic_maps()):
+        return footprint
+    ranges = []
+    for k in range(rank):
+        one = footprint.project_out(isl.dim_type.out, k + 1, rank - k - 1).project_out(isl.dim_type.out, 0, k)
+        least = isl.Map.from_pw_aff(one.lexmin_pw_multi_aff().get_pw_aff(0))
+        greatest = isl.Map.from_pw_aff(one.lexmax_pw_multi_aff().get_pw_aff(0))
+        between = least.apply_range(isl.Map("{ [x] -> [y] : y >= x }"))
+        ranges.append(between.intersect(greatest.apply_range(isl.Map("{ [x] -> [y] : y <= x }"))))
+    box = ranges[0]
+    for more in ranges[1:]:
+        box = box.flat_range_product(more)
+    tensor = footprint.get_tuple_id(isl.dim_type.out)
+    box = box.set_tuple_id(isl.dim_type.out, tensor).intersect_domain(footprint.domain()).coalesce()
+    return box if box.is_subset(footprint) else footprint
 
 
 def _guarded_copyable(group: Group) -> bool:

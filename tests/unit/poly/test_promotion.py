@@ -8,6 +8,7 @@ from tcir.dialects.poly import ScopOp
 from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.passmanager import PassManager
 from tcir.polyhedral.promotion.affine import aff_to_expr, function_of
+from tcir.polyhedral.promotion.promote import _as_box
 from tcir.polyhedral.promotion.references import group_references, references
 from tcir.polyhedral.promotion.tiles import array_tile
 
@@ -227,3 +228,58 @@ def test_promotion_keeps_cuda_text_for_numpy_inputs():
         source.count("__syncthreads();") >= 2
         and "__shared__ float shared_A[32][33];" in source
     )
+
+
+STRIDED_FOOTPRINT = (
+    # A stride-2 7x7 convolution's image columns for 64 output columns a
+    # block, as the projection of the block ids gives them: pieces over
+    # divisions, though each block reads one interval (0..132, 128..228).
+    "{ [i0, 0, i2, i3, 0] -> I[i0, o1, o2, o3] : 0 <= i0 <= 31 and 0 <= i2 <= 55 and i3 >= 0"
+    " and 0 <= o1 <= 2 and 4i2 <= o2 <= 8 + 4i2 and o3 <= 198 and o3 <= 102 + 128i3"
+    " and ((o3 >= 7 + 128i3 and -23 - o3 <= 32*floor((6 - o3)/32) < -o3)"
+    " or (o3 >= -25 + 128i3 and 32*floor((6 - o3)/32) >= -o3)"
+    " or (2*floor((6 - o3)/32) >= -23 + 120i3 - o3 and 32*floor((6 - o3)/32) <= -24 - o3));"
+    " [i0, 0, i2, 1, 0] -> I[i0, o1, o2, o3] : 0 <= i0 <= 31 and 0 <= i2 <= 55"
+    " and 0 <= o1 <= 2 and 4i2 <= o2 <= 8 + 4i2 and 199 <= o3 <= 228;"
+    " [i0, 0, i2, 0, 0] -> I[i0, o1, o2, o3] : 0 <= i0 <= 31 and 0 <= i2 <= 55"
+    " and 0 <= o1 <= 2 and 4i2 <= o2 <= 8 + 4i2 and 103 <= o3 <= 132 }"
+)
+
+
+def test_footprint_that_is_a_box_loses_its_divisions():
+    footprint = isl.Map(STRIDED_FOOTPRINT)
+    plain = _as_box(footprint)
+    assert plain.is_equal(footprint)
+    assert all(m.dim(isl.dim_type.div) == 0 for m in plain.get_basic_maps())
+    assert plain.intersect_domain(isl.Set("{ [0, 0, 0, 1, 0] }")).range().is_equal(
+        isl.Set("{ I[0, o1, o2, o3] : 0 <= o1 <= 2 and 0 <= o2 <= 8 and 128 <= o3 <= 228 }")
+    )
+
+
+def test_footprint_that_is_no_box_keeps_its_divisions():
+    footprint = isl.Map("{ [p] -> I[a] : 0 <= p < 4 and 8p <= a < 8p + 8 and a mod 2 = 0 }")
+    assert _as_box(footprint) is footprint
+
+
+STEM = """
+def stem(float(N,C,H,W) I, float(F,C,KH,KW) Wt) -> (O) {
+  O(n,f,h,w) +=! I(n,c,2 * h + kh,2 * w + kw) * Wt(f,c,kh,kw)
+    where h in 0:OH, w in 0:112
+}
+"""
+
+
+def test_strided_convolution_on_two_column_blocks_copies_boxes():
+    """ResNet's stem (7x7, stride 2, 3 channels, 112 output columns in blocks
+    of 64): the image's shared copy is lowered (isl's AST generation failed
+    on the footprint's pieces) and computes the convolution."""
+    rows = 16
+    fn = tcir.define(STEM.replace("OH", str(rows))).stem
+    rng = np.random.default_rng(0)
+    image = rng.standard_normal((2, 3, 2 * rows + 5, 229)).astype(np.float32)
+    filters = rng.standard_normal((16, 3, 7, 7)).astype(np.float32)
+    options = tcir.MappingOptions(
+        tile=[1, 16, 2, 64, 3, 7, 7], blocks=[2, 8, 2], threads=[16, 1, 8], max_private_elements=64
+    )
+    got = fn(image, filters, backend="cuda-sim", options=options)
+    np.testing.assert_allclose(got, fn(image, filters, backend="cpu"), rtol=1e-4, atol=1e-4)
