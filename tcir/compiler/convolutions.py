@@ -197,13 +197,16 @@ def narrow_convolution_options(
     one where that many channels of the image's plane would not fit (a
     strided convolution's). Where no such square divides the plane or the
     plane gives fewer than `MIN_PLANE_THREADS` threads, segments of rows
-    (`_row_segment_options`); None for 1x1 filters."""
+    (`_row_segment_options`); None for 1x1 filters, or where the plane
+    needs more threads than a block has."""
     shifts = taps(layer, image)
     side = next((p for p in PLANE_POINTS if out[-1] % p == 0 and out[-2] % p == 0), None)
     if not shifts:
         return None
     if side is None or (out[-1] // side) * (out[-2] // side) < MIN_PLANE_THREADS:
         return _row_segment_options(layer, shifts, out, extents)
+    if (out[-1] // side) * (out[-2] // side) > MAX_THREADS_PER_BLOCK:
+        return None
     filters = min(out[-3], -(-PLANE_ACCUMULATORS // (side * side * 8)) * 8)
     span = _plane_span(image, layer.lhs_indices[-2:], extents, sizes)
     fits = span is not None and CONVOLUTION_K * span * FLOAT_BYTES <= MappingOptions().max_shared_memory
@@ -232,13 +235,16 @@ def _row_segment_options(
     thread a segment of a row (`SEGMENT_POINTS`) for 4 filters, 8 where the
     plane has fewer than `FEW_SEGMENTS` segments; the image and the filters
     staged in shared memory `CONVOLUTION_K` channels (all taps) at a time.
-    None where no segment length divides the rows."""
+    None where no segment length divides the rows, or the segments and
+    groups of filters are more threads than a block has."""
     points = next((p for p in SEGMENT_POINTS if out[-1] % p == 0), None)
     if points is None:
         return None
     segments = out[-1] // points * out[-2]
     per_thread = 8 if segments < FEW_SEGMENTS else 4
     filters = min(out[-3], per_thread * SEGMENT_FILTER_GROUPS)
+    if segments * -(-filters // per_thread) > MAX_THREADS_PER_BLOCK:
+        return None
     steps = _channel_steps(layer, shifts, extents, CONVOLUTION_K)
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],

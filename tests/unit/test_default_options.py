@@ -5,6 +5,7 @@ tiles are partial)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -529,6 +530,19 @@ def test_narrow_convolutions_take_squares_of_pixels():
     x, w = x[:, :, :9, :9], w[:17]  # a 7 x 7 plane: segments of rows
     assert default_options(conv.conv2d.definition, bind(conv.conv2d.definition, [x, w])).threads == [1, 7, 3]
     np.testing.assert_allclose(conv.conv2d(x, w, backend="cuda-sim"), _correlation(x, w), rtol=1e-4, atol=1e-4)
+
+
+def test_narrow_convolutions_too_tall_for_a_block_take_the_generic_mapping():
+    """A narrow plane whose squares or row segments need more than 1024
+    threads (a stride-2 5x7 convolution's 36 x 25 output in segments of 5
+    pixels: 5 x 36 x 8 threads; 2000 rows of 20 pixels in 2x2 squares)
+    takes the generic mapping, not options a launch rejects."""
+    conv = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text())
+    strided = Binding({"N": 8, "C": 49, "H": 75, "W": 55, "F": 47, "KH": 5, "KW": 7}, ())
+    tall = Binding({"N": 2, "C": 8, "H": 2002, "W": 22, "F": 16, "KH": 3, "KW": 3}, ())
+    for fn, binding in ((conv.conv2d_stride2, strided), (conv.conv2d, tall)):
+        options = default_options(fn.definition, binding)
+        assert math.prod(options.threads) <= 1024 and len(options.tile) == 4
 
 
 def _correlation(x: np.ndarray, w: np.ndarray) -> np.ndarray:
