@@ -106,7 +106,7 @@ def _matmuls() -> list[Case]:
     shapes = [(square, "nn nt tn tt", (130, 96, 68)), ((4096, 4096, 4096), "nn nt", (160, 64, 160)),
               (tall, "nn nt tn tt", (256, 8, 200)), ((16384, 1024, 64), "nn tn", (512, 96, 8)),
               (wide, "nn nt tn tt", (8, 192, 512)), ((32, 4096, 4096), "nt", (9, 600, 45)),
-              ((4096, 16, 4096), "nt", (130, 12, 70))]
+              ((4096, 16, 4096), "nt", (130, 12, 70)), ((1000, 1000, 1000), "nn", (70, 44, 66))]
     out = []
     for (m, k, n), layouts, (sm, sk, sn) in shapes:
         for layout in layouts.split():
@@ -165,6 +165,8 @@ def _convolutions() -> list[Case]:
              lambda i, w: F.conv2d(i, w, padding=1), pad=1),
         conv("conv2d_stride2_pad1", 32, 128, 56, 256, 3, (2, 4, 9, 8, 6, 3, 3),
              lambda i, w: F.conv2d(i, w, stride=2, padding=1), stride=2, pad=1),
+        conv("conv2d_stem", 32, 3, 224, 64, 7, (2, 3, 18, 18, 8, 7, 7),
+             lambda i, w: F.conv2d(i, w, stride=2, padding=3), stride=2, pad=3),
     ]
     n, hw, c, f, k = 32, 56, 64, 64, 3
     out.append(Case(f"conv2d_nhwc_pad1 {_shape(n, hw, hw, c)} f{f} {k}x{k}", "zoo/conv.tc", "conv2d_nhwc_pad1",
@@ -317,6 +319,10 @@ def _layers() -> list[Case]:
     out.append(Case(f"linear_attention_state {_shape(b, h, t, d)}", "zoo/attention.tc", "linear_attention_state",
                     {"B": b, "H": h, "T": t, "D": d, "E": d}, {"B": 2, "H": 2, "T": 70, "D": 9, "E": 11},
                     lambda k, v: k.transpose(-1, -2) @ v, 2 * b * h * t * d * d))
+    b, h, t = 32, 12, 197
+    out.append(Case(f"attention_softmax {_shape(b, h, t, t)}", "zoo/attention.tc", "attention_softmax",
+                    {"B": b, "H": h, "I": t, "J": t}, {"B": 2, "H": 3, "I": 5, "J": 37},
+                    lambda s: torch.softmax(s, -1), 5 * b * h * t * t))
     return out
 
 
