@@ -918,7 +918,9 @@ def _without_spare_divisions(footprint: isl.Map) -> isl.Map:
 
 def _as_box(footprint: isl.Map) -> isl.Map:
     """`footprint` as the box of each element index between its least and
-    greatest value at each prefix, where it is that box. A strided tile's
+    greatest value at each prefix, where it is that box and the box has no
+    divisions (bounds in floors of the prefix make copies that isl's
+    analyses of a thread's loops get lost in). A strided tile's
     exact footprint can come out of the projection of the block ids as
     pieces over divisions (a stride-2 convolution's `2 * w + kw` on 64
     columns a block), whose copy isl's AST generator fails on."""
@@ -937,7 +939,8 @@ def _as_box(footprint: isl.Map) -> isl.Map:
         box = box.flat_range_product(more)
     tensor = footprint.get_tuple_id(isl.dim_type.out)
     box = box.set_tuple_id(isl.dim_type.out, tensor).intersect_domain(footprint.domain()).coalesce()
-    return box if box.is_subset(footprint) else footprint
+    plain = all(m.dim(isl.dim_type.div) == 0 for m in box.get_basic_maps())
+    return box if plain and box.is_subset(footprint) else footprint
 
 
 def _guarded_copyable(group: Group) -> bool:

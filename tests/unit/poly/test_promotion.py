@@ -1,5 +1,7 @@
 """Array tiles, reference grouping and the promotion pass on small cases."""
 
+from pathlib import Path
+
 import islpy as isl
 import numpy as np
 
@@ -283,3 +285,15 @@ def test_strided_convolution_on_two_column_blocks_copies_boxes():
     )
     got = fn(image, filters, backend="cuda-sim", options=options)
     np.testing.assert_allclose(got, fn(image, filters, backend="cpu"), rtol=1e-4, atol=1e-4)
+
+
+def test_filter_copy_whose_box_has_divisions_keeps_its_footprint():
+    """A padded convolution of 2 filters on 17 x 3 threads: the filters'
+    box, bounded by floors of the block ids, is not taken (the thread-loop
+    analysis of its copy ran for minutes); the numbers hold."""
+    conv = tcir.define((Path(__file__).parents[3] / "examples" / "zoo" / "conv.tc").read_text()).conv2d_pad1
+    rng = np.random.default_rng(1)
+    image = rng.standard_normal((9, 33, 2, 17)).astype(np.float32)
+    filters = rng.standard_normal((2, 33, 2, 1)).astype(np.float32)
+    got = conv(image, filters, backend="cuda-sim")
+    np.testing.assert_allclose(got, conv(image, filters, backend="cpu"), rtol=1e-4, atol=1e-4)
