@@ -918,29 +918,46 @@ def _without_spare_divisions(footprint: isl.Map) -> isl.Map:
 
 def _as_box(footprint: isl.Map) -> isl.Map:
     """`footprint` as the box of each element index between its least and
-    greatest value at each prefix, where it is that box and the box has no
-    divisions (bounds in floors of the prefix make copies that isl's
-    analyses of a thread's loops get lost in). A strided tile's
-    exact footprint can come out of the projection of the block ids as
-    pieces over divisions (a stride-2 convolution's `2 * w + kw` on 64
-    columns a block), whose copy isl's AST generator fails on."""
+    greatest value at each prefix, where its pieces bound element indices
+    by divisions and it is that box in fewer pieces without any. A strided
+    tile's exact footprint can come out of the projection of the block ids
+    as pieces over divisions (a stride-2 convolution's `2 * w + kw` on 64
+    columns a block), whose copy isl's AST generator fails on; a box whose
+    bounds need divisions (floors of the block ids) makes copies that isl's
+    analyses of a thread's loops get lost in. Where isl fails on the box
+    (its coalescing can), the exact footprint."""
     rank = footprint.dim(isl.dim_type.out)
-    if rank == 0 or all(m.dim(isl.dim_type.div) == 0 for m in footprint.get_basic_maps()):
+    pieces = footprint.get_basic_maps()
+    if rank == 0 or len(pieces) < 2 or not any(_divides_elements(m) for m in pieces):
         return footprint
-    ranges = []
-    for k in range(rank):
-        one = footprint.project_out(isl.dim_type.out, k + 1, rank - k - 1).project_out(isl.dim_type.out, 0, k)
-        least = isl.Map.from_pw_aff(one.lexmin_pw_multi_aff().get_pw_aff(0))
-        greatest = isl.Map.from_pw_aff(one.lexmax_pw_multi_aff().get_pw_aff(0))
-        between = least.apply_range(isl.Map("{ [x] -> [y] : y >= x }"))
-        ranges.append(between.intersect(greatest.apply_range(isl.Map("{ [x] -> [y] : y <= x }"))))
-    box = ranges[0]
-    for more in ranges[1:]:
-        box = box.flat_range_product(more)
-    tensor = footprint.get_tuple_id(isl.dim_type.out)
-    box = box.set_tuple_id(isl.dim_type.out, tensor).intersect_domain(footprint.domain()).coalesce()
-    plain = all(m.dim(isl.dim_type.div) == 0 for m in box.get_basic_maps())
-    return box if plain and box.is_subset(footprint) else footprint
+    try:
+        ranges = []
+        for k in range(rank):
+            one = footprint.project_out(isl.dim_type.out, k + 1, rank - k - 1).project_out(isl.dim_type.out, 0, k)
+            least = isl.Map.from_pw_aff(one.lexmin_pw_multi_aff().get_pw_aff(0))
+            greatest = isl.Map.from_pw_aff(one.lexmax_pw_multi_aff().get_pw_aff(0))
+            between = least.apply_range(isl.Map("{ [x] -> [y] : y >= x }"))
+            ranges.append(between.intersect(greatest.apply_range(isl.Map("{ [x] -> [y] : y <= x }"))))
+        box = ranges[0]
+        for more in ranges[1:]:
+            box = box.flat_range_product(more)
+        tensor = footprint.get_tuple_id(isl.dim_type.out)
+        box = box.set_tuple_id(isl.dim_type.out, tensor).intersect_domain(footprint.domain()).coalesce()
+        parts = box.get_basic_maps()
+        plain = len(parts) < len(pieces) and all(m.dim(isl.dim_type.div) == 0 for m in parts)
+        return box if plain and box.is_subset(footprint) else footprint
+    except isl.Error:
+        return footprint
+
+
+def _divides_elements(piece: isl.BasicMap) -> bool:
+    """Whether a constraint of `piece` bounds an element index by a division."""
+    divisions, rank = piece.dim(isl.dim_type.div), piece.dim(isl.dim_type.out)
+    return any(
+        any(not c.get_coefficient_val(isl.dim_type.div, k).is_zero() for k in range(divisions))
+        and any(not c.get_coefficient_val(isl.dim_type.out, j).is_zero() for j in range(rank))
+        for c in piece.get_constraints()
+    )
 
 
 def _guarded_copyable(group: Group) -> bool:
