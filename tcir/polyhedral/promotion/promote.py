@@ -933,9 +933,7 @@ def _as_box(footprint: isl.Map) -> isl.Map:
     try:
         ranges = []
         for k in range(rank):
-            one = footprint.project_out(isl.dim_type.out, k + 1, rank - k - 1).project_out(isl.dim_type.out, 0, k)
-            least = isl.Map.from_pw_aff(one.lexmin_pw_multi_aff().get_pw_aff(0))
-            greatest = isl.Map.from_pw_aff(one.lexmax_pw_multi_aff().get_pw_aff(0))
+            least, greatest = isl.Map.from_pw_aff(footprint.dim_min(k)), isl.Map.from_pw_aff(footprint.dim_max(k))
             between = least.apply_range(isl.Map("{ [x] -> [y] : y >= x }"))
             ranges.append(between.intersect(greatest.apply_range(isl.Map("{ [x] -> [y] : y <= x }"))))
         box = ranges[0]
