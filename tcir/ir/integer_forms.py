@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import arith, scf
+from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, Signedness
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -214,7 +214,9 @@ def max_trip_count(loop: scf.ForOp) -> int | None:
     for every thread, else where its upper bound is the least of values (plus
     a constant) one of which is a constant distance from its lower bound (a
     copy loop cut by a ragged edge: `for (c = 4 * k; c < min(124, 4 * k + 3) + 1; ...)`),
-    the iterations up to that one; None otherwise."""
+    the iterations up to that one, or where its span is a constant less
+    values that are never negative (`for (c = 60; c < 63 - (ty + 4) / 8; ...)`),
+    the constant's; None otherwise."""
     exact = trip_count(loop)
     if exact is not None:
         return exact
@@ -231,7 +233,7 @@ def max_trip_count(loop: scf.ForOp) -> int | None:
                 bound, offset = other, k
                 break
     if not isinstance(bound.owner, arith.MinSIOp):
-        return None
+        return _most_below(forms.add(loop.ub, loop.lb, -1, width), step)
     spans = []
     for operand in bound.owner.operands:
         forms.of(operand)
@@ -239,3 +241,28 @@ def max_trip_count(loop: scf.ForOp) -> int | None:
         if not any(c != 0 for key, c in span.items() if key is not None):
             spans.append(span.get(None, 0) + offset)
     return max(0, -(-min(spans) // step)) if spans else None
+
+
+def _most_below(span: Form, step: int) -> int | None:
+    """The most iterations of steps of `step` over `span` (upper less lower
+    bound) where it is a constant less multiples of values never negative."""
+    if not all(key is None or c < 0 and _never_negative(key) for key, c in span.items()):
+        return None
+    return max(0, -(-span.get(None, 0) // step))
+
+
+def _never_negative(value: SSAValue) -> bool:
+    """Whether `value` is a block or thread id, a non-negative constant, or
+    a sum, product, quotient or remainder of such values (by a positive
+    constant for the last two)."""
+    op = value.owner
+    if isinstance(op, gpu.ThreadIdOp | gpu.BlockIdOp | gpu.BlockDimOp | gpu.GridDimOp):
+        return True
+    if isinstance(op, arith.ConstantOp):
+        return isinstance(op.value, IntegerAttr) and op.value.value.data >= 0
+    if isinstance(op, arith.AddiOp | arith.MuliOp | arith.MinSIOp | arith.MaxSIOp):
+        return _never_negative(op.lhs) and _never_negative(op.rhs)
+    if isinstance(op, arith.DivSIOp | arith.FloorDivSIOp | arith.RemSIOp):
+        divisor = constant_of(op.rhs)
+        return divisor is not None and divisor > 0 and _never_negative(op.lhs)
+    return False

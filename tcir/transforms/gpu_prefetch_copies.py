@@ -29,7 +29,9 @@ shared memory; a loop whose copies are anything else is left as it is.
 
 With `double-buffer`, each shared tile that the copies fill and only the
 loop uses gets a leading dimension of 2 (while the kernel's shared memory
-stays within `max-shared-bytes`), and the loop becomes
+stays within `max-shared-bytes`; the same tile's loops in the other
+versions of a kernel split by `poly-separate-full-tiles`, in other
+branches of an `scf.if`, then use the same buffers), and the loop becomes
 
     prefetch = global[.. lb ..]; shared[0][..] = prefetch     (if lb < ub)
     prefetch = global[.. lb + step ..]                 (if lb + step < ub)
@@ -292,11 +294,12 @@ class _Copies:
 
 def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribute, int], SSAValue],
               written: set[SSAValue], max_values: int, shared_budget: int | None, asynchronous: bool,
-              buffers: int) -> bool:
+              buffers: int, buffered: dict[int, int]) -> bool:
     """Pipeline `loop`'s copies if it has the shape of the module docstring;
     with a `shared_budget` (bytes), double-buffer its shared tiles where they
     fit, `asynchronous`ly where every copy moves 4, 8 or 16 bytes (then in
-    `buffers` buffers, where they fit)."""
+    `buffers` buffers, where they fit). `buffered` maps the shared tiles
+    that an earlier loop gave buffers (by `id`) to their count."""
     body = list(loop.body.block.ops)
     barriers = [k for k, op in enumerate(body) if isinstance(op, gpu.BarrierOp)]
     trips = trip_count(loop)
@@ -320,11 +323,11 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
         return False
     if shared_budget is not None and asynchronous and all(_bytes(t) in _async_sizes(loop) for t in copies.types):
         for count in range(buffers, 1, -1):  # as many as fit
-            tiles = _double_buffered_tiles(loop, kernel, region, shared_budget, count)
+            tiles = _double_buffered_tiles(loop, kernel, region, shared_budget, count, buffered)
             if tiles is not None:
-                _async_double_buffer(loop, copies, tiles, [body[0], body[barriers[1]]], trips, count)
+                _async_double_buffer(loop, copies, tiles, [body[0], body[barriers[1]]], trips, count, buffered)
                 return True
-    tiles = None if shared_budget is None else _double_buffered_tiles(loop, kernel, region, shared_budget, 2)
+    tiles = None if shared_budget is None else _double_buffered_tiles(loop, kernel, region, shared_budget, 2, buffered)
     if copies.values > max_values:
         return False
     registers = {t: buffer_at(t, n) for t, n in copies.types.items()}
@@ -335,7 +338,7 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
         before = _guarded(before, loop.lb, loop.ub)
     copies.emit(before, {iv: loop.lb}, registers, stage=True)
     if tiles is not None:
-        _double_buffer(loop, copies, registers, tiles, before, [body[0], body[barriers[1]]], trips)
+        _double_buffer(loop, copies, registers, tiles, before, [body[0], body[barriers[1]]], trips, buffered)
         return True
     # Between the barriers: the staged values to shared memory.
     copies.emit(Builder(InsertPoint.before(body[barriers[1]])), {}, registers, stage=False)
@@ -368,7 +371,7 @@ def _guarded(at: Builder, value: SSAValue, bound: SSAValue) -> Builder:
 
 
 def _double_buffer(loop: scf.ForOp, copies: _Copies, buffers: dict[Attribute, SSAValue], tiles: Sequence[memref.AllocaOp],
-                   before: Builder, barriers: Sequence[Operation], trips: int | None) -> None:
+                   before: Builder, barriers: Sequence[Operation], trips: int | None, buffered: dict[int, int]) -> None:
     """The loop of the module docstring's `double-buffer`, once `before`
     holds the first step's loads into `buffers` (one a type; `trips`: the loop's trip
     count, if known)."""
@@ -390,11 +393,12 @@ def _double_buffer(loop: scf.ForOp, copies: _Copies, buffers: dict[Attribute, SS
     later = top.insert(arith.AddiOp(following, step)).result
     copies.emit(_guarded(top, later, loop.ub), {iv: later}, buffers, stage=True)
     Builder(InsertPoint.before(loop.body.block.last_op)).insert(gpu.BarrierOp())
-    _index_buffers(loop, tiles, [first], stores)
+    _index_buffers(loop, tiles, [first], stores, buffered)
 
 
 def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memref.AllocaOp],
-                         barriers: Sequence[Operation], trips: int | None, buffers: int) -> None:
+                         barriers: Sequence[Operation], trips: int | None, buffers: int,
+                         buffered: dict[int, int]) -> None:
     """The loop of the module docstring's `async-copies`, with `buffers` buffers a tile
     (its `wgmma`s left running into the next step where there are 3 or more)."""
     iv, step = loop.body.block.args[0], loop.step
@@ -422,7 +426,7 @@ def _async_double_buffer(loop: scf.ForOp, copies: _Copies, tiles: Sequence[memre
     stores: list[Operation] = []
     copies.emit(_guarded(after, ahead, loop.ub), {iv: ahead}, {}, stage=False, stores=stores)
     after.insert(DeviceAsyncCreateGroupOp())
-    _index_buffers(loop, tiles, first, stores, buffers)
+    _index_buffers(loop, tiles, first, stores, buffered, buffers)
     for mma in running:
         mma.properties["waitGroup"] = IntegerAttr(1, 64)
     if running:
@@ -519,10 +523,13 @@ def _bytes(t: Attribute) -> int:
 
 
 def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence[Operation],
-                           budget: int, buffers: int) -> list[memref.AllocaOp] | None:
+                           budget: int, buffers: int, buffered: dict[int, int]) -> list[memref.AllocaOp] | None:
     """The shared buffers that `loop`'s copies fill, if every access to them
-    is a load or store inside `loop` and `kernel`'s shared memory stays
-    within `budget` bytes with `buffers` of each of them."""
+    is a load or store inside `loop` (or in the same tile's loop of another
+    version of the kernel) and `kernel`'s shared memory stays within
+    `budget` bytes with `buffers` of each of them. A tile that the other
+    version's loop gave buffers already (in `buffered`) is taken as it is,
+    if it has `buffers` of them."""
     tiles: dict[int, memref.AllocaOp] = {}
     for op in region:
         for store in op.walk():
@@ -536,10 +543,15 @@ def _double_buffered_tiles(loop: scf.ForOp, kernel: gpu.FuncOp, region: Sequence
             user = use.operation
             if isinstance(user, WarpgroupGenerateDescriptorOp) and loop.is_ancestor(user):
                 continue  # the tensor cores read the tile
+            if id(alloca) in buffered and _in_other_branch(user, loop):
+                continue  # the other version's accesses, the first steps' copies among them
             if not isinstance(user, memref.LoadOp | Store) or _target(user) is not alloca.memref \
                     or not (loop.is_ancestor(user) or _in_other_loop(user, loop)):
                 return None
-    if sum(map(buffer_bytes, shared_buffers(kernel))) + (buffers - 1) * sum(map(buffer_bytes, tiles.values())) > budget:
+    if any(buffered.get(key, buffers) != buffers for key in tiles):
+        return None
+    added = [alloca for key, alloca in tiles.items() if key not in buffered]
+    if sum(map(buffer_bytes, shared_buffers(kernel))) + (buffers - 1) * sum(map(buffer_bytes, added)) > budget:
         return None
     return list(tiles.values())
 
@@ -556,12 +568,31 @@ def _in_other_loop(op: Operation, loop: scf.ForOp) -> bool:
     return False
 
 
+def _in_other_branch(op: Operation, loop: scf.ForOp) -> bool:
+    """Whether `op` and `loop` are in different regions of one `scf.if`
+    (the two versions of a kernel split by `poly-separate-full-tiles`)."""
+    child: Operation = loop
+    parent = loop.parent_op()
+    while parent is not None and not isinstance(parent, gpu.FuncOp):
+        if isinstance(parent, scf.IfOp) and parent.is_ancestor(op):
+            other: Operation = op
+            while other.parent_op() is not parent:
+                other = other.parent_op()
+            return other.parent_region() is not child.parent_region()
+        child, parent = parent, parent.parent_op()
+    return False
+
+
 def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Sequence[Sequence[Operation]],
-                   following: Sequence[Operation], buffers: int = 2) -> None:
+                   following: Sequence[Operation], buffered: dict[int, int], buffers: int = 2) -> None:
     """Give each of `tiles` a leading dimension of `buffers`: the stores
     `first[k]` (before the loop: the first steps' tiles) write buffer k, the
     stores `following` buffer (step + len(first)) % buffers, and every other
-    access in `loop` buffer step % buffers, where step = (iv - lb) / step size."""
+    access in `loop` buffer step % buffers, where step = (iv - lb) / step size.
+    A tile in `buffered` has its buffers already (from the same tile's loop
+    in the other version of the kernel, whose accesses here all read buffer
+    0): only the leading index of the accesses above changes. The new tiles
+    go into `buffered`."""
     iv = loop.body.block.args[0]
     at = Builder(InsertPoint.at_start(loop.body.block))
 
@@ -583,41 +614,55 @@ def _index_buffers(loop: scf.ForOp, tiles: Sequence[memref.AllocaOp], first: Seq
         index = outside.insert(arith.ConstantOp.from_int_and_width(k, iv.type)).result
         which |= {id(op): index for op in ops}
     for alloca in tiles:
-        memref_type = alloca.memref.type
-        assert isinstance(memref_type, MemRefType)
-        doubled = memref.AllocaOp.get(
-            memref_type.element_type,
-            shape=[buffers, *memref_type.get_shape()],
-            layout=memref_type.layout,
-            memory_space=memref_type.memory_space,
-            alignment=alloca.alignment,
-        )
-        doubled.memref.name_hint = alloca.memref.name_hint
-        Builder(InsertPoint.before(alloca)).insert(doubled)
+        reused = id(alloca) in buffered
+        if reused:
+            doubled = alloca
+        else:
+            memref_type = alloca.memref.type
+            assert isinstance(memref_type, MemRefType)
+            doubled = memref.AllocaOp.get(
+                memref_type.element_type,
+                shape=[buffers, *memref_type.get_shape()],
+                layout=memref_type.layout,
+                memory_space=memref_type.memory_space,
+                alignment=alloca.alignment,
+            )
+            doubled.memref.name_hint = alloca.memref.name_hint
+            Builder(InsertPoint.before(alloca)).insert(doubled)
+            buffered[id(doubled)] = buffers
         for use in list(alloca.memref.uses):
             user = use.operation
             if id(user) in which or loop.is_ancestor(user):
                 index = which.get(id(user), current)
+            elif reused:
+                continue  # the other version's loop keeps its buffers
             else:  # the same tile's loop in another version of the kernel: the first buffer
                 index = Builder(InsertPoint.before(user)).insert(arith.ConstantOp.from_int_and_width(0, iv.type)).result
-            if isinstance(user, memref.StoreOp):
-                new: Operation = memref.StoreOp.get(user.value, doubled.memref, [index, *user.indices])
-            elif isinstance(user, vector.StoreOp):
-                new = vector.StoreOp(user.vector, doubled.memref, [index, *user.indices])
-            elif isinstance(user, DeviceAsyncCopyOp):
-                new = DeviceAsyncCopyOp(user.src, user.src_indices, doubled.memref, [index, *user.dst_indices], user.elements)
-            elif isinstance(user, WarpgroupGenerateDescriptorOp):
-                new = WarpgroupGenerateDescriptorOp(doubled.memref, [index, *user.subscript_operands])
-                user.result.replace_all_uses_with(new.results[0])
-            else:
-                assert isinstance(user, memref.LoadOp)
-                new = memref.LoadOp.get(doubled.memref, [index, *user.indices])
-                user.res.replace_all_uses_with(new.results[0])
-            Builder(InsertPoint.before(user)).insert(new)
-            user.detach()
-            user.erase()
-        alloca.detach()
-        alloca.erase()
+            _with_buffer(user, doubled.memref, index, 1 if reused else 0)
+        if not reused:
+            alloca.detach()
+            alloca.erase()
+
+
+def _with_buffer(user: Operation, tile: SSAValue, index: SSAValue, drop: int) -> None:
+    """Replace `user`, an access to a shared tile, by the same access to
+    buffer `index` of `tile` (its subscripts less the first `drop`)."""
+    if isinstance(user, memref.StoreOp):
+        new: Operation = memref.StoreOp.get(user.value, tile, [index, *user.indices[drop:]])
+    elif isinstance(user, vector.StoreOp):
+        new = vector.StoreOp(user.vector, tile, [index, *user.indices[drop:]])
+    elif isinstance(user, DeviceAsyncCopyOp):
+        new = DeviceAsyncCopyOp(user.src, user.src_indices, tile, [index, *user.dst_indices[drop:]], user.elements)
+    elif isinstance(user, WarpgroupGenerateDescriptorOp):
+        new = WarpgroupGenerateDescriptorOp(tile, [index, *user.subscript_operands[drop:]])
+        user.result.replace_all_uses_with(new.results[0])
+    else:
+        assert isinstance(user, memref.LoadOp)
+        new = memref.LoadOp.get(tile, [index, *user.indices[drop:]])
+        user.res.replace_all_uses_with(new.results[0])
+    Builder(InsertPoint.before(user)).insert(new)
+    user.detach()
+    user.erase()
 
 
 @dataclass(frozen=True)
@@ -656,6 +701,7 @@ class GpuPrefetchCopiesPass(ModulePass):
             written = written_memrefs(kernel)
             count = 0
             pipelined = False
+            buffered: dict[int, int] = {}
 
             def buffer_at(element: Attribute, size: int) -> SSAValue:
                 nonlocal count
@@ -669,7 +715,8 @@ class GpuPrefetchCopiesPass(ModulePass):
             for loop in [o for o in kernel.walk() if isinstance(o, scf.ForOp)]:
                 if loop.parent is not None:
                     pipelined |= _prefetch(
-                        loop, kernel, buffer_at, written, self.max_values, budget, self.async_copies, self.buffers
+                        loop, kernel, buffer_at, written, self.max_values, budget, self.async_copies, self.buffers,
+                        buffered,
                     )
             if pipelined:
                 region_dce(kernel.body)  # the index arithmetic the copies no longer use

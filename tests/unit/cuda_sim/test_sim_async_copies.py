@@ -62,6 +62,20 @@ def test_async_copies_compute_the_reference(name, shapes, options):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)
 
 
+def test_every_version_of_a_ragged_kernel_pipelines():
+    """Ragged blocks (168 = 2 * 64 + 40 rows, 136 columns) split into full
+    and partial versions (`poly-separate-full-tiles`): all three pipeline
+    their copies into the same buffers, one of them copying rows in a loop
+    whose trip count each thread cuts (`63 - (ty + 4) / 8` rows)."""
+    function = tcir.define((EXAMPLES / "zoo" / "matmul.tc").read_text()).matmul_nn
+    inputs = random_inputs(function.definition, {"M": 168, "K": 72, "N": 136}, 0)
+    options = O(tile=[64, 64, 32], threads=[16, 8], num_stages=3, async_copies=True, vector_width=4, copy_vector_width=4)
+    ir = function.ir(*inputs, backend="cuda-sim", options=options)
+    assert ir.count("nvgpu.device_async_wait") == 3 and "prefetch" not in ir
+    got = function(*inputs, backend="cuda-sim", options=options)
+    np.testing.assert_allclose(got, inputs[0].astype(np.float64) @ inputs[1], rtol=1e-4, atol=1e-4)
+
+
 def test_without_async_copies_the_registers_stage():
     function = tcir.define((EXAMPLES / "tmm.tc").read_text()).tmm
     a, b = np.zeros((64, 64), np.float32), np.zeros((32, 64), np.float32)
