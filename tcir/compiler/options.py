@@ -391,7 +391,7 @@ class MappingOptions(metaclass=_Interned):
                 f"gpu-prefetch-copies{{double-buffer=true max-shared-bytes={self.max_shared_memory}"
                 f"{' async-copies=true' if self.async_copies else ''}{buffers}}}"
             )
-        passes += ["scf-for-loop-specialization", "gpu-check-indices", "gpu-simplify-index"]
+        passes += ["scf-for-loop-specialization", "gpu-check-indices", "gpu-simplify-index", "gpu-hoist-loads"]
         return passes
 
     def __str__(self) -> str:

@@ -60,7 +60,7 @@ def test_split_k_deals_k_tiles_to_a_third_block_dimension():
         "poly-tile{sizes=64,64,32},poly-sink,poly-split-k{slices=8},"
         "poly-map-to-gpu{blocks=0,0,0 threads=16,16},"
         "poly-promote{shared=true private=true max-shared-bytes=49152 max-private-elements=32},"
-        "poly-map-to-mma{allow-tf32=false},poly-separate-full-tiles,convert-poly-to-gpu,scf-for-loop-specialization,gpu-check-indices,gpu-simplify-index"
+        "poly-map-to-mma{allow-tf32=false},poly-separate-full-tiles,convert-poly-to-gpu,scf-for-loop-specialization,gpu-check-indices,gpu-simplify-index,gpu-hoist-loads"
     )
     assert options.pipeline(backend="cpu").endswith("poly-sink,poly-split-k{slices=8},convert-poly-to-loops")
     assert "blocks=4,2 " in replace(options, blocks=[4, 2]).pipeline(backend="cuda")
@@ -91,7 +91,7 @@ def test_split_k_excludes_parallel_reductions():
 
 def test_two_stages_add_the_prefetch_pass_on_gpus():
     options = tcir.MappingOptions(tile=[32, 32, 32], num_stages=2)
-    assert options.pipeline(backend="cuda").endswith("convert-poly-to-gpu,gpu-prefetch-copies,scf-for-loop-specialization,gpu-check-indices,gpu-simplify-index")
+    assert options.pipeline(backend="cuda").endswith("convert-poly-to-gpu,gpu-prefetch-copies,scf-for-loop-specialization,gpu-check-indices,gpu-simplify-index,gpu-hoist-loads")
     assert options.pipeline(backend="cpu").endswith("convert-poly-to-loops")
     assert "gpu-prefetch-copies" not in tcir.MappingOptions(tile=[32, 32, 32]).pipeline(backend="cuda")
     three = tcir.MappingOptions(tile=[32, 32, 32], num_stages=3, max_shared_memory=65536)
