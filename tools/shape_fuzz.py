@@ -22,12 +22,13 @@ import json
 import random
 import sys
 from collections.abc import Sequence
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 import bench_zoo  # noqa: E402
+
+from tcir.tools.options_fuzz import run_isolated  # noqa: E402
 
 TAPS = {"KH", "KW", "K"}
 """Sizes of filter taps, drawn from 1 to 7."""
@@ -112,21 +113,9 @@ def check(shape: Shape, backend: str) -> str:
 
 def run(shapes: Sequence[Shape], backend: str, workers: int, timeout: float) -> list[tuple[Shape, str]]:
     """`check` every shape in `workers` processes, each within `timeout` seconds."""
-    import multiprocessing
-
-    from pebble import ProcessExpired, ProcessPool
-
-    results = []
-    with ProcessPool(workers, context=multiprocessing.get_context("spawn")) as pool:
-        futures = [(s, pool.schedule(check, (s, backend), timeout=timeout)) for s in shapes]
-        for shape, future in futures:
-            try:
-                results.append((shape, future.result()))
-            except FutureTimeout:
-                results.append((shape, f"timeout: over {timeout:g} s"))
-            except ProcessExpired as e:
-                results.append((shape, f"crash: {e}"))
-    return results
+    results = run_isolated(check, shapes, (backend,), lambda shape, kind, why: f"{kind}: {why}",
+                           workers=workers, timeout=timeout)
+    return list(zip(shapes, results, strict=True))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -214,9 +214,9 @@ def max_trip_count(loop: scf.ForOp) -> int | None:
     for every thread, else where its upper bound is the least of values (plus
     a constant) one of which is a constant distance from its lower bound (a
     copy loop cut by a ragged edge: `for (c = 4 * k; c < min(124, 4 * k + 3) + 1; ...)`),
-    the iterations up to that one, or where its span is a constant less
-    values that are never negative (`for (c = 60; c < 63 - (ty + 4) / 8; ...)`),
-    the constant's; None otherwise."""
+    the iterations up to that one; a distance that is a constant less values
+    never negative (`for (c = 60; c < 63 - (ty + 4) / 8; ...)`, or one of
+    such a min) counts as the constant; None otherwise."""
     exact = trip_count(loop)
     if exact is not None:
         return exact
@@ -233,22 +233,23 @@ def max_trip_count(loop: scf.ForOp) -> int | None:
                 bound, offset = other, k
                 break
     if not isinstance(bound.owner, arith.MinSIOp):
-        return _most_below(forms.add(loop.ub, loop.lb, -1, width), step)
+        most = _most_below(forms.add(loop.ub, loop.lb, -1, width), step)
+        return None if most is None else max(0, most)
     spans = []
     for operand in bound.owner.operands:
         forms.of(operand)
-        span = forms.add(operand, loop.lb, -1, width)
-        if not any(c != 0 for key, c in span.items() if key is not None):
-            spans.append(span.get(None, 0) + offset)
+        most = _most_below(forms.add(operand, loop.lb, -1, width), 1)
+        if most is not None:
+            spans.append(most + offset)
     return max(0, -(-min(spans) // step)) if spans else None
 
 
 def _most_below(span: Form, step: int) -> int | None:
     """The most iterations of steps of `step` over `span` (upper less lower
     bound) where it is a constant less multiples of values never negative."""
-    if not all(key is None or c < 0 and _never_negative(key) for key, c in span.items()):
+    if not all(key is None or c == 0 or c < 0 and _never_negative(key) for key, c in span.items()):
         return None
-    return max(0, -(-span.get(None, 0) // step))
+    return -(-span.get(None, 0) // step)
 
 
 def _never_negative(value: SSAValue) -> bool:

@@ -407,6 +407,54 @@ def _initialize(cache_dir: str) -> None:
     os.environ["TCIR_CACHE_DIR"] = cache_dir  # the canonical CPU builds stay out of the user's cache
 
 
+def run_isolated(
+    check_one: Callable[..., Any],
+    items: Iterable[Any],
+    args: tuple[Any, ...],
+    failed: Callable[[Any, str, str], Any],
+    *,
+    workers: int | None = None,
+    timeout: float = 300.0,
+    initializer: Callable[..., None] | None = None,
+    initargs: tuple[Any, ...] = (),
+    max_time: float | None = None,
+    on_result: Callable[[Any], None] | None = None,
+) -> list[Any]:
+    """`check_one(item, *args)` for every item in `workers` spawned processes
+    (pebble: an item that hangs past `timeout` seconds or kills its process
+    fails alone, as `failed(item, "timeout" or "crash", why)`), the results
+    in the items' order; after `max_time` seconds, the items not yet checked
+    are dropped and the results so far returned."""
+    from pebble import ProcessExpired, ProcessPool
+
+    deadline = None if max_time is None else time.monotonic() + max_time
+    results: list[Any] = []
+    # Spawned, not forked: a parent that touched CUDA cannot fork workers that use it.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPool(workers or usable_cores(), initializer=initializer, initargs=initargs, context=context) as pool:
+        jobs = [(item, pool.schedule(check_one, (item, *args), timeout=timeout)) for item in items]
+        out_of_time = False
+        for item, future in jobs:
+            if not out_of_time:
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                out_of_time = not wait([future], remaining).done
+            if out_of_time and not future.done():  # past max_time: dropped
+                future.cancel()
+                continue
+            try:
+                result = future.result()
+            except FutureTimeout:
+                result = failed(item, "timeout", f"over {timeout:g} s")
+            except ProcessExpired as e:
+                result = failed(item, "crash", f"worker died: {e}")
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+        if out_of_time:
+            pool.stop()
+    return results
+
+
 def run_candidates(
     candidates: Iterable[Candidate],
     backends: Sequence[str] = ("cuda-sim",),
@@ -416,47 +464,16 @@ def run_candidates(
     on_verdicts: Callable[[list[Verdict]], None] | None = None,
     max_time: float | None = None,
 ) -> list[Verdict]:
-    """`check` every candidate in `workers` processes (pebble: a candidate that
-    hangs past `timeout` seconds or kills its process fails alone); after
-    `max_time` seconds, the candidates not yet checked are dropped and the
-    verdicts so far returned."""
-    from pebble import ProcessPool
+    """`check` every candidate in worker processes (`run_isolated`: a timeout
+    or a dead worker fails the candidate on every backend)."""
 
-    deadline = None if max_time is None else time.monotonic() + max_time
-    verdicts: list[Verdict] = []
+    def failed(candidate: Candidate, kind: str, why: str) -> list[Verdict]:
+        return [Verdict(candidate, kind, why, b, timeout if kind == "timeout" else 0.0) for b in backends]
+
     with tempfile.TemporaryDirectory(prefix="tcir-fuzz-") as cache_dir:
-        # Spawned, not forked: a parent that touched CUDA cannot fork workers that use it.
-        context = multiprocessing.get_context("spawn")
-        count = workers or usable_cores()
-        with ProcessPool(count, initializer=_initialize, initargs=(cache_dir,), context=context) as pool:
-            jobs = [(c, pool.schedule(check, (c, tuple(backends)), timeout=timeout)) for c in candidates]
-            out_of_time = False
-            for candidate, future in jobs:
-                if not out_of_time:
-                    remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-                    out_of_time = not wait([future], remaining).done
-                if out_of_time and not future.done():  # past max_time: dropped
-                    future.cancel()
-                    continue
-                found = _verdicts(candidate, future, backends, timeout)
-                verdicts += found
-                if on_verdicts is not None:
-                    on_verdicts(found)
-            if out_of_time:
-                pool.stop()
-    return verdicts
-
-
-def _verdicts(candidate: Candidate, future: Any, backends: Sequence[str], timeout: float) -> list[Verdict]:
-    """The verdicts of a finished check (a timeout or a dead worker fails on every backend)."""
-    from pebble import ProcessExpired
-
-    try:
-        return future.result()
-    except FutureTimeout:
-        return [Verdict(candidate, "timeout", f"over {timeout:g} s", b, timeout) for b in backends]
-    except ProcessExpired as e:
-        return [Verdict(candidate, "crash", f"worker died: {e}", b) for b in backends]
+        found = run_isolated(check, candidates, (tuple(backends),), failed, workers=workers, timeout=timeout,
+                             initializer=_initialize, initargs=(cache_dir,), max_time=max_time, on_result=on_verdicts)
+    return [verdict for verdicts in found for verdict in verdicts]
 
 
 # --- minimizing a failure -------------------------------------------------------------
