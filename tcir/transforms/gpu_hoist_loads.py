@@ -18,8 +18,8 @@ run, the loads in their order:
 so that every load of a thread's points is in flight before the first
 point's math, where a branch (a precise division's slow path) would
 otherwise keep nvcc from issuing the later loads early. Runs of plain
-arithmetic are left to nvcc's own scheduling (in a convolution's inner
-loop, loads moved ahead of the multiply-adds were slower). A load whose
+arithmetic are left to nvcc's own scheduling (the defaults guide,
+"Elementwise layers", has both measured). A load whose
 subscripts need anything else in its run (a shared or private load, a
 checked index) stays where it is. The loads read memory that nothing in
 the kernel writes, and the ops they cross stay in their blocks, so every
