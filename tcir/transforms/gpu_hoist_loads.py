@@ -33,21 +33,17 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, memref, vector
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
+from tcir.backends.cuda.scalar_types import memory_space
 from tcir.dialects.nvgpu import NVGPU
 
 Load = memref.LoadOp | vector.LoadOp
 IDS = gpu.ThreadIdOp | gpu.BlockIdOp | gpu.BlockDimOp | gpu.GridDimOp
 """Ops that read only the thread's coordinates."""
-
-
-def _global(value: SSAValue) -> bool:
-    space = value.type.memory_space if isinstance(value.type, MemRefType) else None
-    return not isinstance(space, IntegerAttr) or space.value.data == 0
 
 
 def _fence(op: Operation) -> bool:
@@ -142,7 +138,7 @@ class GpuHoistLoadsPass(ModulePass):
             sources = {
                 arg
                 for arg in kernel.body.block.args
-                if isinstance(arg.type, MemRefType) and _global(arg)
+                if isinstance(arg.type, MemRefType) and memory_space(arg.type) == 0
                 and all(isinstance(use.operation, Load) and use.index == 0 for use in arg.uses)
             }
             if sources:
