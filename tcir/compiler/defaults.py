@@ -746,7 +746,8 @@ def _row_length(definition: A.CheckedDef, sizes: list[int], rows: int) -> int:
 
 def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) -> MappingOptions:
     """A block per row, its threads spread over the row, the reductions
-    combined across them (`block_reductions`): the whole chain in one kernel.
+    combined across them (`block_reductions`): the whole chain in one kernel;
+    rows short enough for a warp go `WARP_ROWS_A_BLOCK` to a block.
     Rows of several dimensions take a grid of as many (x the innermost), and
     a row of several dimensions shorter than the block in the innermost one
     (an image's plane) spreads them over the next one too."""
@@ -762,7 +763,23 @@ def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) ->
         return MappingOptions(
             blocks=grid, threads=[row[-1], min(row[-2], threads // row[-1])], block_reductions=True, max_private_elements=private
         )
+    if threads == INNER_THREADS and math.prod(extents) >= WARP_ROWS_A_BLOCK * BLOCKS_TO_FILL_GPU:
+        # A warp a row, `WARP_ROWS_A_BLOCK` rows a block (thread y): more
+        # rows at once on an SM than a block each allows.
+        tiles = [*extents[:-1], -(-extents[-1] // WARP_ROWS_A_BLOCK)]
+        return MappingOptions(
+            tile=[*[1] * (rows - 1), WARP_ROWS_A_BLOCK],
+            blocks=mapped_grid(tiles),
+            threads=[INNER_THREADS, WARP_ROWS_A_BLOCK],
+            block_reductions=True,
+            max_private_elements=private,
+        )
     return MappingOptions(blocks=grid, threads=[threads], block_reductions=True, max_private_elements=private)
+
+
+WARP_ROWS_A_BLOCK = 4
+"""Rows of a block where a warp takes each (rows of up to `INNER_THREADS *
+ROW_SHARE` points, and enough of them to give the GPU that many blocks)."""
 
 
 SHORT_ROW = 64

@@ -129,7 +129,10 @@ class MappingOptions(metaclass=_Interned):
     points, the block combines the threads' partial values (warp shuffles
     and one shared-memory step), and the result is there for the block's
     next statements (a softmax's or a norm's row in one kernel). Reductions
-    whose innermost band cannot be spread stay serial in a thread."""
+    whose innermost band cannot be spread stay serial in a thread. With
+    `tile`, the tiles' points stay above the reductions (`poly-sink{sink=
+    false}`); with `threads=[32, Y]` a tile's rows then go to thread y, a
+    warp each, combined within the warp."""
     split_k: int = 1
     """Split-K, as Triton's `SPLIT_K`: above 1, each `+=` sum that atomics
     can combine runs as a kernel of its own whose loop over k tiles (the
@@ -334,7 +337,8 @@ class MappingOptions(metaclass=_Interned):
         on every backend (split-K's slices are outermost loops on the CPU)."""
         passes = []
         if self.tile:
-            passes += [f"poly-tile{{sizes={','.join(map(str, self.tile))}}}", "poly-sink"]
+            passes.append(f"poly-tile{{sizes={','.join(map(str, self.tile))}}}")
+            passes.append("poly-sink{sink=false}" if self.block_reductions else "poly-sink")
         if self.split_k > 1:
             passes.append(f"poly-split-k{{slices={self.split_k}}}")
         if self.unroll > 1:

@@ -67,6 +67,17 @@ have rows of 128 bytes in the hardware's 128-byte swizzle
 the descriptor's source is a tensor and its indices are affine subscripts
 (`map`) of the statement's iterators, as `tc.read`'s, of an element that
 `poly-promote` put in a shared buffer; lowering gives it the buffer.
+
+And a warp's own reduction and barrier, which MLIR spells
+`gpu.subgroup_reduce` and NVVM's `bar.warp.sync` and xDSL lacks:
+
+    %t = nvgpu.subgroup_reduce add %p : (f32) -> f32
+    nvgpu.subgroup_barrier
+
+The first gives every thread of the warp the combination (`add`, `mul`,
+`max`, `min`, as `gpu.all_reduce`'s) of the warp's values; the second is
+CUDA's `__syncwarp()`. All 32 threads of the warp run them together:
+`poly-map-to-gpu` uses them where a block's rows are a warp each.
 """
 
 from __future__ import annotations
@@ -102,6 +113,8 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
+
+from xdsl.dialects.gpu import AllReduceOpAttr
 
 from tcir.dialects.tc import TensorType
 from tcir.ir.float_types import HalfFloatType
@@ -460,11 +473,45 @@ class WarpgroupMmaWaitOp(_GroupWait):
     name = "nvgpu.warpgroup.mma.wait"
 
 
+@irdl_op_definition
+class SubgroupReduceOp(IRDLOperation):
+    """The combination of `value` over the 32 threads of this thread's warp,
+    which every one of them gets: MLIR's `gpu.subgroup_reduce` over whole
+    subgroups (warp shuffles), which xDSL lacks. All threads of the warp
+    run it together."""
+
+    name = "nvgpu.subgroup_reduce"
+
+    op = prop_def(AllReduceOpAttr)
+    value = operand_def()
+    result = result_def()
+
+    assembly_format = "$op $value attr-dict `:` `(` type($value) `)` `->` type($result)"
+
+    def __init__(self, op: AllReduceOpAttr, value: SSAValue):
+        super().__init__(operands=[value], result_types=[value.type], properties={"op": op})
+
+    def verify_(self) -> None:
+        if self.value.type != self.result.type:
+            raise VerifyException(f"'{self.name}' op result type must match the operand's")
+
+
+@irdl_op_definition
+class SubgroupBarrierOp(IRDLOperation):
+    """A barrier of this thread's warp (CUDA's `__syncwarp()`, NVVM's
+    `bar.warp.sync`): what the warp's threads wrote before it, they read
+    after it. All threads of the warp run it together."""
+
+    name = "nvgpu.subgroup_barrier"
+
+    assembly_format = "attr-dict"
+
+
 NVGPU = Dialect(
     "nvgpu",
     [
         DeviceAsyncCopyOp, DeviceAsyncCreateGroupOp, DeviceAsyncWaitOp, MmaSyncOp,
-        WarpgroupGenerateDescriptorOp, WarpgroupMmaOp, WarpgroupMmaWaitOp,
+        SubgroupBarrierOp, SubgroupReduceOp, WarpgroupGenerateDescriptorOp, WarpgroupMmaOp, WarpgroupMmaWaitOp,
     ],
     [SwizzleLayoutAttr, WarpgroupDescriptorType],
 )  # fmt: skip

@@ -24,6 +24,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
 from tcir.backends.cuda.scalar_types import ATOMIC_KINDS
+from tcir.dialects.nvgpu import SubgroupBarrierOp, SubgroupReduceOp
 from tcir.dialects.poly import PartialOp, StmtOp
 from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.lowering.affine_to_arith import index_constant
@@ -36,7 +37,7 @@ from tcir.lowering.tc_point import (
     PointLowering,
 )
 from tcir.polyhedral.ast_to_loops import AstLowering
-from tcir.polyhedral.gpu_mapping import SYNC_PREFIX, THREAD_IDS
+from tcir.polyhedral.gpu_mapping import SUBGROUP_SYNC_PREFIX, SYNC_PREFIX, THREAD_IDS
 from tcir.polyhedral.promotion.affine import affine_map_to_isl
 
 
@@ -205,14 +206,16 @@ class GpuAstLowering(AstLowering):
 
     def user(self, builder: Builder, call: isl.AstExpr) -> None:
         name = call.get_op_arg(0).get_id().get_name()
-        if name.startswith(SYNC_PREFIX):
-            builder.insert(gpu.BarrierOp())
+        if name.startswith((SYNC_PREFIX, SUBGROUP_SYNC_PREFIX)):
+            builder.insert(gpu.BarrierOp() if name.startswith(SYNC_PREFIX) else SubgroupBarrierOp())
             # Values stay within the code between two barriers (a copy region
             # that `gpu-prefetch-copies` moves keeps its own index arithmetic).
             self.computed.pop(builder.insertion_point.block, None)
             return
         stmt = self.statements[name]
-        self.point.leader = self.leader(builder) if any(isinstance(op, PartialOp) for op in stmt.body.block.ops) else None
+        if any(isinstance(op, PartialOp) for op in stmt.body.block.ops):
+            in_warp = any(isinstance(op, SubgroupReduceOp) for op in stmt.body.block.ops)
+            self.point.leader = self.leader(builder, THREAD_IDS[:1] if in_warp else THREAD_IDS)
         iterators = stmt.body.block.args
         args = [call.get_op_arg(k) for k in range(1, call.get_op_n_arg())]
         position = len(iterators)
@@ -231,11 +234,12 @@ class GpuAstLowering(AstLowering):
         self.point.clone_point(builder, stmt.body.block, values)
         self.point.leader = None
 
-    def leader(self, builder: Builder) -> SSAValue:
-        """Whether this thread is the block's first (all thread ids 0)."""
+    def leader(self, builder: Builder, idents: Sequence[str]) -> SSAValue:
+        """Whether this thread is the first of its block, or of its row's
+        warp (the thread ids `idents` all 0)."""
         zero = index_constant(builder, 0)
         result: SSAValue | None = None
-        for ident in THREAD_IDS:
+        for ident in idents:
             first = builder.insert(arith.CmpiOp(self.ids[ident], zero, "eq")).result
             result = first if result is None else builder.insert(arith.AndIOp(result, first)).result
         assert result is not None

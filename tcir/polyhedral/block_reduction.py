@@ -28,7 +28,8 @@ the statement at one leaf of the tree, the bands from the outermost one over
 its reduction dimensions down to the leaf scheduling only those dimensions
 for it (its other dimensions are fixed above, as the block's row is), and
 no band below the innermost one; a band above the outermost one (blocks map
-the tree's first band), no band between it and the innermost one
+the tree's first band; a band of a tile's rows may be between, which
+threads y can map), no band between the outermost and the innermost one
 coincident (threads map the innermost one alone), and a member of the
 innermost one taking several values for the statement at fixed outer loops.
 It is legal when no other statement below
@@ -162,7 +163,7 @@ def _plan(scop: ScopOp, stmt: StmtOp) -> _Plan | None:
     below = bands[bands.index(top) :]
     if any(_involves(p, kept) for b in below for p in _pieces(b, name)):
         return None  # the element changes below `top`: no single place for the combine
-    if top is bands[0] or any(any(b.coincident_flags) for b in bands[1:-1]):
+    if top is bands[0] or any(any(b.coincident_flags) for b in below[1:-1]):
         return None  # blocks would take the reduction, or threads a band above its own
     plan = _Plan(stmt, update, path[: path.index(top) + 1], top, inner)
     return plan if _varies(plan) else None

@@ -33,15 +33,25 @@ member of thread dimension k; the next thread dimension numbers the
 sub-tiles (x fastest) and the others deal each sub-tile's points round-robin:
 `threads=[4, 8]` with `warps=[4, 2]` gives a block of 4x8x8 threads, one warp
 per sub-tile of a quarter of the columns and half the rows. Reduction members are never coincident, so they are
-never mapped. A top-level sequence whose children share no parallel band
+never mapped. A leaf whose innermost parallel band has others' below it
+runs on thread 0 (as a leaf under none), so no instance is mapped twice.
+A top-level sequence whose children share no parallel band
 becomes one kernel per child, launched in order.
+
+Rows of a warp: with `threads=[32, Y]` where every branch maps one member
+to x, the first band with parallel members below the kernel band and above
+every branch (the point band of a tile of rows, over a softmax's sequence)
+takes thread y, round-robin like any thread mapping: each warp runs the
+sequence on its rows. Its sequences are then a warp's, their barriers
+`syncwarp_<k>()` (`__syncwarp()`), and the block-wide statements under it
+(combines of `poly-block-reduction`) run on the threads of a row.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -59,6 +69,10 @@ THREAD_IDS = ("thread_x", "thread_y", "thread_z")
 KERNEL_MARK = "kernel"
 SYNC_PREFIX = "sync_"
 """Extension statements `sync_<k>()` stand for `__syncthreads()`."""
+SUBGROUP_SYNC_PREFIX = "syncwarp_"
+"""Extension statements `syncwarp_<k>()` stand for `__syncwarp()`."""
+ROW_THREADS = 32
+"""Threads of a row where a block's rows go to its thread y (a warp)."""
 
 
 def node_at(schedule: isl.Schedule, path: Path) -> isl.ScheduleNode:
@@ -215,25 +229,47 @@ def split_context(schedule: isl.Schedule) -> tuple[isl.Schedule, isl.Set | None]
     return node.delete().get_schedule(), context
 
 
-def maps_threads(node: isl.ScheduleNode) -> bool:
-    """Whether `node` is a filter mapping instances to thread ids."""
+def maps_threads(node: isl.ScheduleNode, ignored: Collection[str] = ()) -> bool:
+    """Whether `node` is a filter mapping instances to thread ids (other than `ignored`)."""
     if node.get_type() != NodeType.filter:
         return False
     space = node.filter_get_filter().get_space()
     names = {space.get_dim_name(isl.dim_type.param, k) for k in range(space.dim(isl.dim_type.param))}
-    return bool(names & set(THREAD_IDS))
+    return bool(names & (set(THREAD_IDS) - set(ignored)))
 
 
-def _block_level_sequences(node: isl.ScheduleNode, path: Path, in_loop: bool) -> list[tuple[Path, bool]]:
+def row_statements(schedule: isl.Schedule, names: Collection[str]) -> set[str]:
+    """Those of the statements `names` that run below a thread-mapping
+    filter: block-wide statements (which get none of their own) that run on
+    the threads of a row (`GpuMapping._rows_band`)."""
+    found: set[str] = set()
+
+    def visit(node: isl.ScheduleNode, reaching: set[str], threads: bool) -> None:
+        if node.get_type() == NodeType.filter:  # isl has no domain below an extension node
+            reaching = reaching & statement_names(node.filter_get_filter())
+            threads = threads or maps_threads(node)
+        if node.get_type() == NodeType.leaf and threads:
+            found.update(reaching)
+        for k in range(node.n_children()):
+            visit(node.child(k), reaching, threads)
+
+    visit(schedule.get_root(), set(names), False)
+    return found
+
+
+def _block_level_sequences(
+    node: isl.ScheduleNode, path: Path, in_loop: bool, rows: Collection[str] = ()
+) -> list[tuple[Path, bool]]:
     """Sequences run by all threads of a block together (above every thread
-    mapping filter), and whether a loop of the kernel encloses them."""
-    if maps_threads(node):
+    mapping filter but those of the row ids `rows`: then all threads of a
+    row), and whether a loop of the kernel encloses them."""
+    if maps_threads(node, rows):
         return []
     kind = node.get_type()
     found = [(path, in_loop)] if kind == NodeType.sequence else []
     in_loop = in_loop or kind == NodeType.band
     for k in range(node.n_children()):
-        found += _block_level_sequences(node.child(k), (*path, k), in_loop)
+        found += _block_level_sequences(node.child(k), (*path, k), in_loop, rows)
     return found
 
 
@@ -354,15 +390,19 @@ def _needed_syncs(
 
 
 def _insert_syncs(
-    schedule: isl.Schedule, kernel: Path, conflicts: _Conflicts | None = None
+    schedule: isl.Schedule, kernel: Path, conflicts: _Conflicts | None = None, rows: Collection[str] = ()
 ) -> isl.Schedule:
     """A `sync_<k>()` statement after the parts of every block-level sequence
     (and after the last one, for the next iteration, inside a loop) where the
     parts may be mapped to threads differently and read or overwrite what
     other threads wrote (or read): see `_needed_syncs`. Without `conflicts`
     (no accesses known) after every part. Sync statements are not mapped, so
-    every thread reaches them."""
-    sequences = _block_level_sequences(node_at(schedule, kernel), kernel, False)
+    every thread reaches them. In a kernel whose thread ids `rows` number
+    rows of a warp each, the sequences are a row's and the barriers its
+    warp's, `syncwarp_<k>()` (rows share nothing: they are values of a
+    coincident member)."""
+    prefix_name = SUBGROUP_SYNC_PREFIX if rows else SYNC_PREFIX
+    sequences = _block_level_sequences(node_at(schedule, kernel), kernel, False, rows)
     count = 0
     for path, in_loop in sorted(sequences, key=lambda item: -len(item[0])):
         # At every iteration of the loops around the sequence: a part may run
@@ -371,36 +411,37 @@ def _insert_syncs(
         prefix = sequence.get_prefix_schedule_union_map().intersect_domain(sequence.get_domain())
         for k in reversed(_needed_syncs(schedule, path, in_loop, conflicts)):
             node = node_at(schedule, (*path, k, 0))
-            sync = isl.UnionSet(f"{{ {SYNC_PREFIX}{count}[] }}")
+            sync = isl.UnionSet(f"{{ {prefix_name}{count}[] }}")
             graft = isl.ScheduleNode.from_extension(
                 isl.UnionMap.from_domain_and_range(prefix.range(), sync)
             )
             schedule = node.graft_after(graft).get_schedule()
             count += 1
-    for path in sorted(_loop_bodies(node_at(schedule, kernel), kernel), key=len, reverse=True):
+    for path in sorted(_loop_bodies(node_at(schedule, kernel), kernel, rows), key=len, reverse=True):
         # A loop all threads run (a recurrence's steps): a sync ending each
         # iteration where a later one touches what another thread wrote.
         body = node_at(schedule, path)
         prefix = body.get_prefix_schedule_union_map().intersect_domain(body.get_domain())
         later = prefix.lex_lt_union_map(prefix)
         if conflicts is None or conflicts.cross_thread(body.get_domain(), body.get_domain(), later):
-            sync = isl.UnionSet(f"{{ {SYNC_PREFIX}{count}[] }}")
+            sync = isl.UnionSet(f"{{ {prefix_name}{count}[] }}")
             graft = isl.ScheduleNode.from_extension(isl.UnionMap.from_domain_and_range(prefix.range(), sync))
             schedule = body.graft_after(graft).get_schedule()
             count += 1
     return schedule
 
 
-def _loop_bodies(node: isl.ScheduleNode, path: Path) -> list[Path]:
-    """Thread-mapping filters right below a band that no thread filter is
-    above: the bodies of loops that all threads of a block run together."""
-    if maps_threads(node):
+def _loop_bodies(node: isl.ScheduleNode, path: Path, rows: Collection[str] = ()) -> list[Path]:
+    """Thread-mapping filters right below a band that no thread filter
+    (but of the row ids `rows`) is above: the bodies of loops that all
+    threads of a block (or row) run together."""
+    if maps_threads(node, rows):
         return []
     found = []
     for k in range(node.n_children()):
-        if node.get_type() == NodeType.band and maps_threads(node.child(k)):
+        if node.get_type() == NodeType.band and maps_threads(node.child(k), rows):
             found.append((*path, k))
-        found += _loop_bodies(node.child(k), (*path, k))
+        found += _loop_bodies(node.child(k), (*path, k), rows)
     return found
 
 
@@ -479,7 +520,7 @@ class GpuMapping:
         if kernel_band and not self._has_coincident_band_below(node.child(0)):
             node = self._tile_for_threads(node)
             schedule = node.get_schedule()
-        edits = self._thread_edits(schedule, path, kernel_band)
+        edits, rows = self._thread_edits(schedule, path, kernel_band)
         grid = [1] * len(self.blocks)
         if kernel_band:
             block_filter, grid = self._block_filter(node_at(schedule, path))
@@ -495,7 +536,7 @@ class GpuMapping:
             context = self.context(grid)
             threads = _thread_relation(_leaf_domains(node_at(schedule, path)), context)
             conflicts = _Conflicts(reads, writes, threads, context)
-        schedule = _insert_syncs(schedule, path, conflicts)
+        schedule = _insert_syncs(schedule, path, conflicts, rows)
         return node_at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule(), grid
 
     def _has_coincident_band_below(self, node: isl.ScheduleNode) -> bool:
@@ -530,18 +571,25 @@ class GpuMapping:
 
     def _thread_edits(
         self, schedule: isl.Schedule, kernel: Path, kernel_band: bool
-    ) -> list[tuple[Path, isl.UnionSet]]:
-        """The thread-mapping filters of every branch below `kernel`, by path."""
+    ) -> tuple[list[tuple[Path, isl.UnionSet]], tuple[str, ...]]:
+        """The thread-mapping filters of every branch below `kernel`, by
+        path, and the thread ids that number rows (see `_rows_band`)."""
         edits: list[tuple[Path, isl.UnionSet]] = []
         sites: dict[Path, list[int]] = {}
         leaves: list[Path] = []
         start = (*kernel, 0) if kernel_band else kernel
         self._find_sites(node_at(schedule, start), start, None, sites, leaves)
+        rows: tuple[str, ...] = ()
+        if kernel_band and (found := self._rows_band(schedule, start, sites)) is not None:
+            path, member = found
+            rows = (THREAD_IDS[1],)
+            row_filter, _ = _member_filter(node_at(schedule, path), member, rows[0], self.threads[1], self.threads[1])
+            edits.append((path, row_filter))
         used = len(self.block)  # every thread id a branch does not map is 0 there
         for path, mapped in sites.items():
             node = node_at(schedule, path)
             result = node.get_domain()
-            unmapped = list(THREAD_IDS[len(mapped) : used])
+            unmapped = [i for i in THREAD_IDS[len(mapped) : used] if i not in rows]
             for k, member in enumerate(reversed(mapped)):
                 thread_filter, _ = _member_filter(node, member, THREAD_IDS[k], self.threads[k], self.threads[k])
                 result = result.intersect(thread_filter)
@@ -556,8 +604,29 @@ class GpuMapping:
             edits.append((path, _zero_filter(result, unmapped)))
         for path in leaves:
             domain = node_at(schedule, path).get_domain()
-            edits.append((path, _zero_filter(domain, THREAD_IDS[:used])))
-        return edits
+            edits.append((path, _zero_filter(domain, [i for i in THREAD_IDS[:used] if i not in rows])))
+        return edits, rows
+
+    def _rows_band(
+        self, schedule: isl.Schedule, start: Path, sites: dict[Path, list[int]]
+    ) -> tuple[Path, int] | None:
+        """Where every branch maps one member, to a warp of x threads
+        (`threads=[32, Y]`, no `warps`), the band with parallel members
+        above all of them and below the kernel band (a tile's rows, each
+        running a softmax's sequence): its path and innermost parallel
+        member, which thread y then takes, a row of the tile per warp."""
+        if self.warps or len(self.threads) != 2 or self.threads[0] != ROW_THREADS:
+            return None
+        if not sites or any(len(mapped) != 1 for mapped in sites.values()):
+            return None
+        path, node = start, node_at(schedule, start)
+        while not _parallel_members(node):
+            if node.n_children() != 1 or node.get_type() in (NodeType.sequence, NodeType.set):
+                return None
+            path, node = (*path, 0), node.child(0)
+        if path in sites:  # some statement's own parallel band: threads x map it
+            return None
+        return path, _parallel_members(node)[-1]
 
     def _only_block_wide(self, domain: isl.UnionSet) -> bool:
         """Whether the instances `domain` are all of block-wide statements."""
@@ -575,18 +644,33 @@ class GpuMapping:
         leaves: list[Path],
     ) -> None:
         """For each leaf, the deepest band with parallel members above it
-        (`site`: its path and parallel members)."""
-        kind = node.get_type()
+        (`site`: its path and parallel members) that no other leaf's is
+        below: a leaf whose band is above others' runs on thread 0 (as one
+        below none), so that no instance is mapped twice."""
+        found: dict[Path, tuple[Path, list[int]] | None] = {}
+        self._leaf_sites(node, path, site, found)
+        nested = {s[0] for s in found.values() if s is not None}
+        nested = {p for p in nested if any(q != p and q[: len(p)] == p for q in nested)}
+        for leaf, leaf_site in found.items():
+            if leaf_site is None or leaf_site[0] in nested:
+                leaves.append(leaf)
+            else:
+                sites[leaf_site[0]] = leaf_site[1][-len(self.threads) :]
+
+    def _leaf_sites(
+        self,
+        node: isl.ScheduleNode,
+        path: Path,
+        site: tuple[Path, list[int]] | None,
+        found: dict[Path, tuple[Path, list[int]] | None],
+    ) -> None:
+        """The deepest band with parallel members above each leaf below `node`."""
         members = _parallel_members(node)
         if members:
             site = (path, members)
-        if kind == NodeType.leaf:
-            if self._only_block_wide(node.get_domain()):
-                return
-            if site is None:
-                leaves.append(path)
-            else:
-                sites[site[0]] = site[1][-len(self.threads) :]
+        if node.get_type() == NodeType.leaf:
+            if not self._only_block_wide(node.get_domain()):
+                found[path] = site
             return
         for k in range(node.n_children()):
-            self._find_sites(node.child(k), (*path, k), site, sites, leaves)
+            self._leaf_sites(node.child(k), (*path, k), site, found)

@@ -96,14 +96,15 @@ def _sink(node: isl.ScheduleNode) -> isl.ScheduleNode:
     return node
 
 
-def _visit(node: isl.ScheduleNode, dependences: isl.UnionMap) -> isl.ScheduleNode:
+def _visit(node: isl.ScheduleNode, dependences: isl.UnionMap, sink: bool) -> isl.ScheduleNode:
     if not (is_point_mark(node) and is_band(node.child(0))):
         return node
-    band = _join(node.delete(), dependences)
-    return _sink(band)
+    band = node.delete()
+    return _sink(_join(band, dependences)) if sink else band
 
 
-def sink_point_bands(schedule: isl.Schedule, dependences: isl.UnionMap) -> isl.Schedule:
-    """`schedule` with its marked point bands joined and sunk (see the module)."""
-    root = map_top_down(schedule.get_root(), lambda n: _visit(n, dependences))
+def sink_point_bands(schedule: isl.Schedule, dependences: isl.UnionMap, sink: bool = True) -> isl.Schedule:
+    """`schedule` with its marked point bands joined and sunk (see the
+    module); with `sink` False, the point bands stay where they are, unmarked."""
+    root = map_top_down(schedule.get_root(), lambda n: _visit(n, dependences, sink))
     return root.get_schedule()

@@ -100,7 +100,8 @@ stays exact); with `F16` or `BF16` after it, the def on float16 or
 bfloat16 (`Function.astype`), compared within the type's tolerance; with
 `MMA` before those, at sizes of whole m16n8k16 groups, a third of its
 candidates' blocks and tiles shaped for `mma.sync` (`_mma_shaped`) and a
-third for `wgmma` (`_wgmma_shaped`); a third of the convolutions' (`zoo/conv`)
+third for `wgmma` (`_wgmma_shaped`); a third of the row-wise chains' a warp
+a row (`_rows_shaped`); a third of the convolutions' (`zoo/conv`)
 shaped as the defaults' convolution template (`_convolution_shaped`), or
 for the filter gradient as its template (`_filter_gradient_shaped`)."""
 TF32 = "@tf32"
@@ -184,6 +185,9 @@ def draw(seed: int, count: int, examples: Path | str, problems: Sequence[str] = 
         elif name.startswith(CONVOLUTIONS) and rng.random() < 1 / 3:
             shaped = _filter_gradient_shaped if name.endswith(FILTER_GRADIENT) else _convolution_shaped
             options = shaped(options, rng, name)
+        elif name.removesuffix(F16).removesuffix(BF16) in ROW_CHAINS and rng.random() < 1 / 3:
+            rows = len(_function(str(examples), name).definition.stmts[0].lhs_indices)
+            options = _rows_shaped(options, rng, rows)
         candidates.append(Candidate(str(examples), name, options.to_json()))
     return candidates
 
@@ -213,6 +217,21 @@ def _wgmma_shaped(options: MappingOptions, rng: random.Random, batch: int, point
         options, warpgroup_mma=True, threads=[4, 8], warps=[1, 4], tile=[1] * batch + tile,
         parallel_reductions=False, split_k=1, use_shared_memory=True,
         max_shared_memory=max(options.max_shared_memory, 49152),
+    )
+
+
+ROW_CHAINS = ("softmax", "log_softmax", "layernorm", "rmsnorm", "rowsum", "zoo/reduction:instancenorm")
+
+
+def _rows_shaped(options: MappingOptions, rng: random.Random, rows: int) -> MappingOptions:
+    """`options` shaped as the defaults' short-row template: block
+    reductions, a warp a row (`threads=[32, Y]`) and the innermost of the
+    `rows` row dimensions tiled (by Y or not), so that its rows go to
+    thread y."""
+    y = rng.choice((1, 2, 3, 4, 8))
+    tile = [*[1] * (rows - 1), rng.choice((y, 2 * y, max(1, y - 1)))]
+    return replace(
+        options, block_reductions=True, threads=[32, y], warps=[], tile=tile, parallel_reductions=False, split_k=1
     )
 
 

@@ -16,7 +16,10 @@ members' tile into 4x2 sub-tiles, numbered by one more thread dimension:
 Barriers (`sync_<k>()` statements) separate the parts of block-level
 sequences only where threads of a block exchange data (from the scop's
 accesses). The combines of `poly-block-reduction` get no thread filter:
-every thread of the block runs them.
+every thread of the block runs them. `threads=32,Y` over statements that
+map only x gives the band of the rows above them thread y, a warp a row:
+barriers are then `syncwarp_<k>()` statements and the combines reduce
+over the warp (their `gpu.all_reduce` becomes `nvgpu.subgroup_reduce`).
 """
 
 from __future__ import annotations
@@ -27,11 +30,15 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import gpu
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
+from tcir.dialects.nvgpu import SubgroupReduceOp
+from tcir.dialects.poly import StmtOp
 from tcir.errors import TCError
 from tcir.polyhedral.block_reduction import combine_statements
-from tcir.polyhedral.gpu_mapping import GpuMapping
+from tcir.polyhedral.gpu_mapping import GpuMapping, row_statements
 from tcir.polyhedral.scop import module_scops, require_mapping, scop_reads, scop_schedule, scop_writes, set_scop_schedule
 
 
@@ -67,3 +74,16 @@ class PolyMapToGpuPass(ModulePass):
             block_wide = frozenset(s.sym_name.data for s in combine_statements(scop))
             mapped = dataclasses.replace(mapping, block_wide=block_wide).map(scop_schedule(scop), accesses)
             set_scop_schedule(scop, mapped)
+            rows = row_statements(mapped, block_wide)
+            for stmt in scop.statements:
+                if stmt.sym_name.data in rows:
+                    _combine_in_warp(stmt)
+
+
+def _combine_in_warp(stmt: StmtOp) -> None:
+    """The block-wide `stmt`'s `gpu.all_reduce`s combine over its row's warp
+    (`nvgpu.subgroup_reduce`): the statement runs on the threads of a row."""
+    for op in list(stmt.body.walk()):
+        if isinstance(op, gpu.AllReduceOp):
+            assert op.op is not None, "poly-block-reduction's combines name their operation"
+            Rewriter.replace_op(op, SubgroupReduceOp(op.op, op.operand))

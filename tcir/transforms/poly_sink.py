@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import islpy as isl
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -29,7 +31,12 @@ class PolySinkPass(ModulePass):
 
     name = "poly-sink"
 
+    sink: bool = True
+    """False: the point bands stay above what they tile (only their marks
+    go), so that a tile's points can map to threads above the reductions
+    that `poly-block-reduction` spreads over the threads below them."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for scop in module_scops(op):
-            dependences = compute_dependences(scop).validity
-            set_scop_schedule(scop, sink_point_bands(scop_schedule(scop), dependences))
+            dependences = compute_dependences(scop).validity if self.sink else isl.UnionMap("{ }")
+            set_scop_schedule(scop, sink_point_bands(scop_schedule(scop), dependences, self.sink))

@@ -276,7 +276,7 @@ def _example(name: str) -> tcir.api.Function:
 
 @pytest.mark.parametrize(
     "name, sizes, threads",
-    [("softmax", {"B": 4096, "N": 1024}, 64), ("rmsnorm", {"B": 4096, "N": 4096}, 256), ("layernorm", {"B": 512, "N": 37}, 32)],
+    [("softmax", {"B": 4096, "N": 1024}, 64), ("rmsnorm", {"B": 4096, "N": 4096}, 256), ("layernorm", {"B": 256, "N": 37}, 32)],
 )
 def test_row_wise_chains_take_a_block_per_row(name: str, sizes: dict[str, int], threads: int):
     """16 points of a row a thread (32 to 1024 threads), the reductions spread
@@ -286,6 +286,25 @@ def test_row_wise_chains_take_a_block_per_row(name: str, sizes: dict[str, int], 
     assert options.block_reductions and options.threads == [threads] and not options.tile
     few = default_options(fn.definition, Binding({**sizes, "B": 16}, ()))
     assert not few.block_reductions
+
+
+@pytest.mark.parametrize(
+    "name, sizes, tile, blocks",
+    [
+        ("layernorm", {"B": 512, "N": 37}, [4], [128]),
+        ("softmax", {"B": 65536, "N": 512}, [4], [16384]),
+        ("zoo/attention", {"B": 32, "H": 12, "I": 197, "J": 197}, [1, 1, 4], [50, 12, 32]),
+    ],
+)
+def test_short_rows_take_a_warp_each(name: str, sizes: dict[str, int], tile: list[int], blocks: list[int]):
+    """Rows of at most 512 points, 512 rows or more: a warp a row, four rows
+    a block (thread y), a grid over every row dimension."""
+    fn = _example(name) if "/" not in name else tcir.define(
+        (Path(__file__).parents[2] / "examples" / f"{name}.tc").read_text()
+    ).attention_softmax
+    options = default_options(fn.definition, Binding(sizes, ()))
+    assert options.block_reductions and options.threads == [32, 4] and options.tile == tile
+    assert options.blocks == blocks
 
 
 def test_rows_of_image_planes_spread_threads_over_both_dimensions():
@@ -385,7 +404,8 @@ def test_attention_is_mapped_in_parts():
     # A block per batch entry and tile: the one column tile of 64 features is
     # no member to map (the grid's x is the row tiles; a grid of x = 1 put every
     # tile and batch entry on 4 blocks: 12x eager on an H100).
-    assert [m.blocks for m in mappings] == [[4, 4, 64], [512, 64], [4, 64]]
+    assert [m.blocks for m in mappings] == [[4, 4, 64], [128, 64], [4, 64]]
+    assert mappings[1].threads == [32, 4] and mappings[1].tile == [1, 4]  # rows of 512 scores: a warp each
     assert default_partition(_example("softmax").definition, Binding({"B": 4096, "N": 1024}, ())) is None
 
 

@@ -73,6 +73,14 @@ __device__ __forceinline__ T tc_all_reduce(T value, F combine) {
   __syncthreads();
   return total;
 }""",
+    # nvgpu.subgroup_reduce: the 32 lanes of a warp exchange values in a
+    # butterfly, so that every one of them ends with the warp's total.
+    "tc_warp_reduce": """\
+template <typename T, typename F>
+__device__ __forceinline__ T tc_warp_reduce(T value, F combine) {
+  for (int offset = 16; offset > 0; offset /= 2) value = combine(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  return value;
+}""",
     # memref.atomic_rmw addf/addi whose old value is unused: the active lanes
     # of a warp that add to one address first sum their values (shuffles),
     # then one of them adds the sum. Many threads adding to few addresses

@@ -76,6 +76,8 @@ from tcir.dialects.nvgpu import (
     DeviceAsyncCreateGroupOp,
     DeviceAsyncWaitOp,
     MmaSyncOp,
+    SubgroupBarrierOp,
+    SubgroupReduceOp,
     WarpgroupGenerateDescriptorOp,
     WarpgroupMmaOp,
     WarpgroupMmaWaitOp,
@@ -930,25 +932,36 @@ class KernelPrinter(IndentedLines):
     def _(self, op: gpu.AllReduceOp) -> None:
         if op.op is None or self.block_size is None:
             raise TCError("cuda backend: op 'gpu.all_reduce' needs an operation and a known block size")
-        t = op.result.type
-        kind = op.op.data.value
+        self.helpers.add("tc_all_reduce")
+        threads = math.prod(self.block_size)
+        self._reduce(op.result, op.operand, op.op.data.value, f"tc_all_reduce<{threads}>", op.name)
+
+    @emit.register
+    def _(self, op: SubgroupReduceOp) -> None:
+        self.helpers.add("tc_warp_reduce")
+        self._reduce(op.result, op.value, op.op.data.value, "tc_warp_reduce", op.name)
+
+    def _reduce(self, result: SSAValue, value: SSAValue, kind: str, helper: str, what: str) -> None:
+        """`result = helper(value, combine)`, `combine` the lambda of `kind`."""
+        t = result.type
         ctype = self.ctype(t)
         if kind in ("add", "mul"):
             body = f"a {'+' if kind == 'add' else '*'} b"
         elif is_float(t):
-            helper = "tc_maximum" if kind == "max" else "tc_minimum"
-            self.helpers.add(helper)
-            body = f"{helper}(a, b)"
+            extremum = "tc_maximum" if kind == "max" else "tc_minimum"
+            self.helpers.add(extremum)
+            body = f"{extremum}(a, b)"
         elif kind in ("max", "min"):
             body = f"a {'>' if kind == 'max' else '<'} b ? a : b"
         else:
-            raise TCError(f"cuda backend: op 'gpu.all_reduce' of {kind} is not supported")
-        self.helpers.add("tc_all_reduce")
-        threads = math.prod(self.block_size)
-        value = self.expr(op.operand, ANY)
+            raise TCError(f"cuda backend: op '{what}' of {kind} is not supported")
         combine = f"[]({ctype} a, {ctype} b) {{ return {body}; }}"
-        name = self.names.declare(op.result)
-        self.line(f"const {ctype} {name} = tc_all_reduce<{threads}>({value}, {combine});")
+        name = self.names.declare(result)
+        self.line(f"const {ctype} {name} = {helper}({self.expr(value, ANY)}, {combine});")
+
+    @emit.register
+    def _(self, op: SubgroupBarrierOp) -> None:
+        self.line("__syncwarp();")
 
     @emit.register
     def _(self, op: gpu.BarrierOp) -> None:
@@ -1046,7 +1059,8 @@ def exchanged_memrefs(kernel: gpu.FuncOp, stored: set[SSAValue]) -> set[SSAValue
     not write for unchanged across `__syncthreads()`, and reuses a value it
     loaded before the barrier (seen: a row's sum that thread 0 updated in
     global memory, read back stale by the others)."""
-    if not any(isinstance(op, gpu.BarrierOp | gpu.AllReduceOp) for op in kernel.walk()):
+    synchronizing = gpu.BarrierOp | gpu.AllReduceOp | SubgroupBarrierOp | SubgroupReduceOp
+    if not any(isinstance(op, synchronizing) for op in kernel.walk()):
         return set()
     loaded = {op.memref for op in kernel.walk() if isinstance(op, memref.LoadOp)}
     loaded |= {op.base for op in kernel.walk() if isinstance(op, vector.LoadOp)}

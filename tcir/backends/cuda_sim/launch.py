@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tcir.backends.cuda_sim.memory import GLOBAL, PRIVATE, SHARED, Buffer
+from tcir.backends.cuda_sim.memory import BLOCK_EPOCH, GLOBAL, PRIVATE, SHARED, Buffer
 from tcir.errors import KernelFault
 
 _ALL_REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -263,6 +263,11 @@ class Launch:
     def barrier(self, lanes: np.ndarray, site: int) -> None:
         """`__syncthreads()` by `lanes`: all threads of each of their blocks must be there."""
         self._converged(lanes, site, "barrier")
+        self.epoch[lanes] += BLOCK_EPOCH
+
+    def warp_barrier(self, lanes: np.ndarray, site: int) -> None:
+        """`__syncwarp()` by `lanes`: all threads of each of their warps must be there."""
+        self._warps_converged(lanes, site, "nvgpu.subgroup_barrier")
         self.epoch[lanes] += 1
 
     def _converged(self, lanes: np.ndarray, site: int, what: str) -> None:
@@ -273,6 +278,21 @@ class Launch:
             partial = np.flatnonzero((counts > 0) & (counts < self.threads))
             if partial.size:
                 self.divergent(lanes, int(partial[0]), site, what)
+
+    def _warps(self, lanes: np.ndarray) -> np.ndarray:
+        """The wave-wide warp number of each lane."""
+        return lanes // self.threads * -(-self.threads // 32) + lanes % self.threads // 32
+
+    def _warps_converged(self, lanes: np.ndarray, site: int, what: str) -> None:
+        """Fault unless `lanes` are whole warps (a block's last one may be short)."""
+        if lanes.size != self.epoch.size:
+            warps = self._warps(lanes)
+            counts = np.bincount(warps)
+            present = np.bincount(self._warps(np.arange(self.epoch.size)), minlength=counts.size)[: counts.size]
+            partial = np.flatnonzero((counts > 0) & (counts < present))
+            if partial.size:
+                block = int(partial[0]) // -(-self.threads // 32)
+                self.divergent(lanes, block, site, what)
 
     def all_reduce(self, lanes: np.ndarray, value: Any, kind: str, site: int) -> np.ndarray:
         """`gpu.all_reduce` by `lanes`: all threads of each of their blocks
@@ -285,6 +305,17 @@ class Launch:
         back = np.empty_like(order)
         back[order] = np.arange(order.size)
         return totals[back]
+
+    def subgroup_reduce(self, lanes: np.ndarray, value: Any, kind: str, site: int) -> np.ndarray:
+        """`nvgpu.subgroup_reduce` by `lanes`: all threads of each of their
+        warps must be there, and each gets the combination of its warp's values."""
+        self._warps_converged(lanes, site, "nvgpu.subgroup_reduce")
+        warps = self._warps(lanes)
+        values = np.broadcast_to(np.asarray(value), lanes.shape)
+        order = np.argsort(warps, kind="stable")
+        starts = np.flatnonzero(np.r_[True, warps[order][1:] != warps[order][:-1]])
+        totals = _ALL_REDUCE[kind].reduceat(values[order], starts)
+        return totals[np.searchsorted(warps[order][starts], warps)]
 
     def ordinals(self, lanes: np.ndarray) -> np.ndarray:
         """Launch-wide ordinals of the wave's `lanes`."""

@@ -10,7 +10,8 @@ for all lanes) or an array aligned with the lanes. An access
 - is logged, for buffers that a kernel stores to (global) and for shared
   buffers, with its lanes and their barrier epochs, so that `find_conflict`
   can later find two lanes touching one element, at least one writing,
-  between the same two barriers of one block (`race`), or two blocks of a
+  between the same two barriers of one block, or of one warp for two lanes
+  of a warp (`race`), or two blocks of a
   launch doing so at any time (`conflict`). Atomic adds (`Buffer.atomic_add`)
   are exempt among themselves, not against plain loads and stores.
 
@@ -26,6 +27,9 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 GLOBAL, SHARED, PRIVATE = "global", "shared", "private"
+BLOCK_EPOCH, WARP_EPOCHS = 1 << 32, (1 << 32) - 1
+"""A lane's epoch counts its block's barriers (times `BLOCK_EPOCH`) and its
+warp's (`__syncwarp()`, the low bits)."""
 
 
 class Launch(Protocol):
@@ -222,12 +226,19 @@ class Buffer:
         writes = np.repeat(np.array([a.write for a in log]), sizes)
         atomics = np.repeat(np.array([a.atomic for a in log]), sizes)
         entries = np.repeat(np.arange(len(log)), sizes)
-        blocks = lanes // self.launch.threads
+        threads = self.launch.threads
+        blocks = lanes // threads
         sites = lambda pair: [log[k].site for k in entries[list(pair)]]  # noqa: E731
-        checks = [(blocks, True), (lanes, False)] if self.kind == GLOBAL else [(lanes, False)]
+        checks = [((offsets,), blocks, True)] if self.kind == GLOBAL else []
+        if (epochs & WARP_EPOCHS).any():
+            # Lanes of different warps meet at block barriers only; lanes of
+            # one warp at its own barriers too.
+            warps = lanes % threads // 32 + blocks * -(-threads // 32)
+            checks += [((offsets, blocks, epochs >> 32), warps, False), ((offsets, warps, epochs), lanes, False)]
+        else:
+            checks.append(((offsets, blocks, epochs), lanes, False))
         plain = np.flatnonzero(~atomics) if atomics.any() else None
-        for who, across_blocks in checks:
-            keys = (offsets,) if across_blocks else (offsets, blocks, epochs)
+        for keys, who, across_blocks in checks:
             if plain is None:
                 pair = find_conflict(keys, who, writes)
             else:  # plain accesses among themselves, then against the atomics

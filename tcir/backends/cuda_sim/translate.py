@@ -55,6 +55,8 @@ from tcir.dialects.nvgpu import (
     DeviceAsyncCreateGroupOp,
     DeviceAsyncWaitOp,
     MmaSyncOp,
+    SubgroupBarrierOp,
+    SubgroupReduceOp,
     WarpgroupGenerateDescriptorOp,
     WarpgroupMmaOp,
     WarpgroupMmaWaitOp,
@@ -427,6 +429,13 @@ class KernelTranslator(IndentedLines):
         value = self.ref(scope, op.operand)
         self.define(scope, op.result, f"rt.all_reduce({scope.lanes}, {value}, {op.op.data.value!r}, {self.site(op)})")
 
+    def op_subgroup_barrier(self, op: SubgroupBarrierOp, scope: Scope) -> None:
+        self.line(f"rt.warp_barrier({scope.lanes}, {self.site(op)})")
+
+    def op_subgroup_reduce(self, op: SubgroupReduceOp, scope: Scope) -> None:
+        value = self.ref(scope, op.value)
+        self.define(scope, op.result, f"rt.subgroup_reduce({scope.lanes}, {value}, {op.op.data.value!r}, {self.site(op)})")
+
     def op_return(self, op: gpu.ReturnOp, scope: Scope) -> None:
         if op.args:
             raise TCError("cuda-sim: op 'gpu.return' with operands is not supported")
@@ -653,6 +662,7 @@ _HANDLERS: dict[type[Operation], str] = {
     memref.AllocaOp: "op_alloca", IndexOp: "op_check_index", scf.IfOp: "op_if", scf.ForOp: "op_for", scf.YieldOp: "op_yield",
     DeviceAsyncCopyOp: "op_async_copy", DeviceAsyncCreateGroupOp: "op_async_create_group",
     DeviceAsyncWaitOp: "op_async_wait", MmaSyncOp: "op_mma_sync",
+    SubgroupBarrierOp: "op_subgroup_barrier", SubgroupReduceOp: "op_subgroup_reduce",
     WarpgroupGenerateDescriptorOp: "op_generate_descriptor", WarpgroupMmaOp: "op_warpgroup_mma",
     WarpgroupMmaWaitOp: "op_warpgroup_wait",
 }  # fmt: skip

@@ -210,3 +210,22 @@ func.func @padded_half_rows(%S: memref<64x72xf16, #nvgpu.swizzle<128>, 3 : i64>,
   %a = "nvgpu.warpgroup.generate.descriptor"(%S, %i, %i) : (memref<64x72xf16, #nvgpu.swizzle<128>, 3 : i64>, index, index) -> !nvgpu.warpgroup.descriptor
   func.return
 }
+
+// -----
+
+// A warp's reduction and barrier round-trip; the reduction keeps its type.
+// CHECK: %t = nvgpu.subgroup_reduce max %x : (f32) -> f32
+// CHECK-NEXT: nvgpu.subgroup_barrier
+func.func @warp(%x: f32) -> f32 {
+  %t = nvgpu.subgroup_reduce max %x : (f32) -> f32
+  nvgpu.subgroup_barrier
+  func.return %t : f32
+}
+
+// -----
+
+func.func @warp_type(%x: f32) -> f64 {
+  // expected-error@+1 {{'nvgpu.subgroup_reduce' op result type must match the operand's}}
+  %t = "nvgpu.subgroup_reduce"(%x) <{op = #gpu<all_reduce_op add>}> : (f32) -> f64
+  func.return %t : f64
+}

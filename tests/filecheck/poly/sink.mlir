@@ -1,4 +1,5 @@
 // RUN: tcir-opt %s -p "poly-tile{sizes=32,32,32},poly-sink" | filecheck %s
+// RUN: tcir-opt %s -p "poly-tile{sizes=32,32,32},poly-sink{sink=false}" | filecheck %s --check-prefix=KEEP
 
 // The paper's fused sgemm (its Figure (b)) tiled and sunk: its Figure (d).
 // The parallel point loops i, j move below the sequence, one copy per
@@ -38,6 +39,21 @@ poly.scop @sgemm params [N, M, K] context "[N, M, K] -> { : N > 0 and M > 0 and 
 // CHECK-NEXT:        }
 // CHECK-NEXT:      }
 // CHECK-NOT:       poly.mark
+
+// With sink=false the point bands stay where tiling put them, unmarked: the
+// point band of i and j above the sequence (where threads can map a tile's
+// rows above what the statements below spread over threads).
+// KEEP-LABEL: poly.scop @sgemm
+// KEEP:         poly.domain
+// KEEP-NEXT:      poly.band "[N, M, K] -> [{ T[i, j, k] -> [(floor((i)/32))]; S[i, j] -> [(floor((i)/32))] }, { T[i, j, k] -> [(floor((j)/32))]; S[i, j] -> [(floor((j)/32))] }]" permutable coincident = [1, 1] {
+// KEEP-NEXT:        poly.band "[N, M, K] -> [{ T[i, j, k] -> [((i) mod 32)]; S[i, j] -> [((i) mod 32)] }, { T[i, j, k] -> [((j) mod 32)]; S[i, j] -> [((j) mod 32)] }]" permutable coincident = [1, 1] {
+// KEEP-NEXT:          poly.sequence {
+// KEEP-NEXT:            poly.filter "[N, M, K] -> { S[i, j] }"
+// KEEP-NEXT:            poly.filter "[N, M, K] -> { T[i, j, k] }" {
+// KEEP-NEXT:              poly.band "[N, M, K] -> [{ T[i, j, k] -> [(floor((k)/32))] }]" permutable coincident = [0] {
+// KEEP-NEXT:                poly.band "[N, M, K] -> [{ T[i, j, k] -> [((k) mod 32)] }]" permutable coincident = [0]
+// KEEP-NOT:       poly.mark
+// KEEP-LABEL: poly.scop @mixed
 
 // A point band with a reduction member k and a parallel member j over a
 // sequence: k stays above the sequence, j alone is sunk into both filters.

@@ -41,6 +41,23 @@ def test_split_k_source_compiles(options: tcir.MappingOptions, tmp_path: Path):
 
 
 @needs_nvcc
+def test_short_rows_compile_to_warp_shuffles(tmp_path: Path):
+    """The default softmax of 65536 rows of 77 points: a warp a row, four
+    rows a block; its reductions are xor shuffles within the warp and its
+    barriers the warp's, none of the block's."""
+    import subprocess
+
+    softmax = tcir.define((EXAMPLES / "softmax.tc").read_text()).softmax
+    source = softmax.ir(np.zeros((65536, 77), np.float32), backend="cuda")
+    assert "__launch_bounds__(128)" in source and "__syncthreads" not in source
+    path = tmp_path / "kernel.cu"
+    path.write_text(source)
+    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", "-o", str(tmp_path / "kernel.ptx"), str(path)], check=True)
+    ptx = (tmp_path / "kernel.ptx").read_text()
+    assert ptx.count("shfl.sync.bfly") == 10 and "bar.warp.sync" in ptx and "bar.sync" not in ptx
+
+
+@needs_nvcc
 def test_atomic_adds_share_one_copy_of_the_warp_sum(tmp_path: Path):
     """The shuffles that sum a warp's lanes of one address are a call, not
     inlined at each atomic add: a kernel unrolled around many of them (16
