@@ -99,6 +99,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
+from xdsl.dialects.gpu import AllReduceOpAttr
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.ir.affine import AffineExpr, AffineMap
 from xdsl.irdl import (
@@ -113,8 +114,6 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-
-from xdsl.dialects.gpu import AllReduceOpAttr
 
 from tcir.dialects.tc import TensorType
 from tcir.ir.float_types import HalfFloatType

@@ -239,21 +239,24 @@ def maps_threads(node: isl.ScheduleNode, ignored: Collection[str] = ()) -> bool:
 
 
 def row_statements(schedule: isl.Schedule, names: Collection[str]) -> set[str]:
-    """Those of the statements `names` that run below a thread-mapping
-    filter: block-wide statements (which get none of their own) that run on
-    the threads of a row (`GpuMapping._rows_band`)."""
+    """Those of the statements `names` that run below a filter mapping
+    thread y and none mapping thread x: block-wide statements (which get no
+    filter of their own) that run on the threads x of a row
+    (`GpuMapping._rows_band`)."""
     found: set[str] = set()
+    others = THREAD_IDS[1:]
 
-    def visit(node: isl.ScheduleNode, reaching: set[str], threads: bool) -> None:
+    def visit(node: isl.ScheduleNode, reaching: set[str], rows: bool, columns: bool) -> None:
         if node.get_type() == NodeType.filter:  # isl has no domain below an extension node
             reaching = reaching & statement_names(node.filter_get_filter())
-            threads = threads or maps_threads(node)
-        if node.get_type() == NodeType.leaf and threads:
+            rows = rows or maps_threads(node, THREAD_IDS[:1])
+            columns = columns or maps_threads(node, others)
+        if node.get_type() == NodeType.leaf and rows and not columns:
             found.update(reaching)
         for k in range(node.n_children()):
-            visit(node.child(k), reaching, threads)
+            visit(node.child(k), reaching, rows, columns)
 
-    visit(schedule.get_root(), set(names), False)
+    visit(schedule.get_root(), set(names), False, False)
     return found
 
 
