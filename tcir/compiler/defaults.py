@@ -763,12 +763,15 @@ def _row_chain_options(definition: A.CheckedDef, sizes: list[int], rows: int) ->
         return MappingOptions(
             blocks=grid, threads=[row[-1], min(row[-2], threads // row[-1])], block_reductions=True, max_private_elements=private
         )
-    if threads == INNER_THREADS and math.prod(extents) >= WARP_ROWS_A_BLOCK * BLOCKS_TO_FILL_GPU:
-        # A warp a row, `WARP_ROWS_A_BLOCK` rows a block (thread y): more
-        # rows at once on an SM than a block each allows.
-        tiles = [*extents[:-1], -(-extents[-1] // WARP_ROWS_A_BLOCK)]
+    tiled = [k for k, extent in enumerate(extents) if extent >= WARP_ROWS_A_BLOCK]
+    if threads == INNER_THREADS and tiled and math.prod(extents) >= WARP_ROWS_A_BLOCK * BLOCKS_TO_FILL_GPU:
+        # A warp a row, `WARP_ROWS_A_BLOCK` rows a block (thread y) along the
+        # innermost row dimension that has as many: more rows at once on an
+        # SM than a block each allows.
+        k = tiled[-1]
+        tiles = [-(-e // WARP_ROWS_A_BLOCK) if j == k else e for j, e in enumerate(extents)]
         return MappingOptions(
-            tile=[*[1] * (rows - 1), WARP_ROWS_A_BLOCK],
+            tile=[WARP_ROWS_A_BLOCK if j == k else 1 for j in range(rows)],
             blocks=mapped_grid(tiles),
             threads=[INNER_THREADS, WARP_ROWS_A_BLOCK],
             block_reductions=True,

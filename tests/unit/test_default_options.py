@@ -307,6 +307,19 @@ def test_short_rows_take_a_warp_each(name: str, sizes: dict[str, int], tile: lis
     assert options.blocks == blocks
 
 
+def test_short_rows_tile_the_innermost_row_dimension_that_has_four():
+    """Rows over (b, h) with one or three heads: the tile of four rows goes
+    along b, so that no warp of a block idles."""
+    fn = tcir.define(
+        "def sm(float(B,H,N) X) -> (Y) {\n  mx(b,h) max=! X(b,h,n)\n  e(b,h,n) = exp(X(b,h,n) - mx(b,h))\n"
+        "  s(b,h) +=! e(b,h,n)\n  Y(b,h,n) = e(b,h,n) / s(b,h)\n}"
+    ).sm
+    one = default_options(fn.definition, Binding({"B": 600, "H": 1, "N": 70}, ()))
+    assert one.tile == [4, 1] and one.blocks == [150] and one.threads == [32, 4]
+    three = default_options(fn.definition, Binding({"B": 300, "H": 3, "N": 70}, ()))
+    assert three.tile == [4, 1] and three.blocks == [3, 75]
+
+
 def test_rows_of_image_planes_spread_threads_over_both_dimensions():
     """An instance norm's rows are 56x56 planes: a warp-and-more along w
     alone would leave most of 256 threads idle; 56 x 4 threads cover both."""

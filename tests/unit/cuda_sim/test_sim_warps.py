@@ -144,3 +144,18 @@ def test_short_rows_by_default(name: str, sizes: dict[str, int]):
     assert "nvgpu.subgroup_reduce" in source and "gpu.all_reduce" not in source
     expected = function(*inputs, backend="cpu")
     np.testing.assert_allclose(function(*inputs, backend="cuda-sim"), expected, rtol=2e-5, atol=1e-6)
+
+
+SOFTMAX_HEADS = (
+    "def sm(float(B,H,N) X) -> (Y) {\n  mx(b,h) max=! X(b,h,n)\n  e(b,h,n) = exp(X(b,h,n) - mx(b,h))\n"
+    "  s(b,h) +=! e(b,h,n)\n  Y(b,h,n) = e(b,h,n) / s(b,h)\n}"
+)
+
+
+@pytest.mark.parametrize("heads", [1, 3])
+def test_short_rows_tiled_along_an_outer_row_dimension(heads: int):
+    """Fewer heads than rows a block: the tile of rows goes along b."""
+    function = tcir.define(SOFTMAX_HEADS).sm
+    x = np.random.default_rng(6).standard_normal((1800 // heads, heads, 70)).astype(np.float32)
+    assert "nvgpu.subgroup_reduce" in function.ir(x, backend="cuda-sim")
+    np.testing.assert_allclose(function(x, backend="cuda-sim"), _softmax(x.astype(np.float64)), rtol=1e-5, atol=1e-7)
