@@ -24,6 +24,9 @@ from xdsl.dialects import arith, gpu, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, Signedness
 from xdsl.ir import Attribute, Operation, SSAValue
 
+LAUNCH_IDS = gpu.ThreadIdOp | gpu.BlockIdOp | gpu.BlockDimOp | gpu.GridDimOp
+"""Ops that read only a thread's coordinates in its launch (never negative)."""
+
 Form = dict[SSAValue | None, int]
 """A value as leaves times coefficients plus a constant (key None), mod 2^width."""
 
@@ -257,7 +260,7 @@ def _never_negative(value: SSAValue) -> bool:
     a sum, product, quotient or remainder of such values (by a positive
     constant for the last two)."""
     op = value.owner
-    if isinstance(op, gpu.ThreadIdOp | gpu.BlockIdOp | gpu.BlockDimOp | gpu.GridDimOp):
+    if isinstance(op, LAUNCH_IDS):
         return True
     if isinstance(op, arith.ConstantOp):
         return isinstance(op.value, IntegerAttr) and op.value.value.data >= 0

@@ -40,10 +40,9 @@ from xdsl.traits import is_side_effect_free
 
 from tcir.backends.cuda.scalar_types import memory_space
 from tcir.dialects.nvgpu import NVGPU
+from tcir.ir.integer_forms import LAUNCH_IDS
 
 Load = memref.LoadOp | vector.LoadOp
-IDS = gpu.ThreadIdOp | gpu.BlockIdOp | gpu.BlockDimOp | gpu.GridDimOp
-"""Ops that read only the thread's coordinates."""
 
 
 def _fence(op: Operation) -> bool:
@@ -60,7 +59,7 @@ def _slice(load: Operation, run: dict[int, int], moved: set[int], sources: set[S
         op = stack.pop()
         if id(op) in found or id(op) in moved:
             continue
-        if op is not load and not (is_side_effect_free(op) or isinstance(op, IDS) or _hoistable(op, sources)):
+        if op is not load and not (is_side_effect_free(op) or isinstance(op, LAUNCH_IDS) or _hoistable(op, sources)):
             return None
         found[id(op)] = op
         for operand in op.operands:

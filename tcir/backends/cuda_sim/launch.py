@@ -100,6 +100,7 @@ class Launch:
         self.grid = grid
         self.block = block
         self.threads = math.prod(block)
+        self.warps_a_block = -(-self.threads // WARP)
         self.order = rng.permutation(math.prod(grid))
         """Block ordinal (the order blocks run in) -> linear block id."""
         self.lane_base = 0
@@ -279,20 +280,20 @@ class Launch:
             if partial.size:
                 self.divergent(lanes, int(partial[0]), site, what)
 
-    def _warps(self, lanes: np.ndarray) -> np.ndarray:
-        """The wave-wide warp number of each lane."""
-        return lanes // self.threads * -(-self.threads // 32) + lanes % self.threads // 32
+    def warps(self, lanes: np.ndarray) -> np.ndarray:
+        """The number of each lane's warp (wave-wide for the wave's lanes,
+        launch-wide for ordinals): `warps_a_block` a block, x fastest."""
+        return lanes // self.threads * self.warps_a_block + lanes % self.threads // WARP
 
     def _warps_converged(self, lanes: np.ndarray, site: int, what: str) -> None:
         """Fault unless `lanes` are whole warps (a block's last one may be short)."""
         if lanes.size != self.epoch.size:
-            warps = self._warps(lanes)
+            warps = self.warps(lanes)
             counts = np.bincount(warps)
-            present = np.bincount(self._warps(np.arange(self.epoch.size)), minlength=counts.size)[: counts.size]
+            present = np.bincount(self.warps(np.arange(self.epoch.size)), minlength=counts.size)[: counts.size]
             partial = np.flatnonzero((counts > 0) & (counts < present))
             if partial.size:
-                block = int(partial[0]) // -(-self.threads // 32)
-                self.divergent(lanes, block, site, what)
+                self.divergent(lanes, int(partial[0]) // self.warps_a_block, site, what)
 
     def all_reduce(self, lanes: np.ndarray, value: Any, kind: str, site: int) -> np.ndarray:
         """`gpu.all_reduce` by `lanes`: all threads of each of their blocks
@@ -310,7 +311,7 @@ class Launch:
         """`nvgpu.subgroup_reduce` by `lanes`: all threads of each of their
         warps must be there, and each gets the combination of its warp's values."""
         self._warps_converged(lanes, site, "nvgpu.subgroup_reduce")
-        warps = self._warps(lanes)
+        warps = self.warps(lanes)
         values = np.broadcast_to(np.asarray(value), lanes.shape)
         order = np.argsort(warps, kind="stable")
         starts = np.flatnonzero(np.r_[True, warps[order][1:] != warps[order][:-1]])

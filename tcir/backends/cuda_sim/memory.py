@@ -39,6 +39,7 @@ class Launch(Protocol):
     epoch: np.ndarray
 
     def ordinals(self, lanes: np.ndarray) -> np.ndarray: ...
+    def warps(self, lanes: np.ndarray) -> np.ndarray: ...
     def thread(self, ordinal: int) -> str: ...
     def block_coordinates(self, ordinal: int) -> tuple[int, int, int]: ...
     def site(self, k: int) -> str: ...
@@ -226,14 +227,13 @@ class Buffer:
         writes = np.repeat(np.array([a.write for a in log]), sizes)
         atomics = np.repeat(np.array([a.atomic for a in log]), sizes)
         entries = np.repeat(np.arange(len(log)), sizes)
-        threads = self.launch.threads
-        blocks = lanes // threads
+        blocks = lanes // self.launch.threads
         sites = lambda pair: [log[k].site for k in entries[list(pair)]]  # noqa: E731
         checks = [((offsets,), blocks, True)] if self.kind == GLOBAL else []
         if (epochs & WARP_EPOCHS).any():
             # Lanes of different warps meet at block barriers only; lanes of
             # one warp at its own barriers too.
-            warps = lanes % threads // 32 + blocks * -(-threads // 32)
+            warps = self.launch.warps(lanes)
             checks += [((offsets, blocks, epochs >> 32), warps, False), ((offsets, warps, epochs), lanes, False)]
         else:
             checks.append(((offsets, blocks, epochs), lanes, False))
