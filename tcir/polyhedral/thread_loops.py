@@ -31,7 +31,18 @@ their extent, for fixed outer values, is bounded and the band's unrolled
 iterations stay within `limit`; then its other members whose bounds vary,
 within what is left of `limit`), so that each access to a private buffer has
 a constant index (the buffer stays in registers), also in partial tiles
-where the number of a thread's points varies.
+where the number of a thread's points varies. Where those iterations reach
+`COMPILER_UNROLLED` (a large register tile), the members whose trip count
+is the same at every outer value (a full tile's: every thread has all its
+points) stay loops instead: each becomes a band of its own below an
+`UNROLL_MARK`, a loop with the unroll hint (`#pragma unroll`) whose private
+indices isl writes in its iterator, constants once the CUDA compiler has
+unrolled it. The code is the same after that compiler; what isl, the
+passes after it and the printer handle is a loop instead of its copies
+(a matmul's 8x8 tile: 64 instances of each statement). A band whose
+members were scaled and unrolled before (the full tiles that
+`poly-separate-full-tiles` splits off after this analysis) gets the same
+choice where it is.
 """
 
 from __future__ import annotations
@@ -44,11 +55,16 @@ from contextlib import contextmanager
 import islpy as isl
 
 from tcir.dialects.poly import ScopOp
+from tcir.polyhedral.ast_to_loops import UNROLL_MARK
 from tcir.polyhedral.bands import has_consecutive_values, statement_names
 from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
 from tcir.polyhedral.promotion.promote import private_buffers, private_statements
 
 NodeType = isl.schedule_node_type
+
+COMPILER_UNROLLED = 32
+"""Iterations of a thread's loops over its private elements from which
+those whose trip count is fixed stay loops that the CUDA compiler unrolls."""
 
 ISL_OPERATIONS = 2_000_000
 """isl operations one band's analysis may take (normal kernels need far fewer)."""
@@ -123,16 +139,17 @@ def _varies(values: isl.Map | None) -> bool:
 
 
 def _thread_band(
-    node: isl.ScheduleNode, outer: isl.UnionMap, private: AbstractSet[str], limit: int
-) -> isl.ScheduleNode:
+    node: isl.ScheduleNode, outer: isl.UnionMap, private: AbstractSet[str], limit: int, hint: bool
+) -> tuple[isl.ScheduleNode, list[int]]:
     """Band `node` at the thread level with its strided members scaled down
-    and, if it runs statements in `private`, those unrolled (see the module)."""
+    and, if it runs statements in `private`, those unrolled (see the module);
+    with the members whose unrolling is left to the CUDA compiler."""
     if node.is_subtree_anchored():
-        return node
+        return node, []
     strides = [_stride(v) for v in member_values(node, outer)]
     scaled = [k for k, stride in enumerate(strides) if stride > 1]
     if not scaled:
-        return node
+        return _rehinted(node, outer, private) if hint else (node, [])
     ctx = node.get_ctx()
     factors = isl.MultiVal.zero(node.band_get_space())
     for k, stride in enumerate(strides):
@@ -140,15 +157,20 @@ def _thread_band(
     node = node.band_scale_down(factors)
     statements = statement_names(outer.domain())
     if not statements & private:
-        return node
+        return node, []
     values = member_values(node, outer)
     iterations = 1
+    unrolled: list[int] = []
     for k in reversed(scaled):
         extent = _extent(values[k])
         if extent is None or iterations * extent > limit:
             break
         iterations *= extent
-        node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
+        unrolled.append(k)
+    hinted = _hinted(values, unrolled, iterations) if hint else []
+    for k in unrolled:
+        if k not in hinted:
+            node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
     # Members whose bounds vary (a register tile's rows that no thread id
     # deals, cut by a guard) within what is left: nvcc unrolls the others.
     for k in reversed(range(len(strides))):
@@ -156,16 +178,84 @@ def _thread_band(
         if extent is not None and extent > 1 and iterations * extent <= limit:
             iterations *= extent
             node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
+    return node, hinted
+
+
+def _hinted(values: list[isl.Map | None], unrolled: list[int], iterations: int) -> list[int]:
+    """The members of `unrolled` (`iterations` together) left to the CUDA
+    compiler: those of a fixed trip count in a large register tile."""
+    if iterations < COMPILER_UNROLLED:
+        return []
+    return [k for k in unrolled if _fixed_count(values[k], _extent(values[k]))]
+
+
+def _rehinted(
+    node: isl.ScheduleNode, outer: isl.UnionMap, private: AbstractSet[str]
+) -> tuple[isl.ScheduleNode, list[int]]:
+    """Band `node`, scaled and unrolled before (the full tiles that
+    `poly-separate-full-tiles` split off), with its members of a fixed trip
+    count left to the CUDA compiler where they now are."""
+    unrolled = [
+        k for k in range(node.band_n_member())
+        if node.band_member_get_ast_loop_type(k) == isl.ast_loop_type.unroll
+    ]
+    if not unrolled or not statement_names(outer.domain()) & private:
+        return node, []
+    values = member_values(node, outer)
+    extents = [_extent(values[k]) for k in unrolled]
+    if any(e is None for e in extents):
+        return node, []
+    hinted = _hinted(values, unrolled, math.prod(e for e in extents if e is not None))
+    for k in hinted:
+        node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.default)
+    return node, hinted
+
+
+def _fixed_count(values: isl.Map | None, extent: int | None) -> bool:
+    """Whether every domain point of `values` reaches `extent` consecutive
+    values (a full tile's points of a thread: a loop of a constant trip count)."""
+    if values is None or extent is None:
+        return False
+    lowest = values.lexmin()
+    return lowest.apply_range(isl.Map(f"{{ [v] -> [w] : v <= w < v + {extent} }}")).is_subset(values)
+
+
+def _hint_unrolling(node: isl.ScheduleNode, hinted: AbstractSet[int]) -> isl.ScheduleNode:
+    """Band `node` cut so that each member in `hinted` is a band of its own
+    below an `UNROLL_MARK`: its loop keeps its iterator, and the CUDA
+    compiler unrolls it (`#pragma unroll`). Returns the top of the cut band."""
+    mark = isl.Id(UNROLL_MARK, context=node.get_ctx())
+    first, depth = 0, 0
+    while True:
+        n = node.band_n_member()
+        if first in hinted:
+            if n > 1:
+                node = node.band_split(1)
+            node = node.insert_mark(mark).child(0)
+            depth += 1
+            cut = 1
+        else:
+            later = [k - first for k in hinted if first < k < first + n]
+            if not later:
+                break
+            cut = min(later)
+            node = node.band_split(cut)
+        if cut == n:
+            break
+        node, first, depth = node.child(0), first + cut, depth + 1
+    for _ in range(depth):
+        node = node.parent()
     return node
 
 
 def thread_loops(
-    schedule: isl.Schedule, context: isl.Set, private: AbstractSet[str], limit: int
+    schedule: isl.Schedule, context: isl.Set, private: AbstractSet[str], limit: int, hint: bool = True
 ) -> isl.Schedule:
     """`schedule` (mapped, its mapping context in `context`) with the members
     of its thread-level bands scaled to per-thread loops, unrolled where they
     run the statements `private` that access private buffers, up to `limit`
-    iterations per band (see the module)."""
+    iterations per band, or with `hint` left to the CUDA compiler where they
+    qualify (see the module)."""
 
     def visit(
         node: isl.ScheduleNode, outer: isl.UnionMap, in_kernel: bool, threads: bool
@@ -179,18 +269,19 @@ def thread_loops(
         elif kind == NodeType.extension:
             introduced = node.extension_get_extension().reverse()
             outer = outer.union(introduced.intersect_params(context))
-        elif kind == NodeType.band:
+        hinted: list[int] = []
+        if kind == NodeType.band:
             if threads:
                 try:
                     with operation_budget(node.get_ctx(), ISL_OPERATIONS):
-                        node = _thread_band(node, outer, private, limit)
+                        node, hinted = _thread_band(node, outer, private, limit, hint)
                 except isl.Error:  # too costly to analyse: keep the band
                     pass
             partial = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule())
             outer = outer.flat_range_product(partial.intersect_domain(outer.domain()))
         for k in range(node.n_children()):
             node = visit(node.child(k), outer, in_kernel, threads).parent()
-        return node
+        return _hint_unrolling(node, hinted) if hinted else node
 
     # isl's own prefix schedules cannot cross the extension nodes of promotion:
     # `visit` tracks the instances and their outer schedule down the tree.
@@ -199,9 +290,9 @@ def thread_loops(
     return visit(root, outer, False, False).get_schedule()
 
 
-def scop_thread_loops(scop: ScopOp, schedule: isl.Schedule, context: isl.Set) -> isl.Schedule:
+def scop_thread_loops(scop: ScopOp, schedule: isl.Schedule, context: isl.Set, hint: bool = True) -> isl.Schedule:
     """`thread_loops` of `scop`'s mapped `schedule`: a thread's loops over its
     private elements unroll up to the largest private buffer (each access a
     constant index: the buffer is registers)."""
     limit = max((math.prod(t.get_shape()) for t in private_buffers(scop).values()), default=1)
-    return thread_loops(schedule, context, private_statements(scop), limit)
+    return thread_loops(schedule, context, private_statements(scop), limit, hint)

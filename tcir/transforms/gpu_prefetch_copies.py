@@ -120,6 +120,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, 
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
+from xdsl.traits import is_side_effect_free
 
 from tcir.backends.cuda.scalar_types import written_memrefs
 from tcir.backends.cuda.shared_memory import buffer_bytes, shared_buffers
@@ -454,14 +455,21 @@ def _hoist_first_step_stores(loop: scf.ForOp, first_mma: Operation) -> None:
         if iv not in sides or constant_of(sides[1 - sides.index(iv)]) != lb:
             continue
         inner = [o for o in op.true_region.block.ops if not isinstance(o, scf.YieldOp)]
+        # Loops over the accumulators, with their index arithmetic, count
+        # as their stores (a large register tile's, `thread_loops`).
+        nested = {w for o in inner for w in o.walk()}
         stores = all(
-            isinstance(o, arith.ConstantOp) or (isinstance(o, memref.StoreOp) and _space(o.memref) == PRIVATE_SPACE)
-            for o in inner
+            isinstance(w, scf.ForOp | scf.YieldOp)
+            or is_side_effect_free(w)
+            or (isinstance(w, memref.StoreOp) and _space(w.memref) == PRIVATE_SPACE)
+            for w in nested
         )
         outside = all(
-            isinstance(v.owner, Operation) and (v.owner in inner or not loop.is_ancestor(v.owner))
-            for o in inner
-            for v in o.operands
+            v.owner in nested
+            or (isinstance(v.owner, Operation) and not loop.is_ancestor(v.owner))
+            or (isinstance(v.owner, Block) and v.owner.parent_op() in nested)
+            for w in nested
+            for v in w.operands
         )
         if not stores or not outside:
             continue

@@ -92,5 +92,5 @@ class PolySeparateFullTilesPass(ModulePass):
             # The threads' loops first, on the kernel whole: each copy keeps
             # them (isl's stride analysis of a partial copy's disjunctive
             # filter can exceed its budget, leaving a register tile rolled).
-            scaled = scop_thread_loops(scop, schedule, context)
+            scaled = scop_thread_loops(scop, schedule, context, hint=False)
             set_scop_schedule(scop, separate_full_tiles(scaled, context, self.max_kernels, tiled))
