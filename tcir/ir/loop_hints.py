@@ -84,8 +84,9 @@ def constant_once_unrolled(body: Block, space: int) -> bool:
     constant once the loops around it of constant trip counts are unrolled:
     the iterators, each its loop's lower bound plus a constant, cancel in
     its linear form (`c - 8 * by` in `for (c = 8 * by; ...)`). Where this
-    fails (an index with a division of an iterator), unrolling leaves the
-    elements indexed at run time, in local memory."""
+    fails (an index with a division of an iterator, or the iterator of a
+    hinted loop whose trip count varies), unrolling leaves the elements
+    indexed at run time, in local memory."""
     forms = IntegerForms()
     for op in (inner for top in body.ops for inner in top.walk()):
         if not isinstance(op, memref.LoadOp | memref.StoreOp):
@@ -98,13 +99,17 @@ def constant_once_unrolled(body: Block, space: int) -> bool:
         loops: list[scf.ForOp] = []
         parent = op.parent_op()
         while parent is not None:
-            if isinstance(parent, scf.ForOp) and trip_count(parent) is not None:
+            if isinstance(parent, scf.ForOp):
                 loops.append(parent)
             parent = parent.parent_op()
         hinted = {loop.body.block.args[0] for loop in loops if UNROLL_HINT in loop.attributes}
+        variable = {loop.body.block.args[0] for loop in loops if trip_count(loop) is None}
+        loops = [loop for loop in loops if loop.body.block.args[0] not in variable]
         for index in op.indices:
             if not hinted or not _depends_on(index, hinted, set()):
                 continue
+            if _depends_on(index, hinted & variable, set()):
+                return False  # a hinted loop the compiler cannot unroll whole
             form = dict(forms.of(index))
             for loop in loops:  # innermost first: a bound may use outer iterators
                 coefficient = form.pop(loop.body.block.args[0], 0)

@@ -14,7 +14,8 @@ from tcir.ir.loop_hints import constant_once_unrolled
 KERNEL = """
 builtin.module attributes {gpu.container_module} {
   "gpu.module"() <{sym_name = "kernels"}> ({
-    "gpu.func"() <{function_type = () -> (), kernel}> ({
+    "gpu.func"() <{function_type = (memref<1xindex>) -> (), kernel}> ({
+    ^bb0(%N: memref<1xindex>):
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c2 = arith.constant 2 : index
@@ -24,7 +25,7 @@ builtin.module attributes {gpu.container_module} {
       %bx = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
       %tx = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
       %lb = arith.muli %c8, %bx : index
-      %ub = arith.addi %lb, %c8 : index
+      %ub = UPPER
       scf.for %i = %lb to %ub step %c1 {
         INDEX
         memref.store %zero, %P[%j] : memref<8xf32, 5>
@@ -45,6 +46,8 @@ CASES = {
     "a quotient of the iterator": (
         "%h = arith.divsi %i, %c2 : index\n%q = arith.muli %c2, %bx : index\n%f = arith.muli %q, %c2 : index\n"
         "%j = arith.subi %h, %f : index", "{tcir.unroll}", False),
+    # for (i = 8 bx; i < ub; ++i) P[i - 8 bx] with ub loaded: no constant trip count to unroll.
+    "a trip count that varies": ("%j = arith.subi %i, %lb : index", "{tcir.unroll}", False),
     # Without the hint the loop is not the test's (the CUDA compiler decides).
     "no hint": ("%d = arith.subi %i, %lb : index\n%j = arith.addi %d, %tx : index", "", True),
 }
@@ -53,6 +56,7 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_constant_once_unrolled(name):
     index, hint, expected = CASES[name]
-    module = tcir.parse_ir(KERNEL.replace("INDEX", index).replace("HINT", hint))
+    upper = "memref.load %N[%c0] : memref<1xindex>" if name == "a trip count that varies" else "arith.addi %lb, %c8 : index"
+    module = tcir.parse_ir(KERNEL.replace("INDEX", index).replace("HINT", hint).replace("UPPER", upper))
     (kernel,) = [op for op in module.walk() if isinstance(op, gpu.FuncOp)]
     assert constant_once_unrolled(kernel.body.block, 5) is expected
