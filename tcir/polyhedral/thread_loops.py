@@ -69,16 +69,21 @@ those whose trip count is fixed stay loops that the CUDA compiler unrolls."""
 ISL_OPERATIONS = 2_000_000
 """isl operations one band's analysis may take (normal kernels need far fewer)."""
 
+HINT_OPERATIONS = 30_000
+"""isl operations the test of a member's trip count may take (`_fixed_count`,
+`_rehinted`); past them isl unrolls the member, as without the test."""
+
 
 @contextmanager
 def operation_budget(ctx: isl.Context, limit: int) -> Iterator[None]:
     """isl calls on `ctx` inside fail with `isl.Error` past `limit` operations."""
+    outer = ctx.get_max_operations()  # a budget around this one resumes afresh
     ctx.reset_operations()
     ctx.set_max_operations(limit)
     try:
         yield
     finally:
-        ctx.set_max_operations(0)
+        ctx.set_max_operations(outer)
         ctx.reset_operations()
 
 
@@ -160,14 +165,14 @@ def _thread_band(
         return node, []
     values = member_values(node, outer)
     iterations = 1
-    unrolled: list[int] = []
+    unrolled: dict[int, int] = {}
     for k in reversed(scaled):
         extent = _extent(values[k])
         if extent is None or iterations * extent > limit:
             break
         iterations *= extent
-        unrolled.append(k)
-    hinted = _hinted(values, unrolled, iterations) if hint else []
+        unrolled[k] = extent
+    hinted = _hinted(values, unrolled) if hint else []
     for k in unrolled:
         if k not in hinted:
             node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
@@ -181,12 +186,12 @@ def _thread_band(
     return node, hinted
 
 
-def _hinted(values: list[isl.Map | None], unrolled: list[int], iterations: int) -> list[int]:
-    """The members of `unrolled` (`iterations` together) left to the CUDA
+def _hinted(values: list[isl.Map | None], unrolled: dict[int, int]) -> list[int]:
+    """The members of `unrolled` (by member, its extent) left to the CUDA
     compiler: those of a fixed trip count in a large register tile."""
-    if iterations < COMPILER_UNROLLED:
+    if math.prod(unrolled.values()) < COMPILER_UNROLLED:
         return []
-    return [k for k in unrolled if _fixed_count(values[k], _extent(values[k]))]
+    return [k for k, extent in unrolled.items() if _fixed_count(values[k], extent)]
 
 
 def _rehinted(
@@ -201,23 +206,31 @@ def _rehinted(
     ]
     if not unrolled or not statement_names(outer.domain()) & private:
         return node, []
-    values = member_values(node, outer)
-    extents = [_extent(values[k]) for k in unrolled]
-    if any(e is None for e in extents):
+    try:
+        with operation_budget(node.get_ctx(), HINT_OPERATIONS):
+            values = member_values(node, outer)
+            extents = {k: _extent(values[k]) for k in unrolled}
+    except isl.Error:  # too costly to tell: isl unrolls them
         return node, []
-    hinted = _hinted(values, unrolled, math.prod(e for e in extents if e is not None))
+    if any(e is None for e in extents.values()):
+        return node, []
+    hinted = _hinted(values, {k: e for k, e in extents.items() if e is not None})
     for k in hinted:
         node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.default)
     return node, hinted
 
 
-def _fixed_count(values: isl.Map | None, extent: int | None) -> bool:
+def _fixed_count(values: isl.Map | None, extent: int) -> bool:
     """Whether every domain point of `values` reaches `extent` consecutive
     values (a full tile's points of a thread: a loop of a constant trip count)."""
-    if values is None or extent is None:
+    if values is None:
         return False
-    lowest = values.lexmin()
-    return lowest.apply_range(isl.Map(f"{{ [v] -> [w] : v <= w < v + {extent} }}")).is_subset(values)
+    try:
+        with operation_budget(values.get_ctx(), HINT_OPERATIONS):
+            lowest = values.lexmin()
+            return lowest.apply_range(isl.Map(f"{{ [v] -> [w] : v <= w < v + {extent} }}")).is_subset(values)
+    except isl.Error:  # too costly to tell: isl unrolls the member
+        return False
 
 
 def _hint_unrolling(node: isl.ScheduleNode, hinted: AbstractSet[int]) -> isl.ScheduleNode:
