@@ -48,6 +48,16 @@ def unroll_factor(loop: scf.ForOp) -> int | None:
     return next(d for d in range(trips, 0, -1) if trips % d == 0 and (d == 1 or d * body <= UNROLLED_PRODUCTS))
 
 
+def _in_space(access: memref.LoadOp | memref.StoreOp, space: int) -> bool:
+    """Whether `access` is to a memref of memory space `space`."""
+    memory = access.memref.type
+    return (
+        isinstance(memory, MemRefType)
+        and isinstance(memory.memory_space, IntegerAttr)
+        and memory.memory_space.value.data == space
+    )
+
+
 def indexes_space(loop: scf.ForOp, space: int) -> bool:
     """Whether `loop`'s iterator is in the indices (through index arithmetic)
     of an access of `loop`'s body to a memref of memory space `space`."""
@@ -58,10 +68,8 @@ def indexes_space(loop: scf.ForOp, space: int) -> bool:
         for use in value.uses:
             op = use.operation
             if isinstance(op, memref.LoadOp | memref.StoreOp) and value in op.indices:
-                memory = op.memref.type
-                if isinstance(memory, MemRefType) and isinstance(memory.memory_space, IntegerAttr):
-                    if memory.memory_space.value.data == space:
-                        return True
+                if _in_space(op, space):
+                    return True
             elif len(op.results) == 1 and op.results[0] not in seen and not op.regions:
                 seen.add(op.results[0])
                 values.append(op.results[0])
@@ -89,12 +97,7 @@ def constant_once_unrolled(body: Block, space: int) -> bool:
     indexed at run time, in local memory."""
     forms = IntegerForms()
     for op in (inner for top in body.ops for inner in top.walk()):
-        if not isinstance(op, memref.LoadOp | memref.StoreOp):
-            continue
-        memory = op.memref.type
-        if not (isinstance(memory, MemRefType) and isinstance(memory.memory_space, IntegerAttr)):
-            continue
-        if memory.memory_space.value.data != space:
+        if not isinstance(op, memref.LoadOp | memref.StoreOp) or not _in_space(op, space):
             continue
         loops: list[scf.ForOp] = []
         parent = op.parent_op()
