@@ -36,14 +36,18 @@ def unrolled_products(block: Block) -> int:
     return count
 
 
-def unroll_factor(loop: scf.ForOp) -> int | None:
+def unroll_factor(loop: scf.ForOp, whole_space: int) -> int | None:
     """How many iterations of hinted `loop` to unroll: its trip count where
-    the unrolled loop holds at most `UNROLLED_PRODUCTS` products, else the
-    largest divisor of it that does (1: none); None for a loop without the
-    hint or whose trip count is not a constant."""
+    the unrolled loop holds at most `UNROLLED_PRODUCTS` products or its
+    iterator indexes memory of space `whole_space` (private elements, whose
+    indices must be constants), else the largest divisor of it that does
+    (1: none); None for a loop without the hint or whose trip count is not
+    a constant."""
     trips = trip_count(loop) if UNROLL_HINT in loop.attributes else None
     if trips is None:
         return None
+    if _indexes_space(loop, whole_space):
+        return trips
     body = unrolled_products(loop.body.block)
     return next(d for d in range(trips, 0, -1) if trips % d == 0 and (d == 1 or d * body <= UNROLLED_PRODUCTS))
 
@@ -58,7 +62,7 @@ def _in_space(access: memref.LoadOp | memref.StoreOp, space: int) -> bool:
     )
 
 
-def indexes_space(loop: scf.ForOp, space: int) -> bool:
+def _indexes_space(loop: scf.ForOp, space: int) -> bool:
     """Whether `loop`'s iterator is in the indices (through index arithmetic)
     of an access of `loop`'s body to a memref of memory space `space`."""
     seen: set[SSAValue] = set()

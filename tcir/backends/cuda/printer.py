@@ -67,7 +67,7 @@ from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 from tcir.backends.cuda.helpers import helper_definitions
 from tcir.dialects.check import IndexOp
 from tcir.ir.integer_forms import trip_count
-from tcir.ir.loop_hints import indexes_space, unroll_factor
+from tcir.ir.loop_hints import unroll_factor
 from tcir.backends.cuda.helpers import HALF_MMA, wgmma_name
 from tcir.dialects.nvgpu import (
     COPY_BYTES,
@@ -996,11 +996,9 @@ class KernelPrinter(IndentedLines):
         step = self.expr(op.step)
         increment = f"++{iv}" if step == "1" else f"{iv} += {step}"
         lb, ub = self.expr(op.lb, ANY), self.expr(op.ub, _PRECEDENCE["<"], True)
-        factor, trips = unroll_factor(op), trip_count(op)
+        factor = unroll_factor(op, PRIVATE_SPACE)
         if factor is not None:
-            # A loop over private elements unrolls whole: its indices must be constants.
-            whole = factor == trips or indexes_space(op, PRIVATE_SPACE)
-            self.line("#pragma unroll" if whole else f"#pragma unroll {factor}")
+            self.line("#pragma unroll" if factor == trip_count(op) else f"#pragma unroll {factor}")
         self.line(
             f"for ({self.ctype(block.args[0].type)} {iv} = {lb}; {iv} < {ub}; {increment}) {{"
         )
