@@ -195,7 +195,8 @@ def narrow_convolution_options(
     (`PLANE_ACCUMULATORS` or a little more), the image and the filters
     staged in shared memory `CONVOLUTION_K` channels (all taps) at a time,
     one where that many channels of the image's plane would not fit (a
-    strided convolution's). Where no such square divides the plane or the
+    strided convolution's), the next step's copied by `cp.async` into a
+    second buffer while this one computes. Where no such square divides the plane or the
     plane gives fewer than `MIN_PLANE_THREADS` threads, segments of rows
     (`_row_segment_options`); None for 1x1 filters, or where the plane
     needs more threads than a block has."""
@@ -216,6 +217,8 @@ def narrow_convolution_options(
         tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
         threads=[out[-1] // side, out[-2] // side],
         max_private_elements=filters * side * side,
+        num_stages=3,
+        async_copies=True,
     )
 
 

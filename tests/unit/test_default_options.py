@@ -538,7 +538,8 @@ def test_narrow_convolutions_take_squares_of_pixels():
     """Rows under 32 pixels with taps: 16 filters on the whole output plane
     a block, a 2x2 square of pixels a thread (3x3 where 2 does not divide
     the plane: 8 filters), 8 channels a step (one where 8 channels of the
-    image's plane would not fit in shared memory); a plane that such squares
+    image's plane would not fit in shared memory), the next step's copied by
+    `cp.async` into a second buffer; a plane that such squares
     tile in fewer than 64 threads (14 x 14, 7 x 7) takes segments of 7
     pixels of a row a thread (4 filters each, 8 on the 7 x 7 plane's 7
     segments); 1x1 filters keep the plane rule. It computes the right
@@ -546,7 +547,9 @@ def test_narrow_convolutions_take_squares_of_pixels():
     conv = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text())
     sizes = {"N": 32, "C": 128, "H": 28, "W": 28, "F": 128, "KH": 3, "KW": 3}
     options = default_options(conv.conv2d.definition, Binding(sizes, ()))
-    assert options == tcir.MappingOptions(tile=[1, 16, 26, 26, 8, 3, 3], threads=[13, 13], max_private_elements=64)
+    assert options == tcir.MappingOptions(
+        tile=[1, 16, 26, 26, 8, 3, 3], threads=[13, 13], max_private_elements=64, num_stages=3, async_copies=True
+    )
     strided = default_options(conv.conv2d_stride2.definition, Binding({**sizes, "C": 64, "H": 56, "W": 56}, ()))
     # a strided plane's image (55 x 55 points a channel) takes one channel a step
     assert strided.tile == [1, 8, 27, 27, 1, 3, 3] and strided.threads == [9, 9] and strided.max_private_elements == 72

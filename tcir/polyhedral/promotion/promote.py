@@ -18,7 +18,11 @@ For each kernel whose outer band is mapped to blocks:
   whose last index does not follow `thread_x` (not coalesced) or, read
   only, elements that several threads read (a matmul's `B(k, n)`; a
   convolution's image, read alike by the threads of every filter),
-  greedily within the shared memory budget.
+  greedily within the shared memory budget. A shared tile that every
+  thread reads alike (a convolution's filters on the plane rule's threads)
+  is laid out with the dimension its statement indexes by an output index
+  last, unpadded (`_broadcast_order`): a thread's register tile then reads
+  consecutive elements, as vectors.
   Copies into the buffer run between two `sync_` statements (the buffer may
   still be read from the previous tile; the copied data is read by other
   threads); copies back follow a `sync_` and precede another; a shared
@@ -489,10 +493,9 @@ class Promoter:
                 or (all(self._coalesced(site, r) for r in group.refs) and not self._read_by_several_threads(site, group))
             ):
                 continue
-            group = self._laid_out(group)
+            group, shape = self._buffer_layout(site, group)
             tile = group.tile
             assert tile is not None
-            shape = _padded(tile.buffer_sizes, self._row_width)
             size = _buffer_bytes(group, shape)
             if size > budget:
                 continue
@@ -510,16 +513,57 @@ class Promoter:
                 }
         return decisions
 
-    def _laid_out(self, group: Group) -> Group:
-        """`group` with its buffer's dimensions reordered, with
-        `transpose_copies`, where its reads run along a dimension that is not
-        the last (`_reduction_order`): a non-k-major operand of a
-        contraction, `B(k, n)`, copied into `[n][k]`."""
-        order = _reduction_order(group) if self.transpose_copies and group.tile is not None else ()
+    def _buffer_layout(self, site: Site, group: Group) -> tuple[Group, list[int]]:
+        """`group` laid out for a shared buffer at `site`, and the buffer's
+        shape: a broadcast tile (`_broadcast_order`) unpadded, since every
+        thread reads the same element of it (no bank conflicts to pad
+        against) and its rows stay whole vectors; others `_padded`."""
+        broadcast = self._broadcast_order(site, group)
+        group = self._laid_out(group, broadcast)
+        assert group.tile is not None
+        return group, list(group.tile.buffer_sizes) if broadcast else _padded(group.tile.buffer_sizes, self._row_width)
+
+    def _laid_out(self, group: Group, order: tuple[int, ...] = ()) -> Group:
+        """`group` with its buffer's dimensions in `order` or, with
+        `transpose_copies`, reordered where its reads run along a dimension
+        that is not the last (`_reduction_order`): a non-k-major operand of
+        a contraction, `B(k, n)`, copied into `[n][k]`."""
+        if not order and self.transpose_copies and group.tile is not None:
+            order = _reduction_order(group)
         if not order:
             return group
         assert group.tile is not None
         return dataclasses.replace(group, tile=dataclasses.replace(group.tile, order=order))
+
+    def _broadcast_order(self, site: Site, group: Group) -> tuple[int, ...]:
+        """The layout (`ArrayTile.order`) of read-only `group`, where every
+        thread of the block reads the same elements of it (a convolution's
+        filters on the plane rule's threads), that puts last the one tensor
+        dimension its statement indexes by an output index (the filters of
+        `W(f, c, kh, kw)`): a thread's register tile then reads consecutive
+        elements of the tile, which the CUDA compiler loads as vectors; ()
+        where there is no such dimension, or it is the last already."""
+        if group.writes or group.tile is None or len(group.tile.sizes) < 2:
+            return ()
+        if any(r.access is None or r.indirection is not None for r in group.refs):
+            return ()
+        per_thread = self._elements(site, _accesses(group), True)  # type: ignore[arg-type]
+        if per_thread is None or not all(_same_for_all(per_thread, ident) for ident, _ in self.threads):
+            return ()
+        found: set[int] = set()
+        for ref in group.refs:
+            assert ref.access is not None
+            writes = isl.UnionMap(ref.stmt.writes.data)
+            if writes.is_empty():
+                return ()
+            write = isl.Map.from_union_map(writes)
+            outputs = [i for i in range(ref.access.dim(isl.dim_type.in_)) if _dimensions_using(write, i)]
+            found |= {d for i in outputs for d in _dimensions_using(ref.access, i)}
+        rank = len(group.tile.sizes)
+        if len(found) != 1 or found == {rank - 1} or group.tile.sizes[min(found)] == 1:
+            return ()
+        (last,) = found
+        return (*(k for k in range(rank) if k != last), last)
 
     def _hoisted(self, decision: Decision, sites: list[Site]) -> Decision:
         """`decision` at the outermost of `sites` (outer first) where its
@@ -531,16 +575,15 @@ class Promoter:
             return decision
         refs = set(group.refs)
         everything = self.all_references
-        inner = _padded(group.tile.buffer_sizes, self._row_width)
+        inner = self.buffers[decision.buffer].get_shape()
         for site in sites:
             if self._written_in(site, group.tensor, everything):
                 return decision
             groups = self._groups(site, False, {r for r in everything if r not in refs})
             if len(groups) != 1 or set(groups[0].refs) != refs or groups[0].tile is None:
                 continue
-            outer = self._laid_out(groups[0])
+            outer, shape = self._buffer_layout(site, groups[0])
             assert outer.tile is not None
-            shape = _padded(outer.tile.buffer_sizes, self._row_width)
             growth = _buffer_bytes(group, shape) - _buffer_bytes(group, inner)
             loads = outer.tile.elements * HOIST_GROWTH
             if (
