@@ -554,7 +554,7 @@ class Promoter:
         for ref in group.refs:
             assert ref.access is not None
             writes = isl.UnionMap(ref.stmt.writes.data)
-            if writes.is_empty():
+            if writes.is_empty() or not writes.is_single_valued():  # a scatter writes a relation
                 return ()
             write = isl.Map.from_union_map(writes)
             outputs = [i for i in range(ref.access.dim(isl.dim_type.in_)) if _dimensions_using(write, i)]
