@@ -196,8 +196,8 @@ def narrow_convolution_options(
     staged in shared memory `CONVOLUTION_K` channels (all taps) at a time,
     one where that many channels of the image's plane would not fit (a
     strided convolution's), the next step's copied by `cp.async` into a
-    second buffer while this one computes. Where no such square divides the plane or the
-    plane gives fewer than `MIN_PLANE_THREADS` threads, segments of rows
+    second buffer while this one computes. Where no such square divides the
+    plane or the plane gives fewer than `MIN_PLANE_THREADS` threads, segments of rows
     (`_row_segment_options`); None for 1x1 filters, or where the plane
     needs more threads than a block has."""
     shifts = taps(layer, image)
