@@ -559,10 +559,12 @@ class Promoter:
             write = isl.Map.from_union_map(writes)
             outputs = [i for i in range(ref.access.dim(isl.dim_type.in_)) if _dimensions_using(write, i)]
             found |= {d for i in outputs for d in _dimensions_using(ref.access, i)}
-        rank = len(group.tile.sizes)
-        if len(found) != 1 or found == {rank - 1} or group.tile.sizes[min(found)] == 1:
+        if len(found) != 1:
             return ()
         (last,) = found
+        rank = len(group.tile.sizes)
+        if last == rank - 1 or group.tile.sizes[last] == 1:
+            return ()
         return (*(k for k in range(rank) if k != last), last)
 
     def _hoisted(self, decision: Decision, sites: list[Site]) -> Decision:
