@@ -81,6 +81,13 @@ class MappingOptions(metaclass=_Interned):
     tile: list[int] = field(default_factory=list[int])
     """Tile sizes by schedule depth, outermost first; empty: no tiling (1: a
     member left untiled)."""
+    pad_tiles: bool = False
+    """Compute every tile whole, as Triton and CUTLASS do: where a tile size
+    does not divide an output dimension (1000 on 64), the statements'
+    domains are padded to the next multiple (`poly-pad-tiles`), the points
+    past the edge read clamped subscripts and store nothing. The blocks at
+    the edge then run the code of the others, without a guard at each
+    point of their register tiles."""
     blocks: list[int] = field(default_factory=list[int])
     """The CUDA grid, x first (at most 3 sizes); empty or 0: one block per tile."""
     threads: list[int] = field(default_factory=list[int])
@@ -243,7 +250,8 @@ class MappingOptions(metaclass=_Interned):
             )
 
         for name in (
-            "parallel_reductions", "block_reductions", "transpose_copies", "async_copies", "allow_tf32", "warpgroup_mma"
+            "pad_tiles", "parallel_reductions", "block_reductions", "transpose_copies", "async_copies", "allow_tf32",
+            "warpgroup_mma",
         ):
             if type(getattr(self, name)) is not bool:
                 raise TCError(f"MappingOptions: {name} must be a bool, got {getattr(self, name)!r}")
@@ -337,7 +345,10 @@ class MappingOptions(metaclass=_Interned):
         on every backend (split-K's slices are outermost loops on the CPU)."""
         passes = []
         if self.tile:
-            passes.append(f"poly-tile{{sizes={','.join(map(str, self.tile))}}}")
+            sizes = ",".join(map(str, self.tile))
+            if self.pad_tiles:
+                passes.append(f"poly-pad-tiles{{sizes={sizes}}}")
+            passes.append(f"poly-tile{{sizes={sizes}}}")
             passes.append("poly-sink{sink=false}" if self.block_reductions else "poly-sink")
         if self.split_k > 1:
             passes.append(f"poly-split-k{{slices={self.split_k}}}")

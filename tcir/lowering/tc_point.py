@@ -9,6 +9,12 @@ An access promoted by `poly-promote` names its buffer (attribute `promoted`)
 and the buffer index as an affine map of the enclosing statement's iterators
 (`promoted_map`, symbols named by `promoted_symbols`); it loads from and
 stores to that buffer instead of the tensor.
+
+A statement padded to whole tiles (`poly-pad-tiles`) has instances past the
+tensors' edges: a read of a tensor there names the dimensions that may
+pass its shape (`clamp`), each subscript clamped to the last element (the
+value read is never stored), and an update the dimensions to test
+(`clip`): it runs only within the shape.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from xdsl.ir.affine import AffineExpr
 
 from tcir.dialects.nvgpu import WarpgroupGenerateDescriptorOp
 from tcir.dialects.tc import ReadOp, SizeOp, TensorType, UpdateOp, YieldOp
-from tcir.lowering.affine_to_arith import as_index, materialize
+from tcir.lowering.affine_to_arith import as_index, index_constant, materialize
 
 PROMOTED = "promoted"
 """Attribute of a promoted `tc.read`/`tc.update`: the name of its buffer."""
@@ -46,6 +52,19 @@ PROMOTED_SYMBOLS = "promoted_symbols"
 ATOMIC = "atomic"
 """Unit attribute of a `tc.update` that several GPU threads combine into one
 element (`poly-parallel-reduction`): lowered for a kernel to `memref.atomic_rmw`."""
+CLAMP = "clamp"
+"""Attribute of a `tc.read` of a padded statement (`poly-pad-tiles`): the
+dimensions whose subscript may pass the tensor's shape, clamped to its last
+element (an array of integers)."""
+CLAMP_GROUP = "clamp_group"
+"""Attribute of a clamped `tc.read` of a copy in aligned groups of W
+elements (`VectorCopy`): the last dimension is clamped a group at a time,
+`min(i, E - W + i mod W)` for a size E that W divides, so that a group past
+the edge reads the last group whole (`gpu-vectorize-copies` moves it as
+one vector)."""
+CLIP = "clip"
+"""Attribute of a `tc.update` of a padded statement: the dimensions whose
+subscript may pass the tensor's shape; the update runs only within it."""
 BLOCK_REDUCTION = "block_reduction"
 """Unit attribute of a `tc.update` whose values each GPU thread combines into
 a partial value of its own, which a block-wide statement then combines
@@ -132,6 +151,11 @@ class PointLowering:
         buffer = op.attributes.get(PROMOTED)
         if buffer is None:
             subscripts = self.subscripts(builder, op.subscripts, op.subscript_operands, op.symbol_names)
+            if isinstance(op, ReadOp):
+                group = op.attributes.get(CLAMP_GROUP)
+                width = group.value.data if isinstance(group, IntegerAttr) else 1
+                for k, last in _outside(op, CLAMP):
+                    subscripts[k] = _clamped(builder, subscripts[k], last, width if k == len(subscripts) - 1 else 1)
             return self.values[op.tensor], subscripts
         assert isinstance(buffer, StringAttr)
         index = op.attributes[PROMOTED_MAP]
@@ -187,7 +211,7 @@ class PointLowering:
                 symbols = [self.sizes[name] for name in op.symbol_names]
                 self.values[op.result] = materialize(builder, op.size, [], symbols)
             elif isinstance(op, UpdateOp):
-                self.update(builder, op)
+                self._clipped_update(builder, op)
             elif isinstance(op, WarpgroupGenerateDescriptorOp) and isinstance(op.source.type, TensorType):
                 source, subscripts = self.target(builder, op)  # pyright: ignore[reportArgumentType]
                 descriptor = builder.insert(WarpgroupGenerateDescriptorOp(source, subscripts))
@@ -196,6 +220,23 @@ class PointLowering:
                 self._conditional(builder, op)
             else:
                 self._clone(builder, op)
+        return None
+
+    def _clipped_update(self, builder: Builder, op: UpdateOp) -> None:
+        """`op` lowered, under a test of its `clip` subscripts against the
+        tensor's shape where it has some and is not promoted."""
+        outside = _outside(op, CLIP) if PROMOTED not in op.attributes else []
+        if not outside:
+            return self.update(builder, op)
+        subscripts = self.subscripts(builder, op.subscripts, op.subscript_operands, op.symbol_names)
+        inside: SSAValue | None = None
+        for k, last in outside:
+            test = builder.insert(arith.CmpiOp(subscripts[k], index_constant(builder, last), "sle")).result
+            inside = test if inside is None else builder.insert(arith.AndIOp(inside, test)).result
+        assert inside is not None
+        then = Block([scf.YieldOp()])
+        self.update(Builder(InsertPoint.before(then.last_op)), op)  # pyright: ignore[reportArgumentType]
+        builder.insert(scf.IfOp(inside, [], Region(then), Region(Block([scf.YieldOp()]))))
         return None
 
     def _conditional(self, builder: Builder, op: scf.IfOp) -> None:
@@ -213,3 +254,24 @@ class PointLowering:
         clone = op.clone(value_mapper=dict(self.values))
         builder.insert(clone)
         self.values.update(zip(op.results, clone.results))
+
+
+def _clamped(builder: Builder, index: SSAValue, last: int, width: int) -> SSAValue:
+    """`min(index, last)`; for groups of `width` (dividing `last + 1`),
+    `min(index, last + 1 - width + index mod width)`."""
+    if width == 1:
+        return builder.insert(arith.MinSIOp(index, index_constant(builder, last))).result
+    lane = builder.insert(arith.RemSIOp(index, index_constant(builder, width))).result
+    bound = builder.insert(arith.AddiOp(index_constant(builder, last + 1 - width), lane)).result
+    return builder.insert(arith.MinSIOp(index, bound)).result
+
+
+def _outside(op: ReadOp | UpdateOp, attribute: str) -> list[tuple[int, int]]:
+    """The dimensions that `op`'s `attribute` (`clamp`, `clip`) names and the
+    last index of each in the tensor's shape."""
+    dims = op.attributes.get(attribute)
+    if dims is None:
+        return []
+    shape = op.tensor_type.static_shape()
+    assert isinstance(dims, ArrayAttr) and shape is not None, f"'{attribute}' needs a tensor of static shape"
+    return [(d.value.data, shape[d.value.data] - 1) for d in dims.data]  # pyright: ignore

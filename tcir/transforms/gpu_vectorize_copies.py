@@ -21,6 +21,12 @@ shared buffer's `memref.alloca` gets that alignment if it has less),
     %v = vector.load %A[.., %i + %lb] : memref<..xNxf32>, vector<Wxf32>
     vector.store %v, %S[.., %j + %lb] : memref<..xMxf32, 3>, vector<Wxf32>
 
+The global subscript may also be the last one clamped a group at a time,
+`min(%i + %l, C + (%i + %l) mod W)` with C a multiple of W (a copy of a
+tile padded past the tensor's edge, `poly-pad-tiles`): at the group's first
+element that is `min(%i + %lb, C)`, and the group's elements follow it, so
+the vector load reads there.
+
 Loops of any other shape are left as they are. Global memrefs that a
 vector load reads must be aligned to 16 bytes: the CUDA runtime checks
 the arguments of each launch (`CudaProgram.aligned`) and copies a
@@ -55,11 +61,36 @@ def _depends_on(body: list[Operation], value: SSAValue) -> set[SSAValue]:
     return found
 
 
+def _group_clamped(index: SSAValue, width: int) -> SSAValue | None:
+    """`x` where `index` is `min(x, C + x mod width)` with `C` a multiple of
+    `width` (a padded copy's last subscript clamped a group at a time, as
+    `tc_point` lowers `clamp_group`): at a group's first element `x` that
+    is `min(x, C)`, and its elements follow."""
+    op = index.owner
+    if not isinstance(op, arith.MinSIOp) or not isinstance(bound := op.rhs.owner, arith.AddiOp):
+        return None
+    x = op.lhs
+    for offset, lane in ((bound.lhs, bound.rhs), (bound.rhs, bound.lhs)):
+        rem = lane.owner
+        if (
+            isinstance(rem, arith.RemSIOp)
+            and rem.lhs is x
+            and constant_of(rem.rhs) == width
+            and (c := constant_of(offset)) is not None
+            and c % width == 0
+        ):
+            return x
+    return None
+
+
 def _aligned_index(forms: IntegerForms, index: SSAValue, iv: SSAValue, lb: SSAValue,
                    varying: set[SSAValue], width: int, last: bool) -> bool:
-    """Whether `index` is `f + iv` (last) or `f` (other dimensions), with `f`
-    free of the loop's other values and, for the last, `f + lb` a multiple
-    of `width` for every value of its leaves."""
+    """Whether `index` is `f + iv` (last; or that clamped a group at a time,
+    `_group_clamped`) or `f` (other dimensions), with `f` free of the loop's
+    other values and, for the last, `f + lb` a multiple of `width` for
+    every value of its leaves."""
+    if last:
+        index = _group_clamped(index, width) or index
     form = forms.of(index)
     if form.get(iv, 0) != (1 if last else 0):
         return False

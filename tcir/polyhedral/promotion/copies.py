@@ -19,13 +19,14 @@ from dataclasses import dataclass
 
 import islpy as isl
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ArrayAttr, IndexType, StringAttr, UnitAttr
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.ir.affine import AffineExpr
 
 from tcir.dialects.poly import StmtOp
 from tcir.dialects.tc import ReadOp, TensorType, UpdateOp
-from tcir.lowering.tc_point import ATOMIC, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS, identity
+from tcir.lowering.tc_point import ATOMIC, CLAMP, CLAMP_GROUP, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS, identity
+from tcir.polyhedral.padding import past_shape
 from tcir.polyhedral.promotion.affine import affine_map_attr, function_of
 from tcir.polyhedral.promotion.tiles import ArrayTile
 
@@ -153,6 +154,11 @@ class Copy:
             block.add_ops([zero, write])
         else:
             read = ReadOp(self.tensor, subscripts, elements)
+            outside = self._outside() if self.into_buffer else []
+            if outside:  # a tile of statements padded to whole tiles: rows past the edge
+                read.attributes[CLAMP] = ArrayAttr(IntegerAttr(d, 64) for d in outside)
+                if self.group_width > 1 and self._whole_groups():
+                    read.attributes[CLAMP_GROUP] = IntegerAttr(self.group_width, 64)
             write = UpdateOp(self.tensor, self.atomic or "=", read.result, subscripts, elements)
             if self.atomic:
                 write.attributes[ATOMIC] = UnitAttr()
@@ -172,6 +178,24 @@ class Copy:
                 (access.to_str(), empty) if self.into_buffer else (empty, access.to_str())
             )
         return StmtOp(self.name, domain.to_str(), reads, writes, Region(block))
+
+    @property
+    def group_width(self) -> int:
+        """Consecutive elements of a row that the copy moves together."""
+        return 1
+
+    def _whole_groups(self) -> bool:
+        """Whether the groups tile the tensor's rows (its last size a multiple)."""
+        assert isinstance(self.tensor.type, TensorType)
+        shape = self.tensor.type.static_shape()
+        return bool(shape) and shape[-1] % self.group_width == 0  # type: ignore[index]
+
+    def _outside(self) -> list[int]:
+        """The dimensions in which the copied elements pass the tensor's
+        shape (a tile of statements padded by `poly-pad-tiles`)."""
+        assert isinstance(self.tensor.type, TensorType)
+        shape = self.tensor.type.static_shape()
+        return [] if shape is None else past_shape(self.elements.range(), shape)
 
     def buffer_index(self, domain: isl.Set | None = None) -> isl.MultiAff:
         """The buffer element of each instance (over `domain`, by default the
@@ -199,6 +223,10 @@ class VectorCopy(Copy):
     tile has groups."""
 
     width: int
+
+    @property
+    def group_width(self) -> int:
+        return self.width
 
     def _dealing(self) -> tuple[str, int, int]:
         """The thread's linear id `L` (as isl text), the groups `G` of a row

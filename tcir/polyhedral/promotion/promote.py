@@ -797,8 +797,12 @@ class Promoter:
                 if ref.writes and ref.access is not None:
                     accesses = accesses.union(isl.UnionMap.from_map(ref.access))
         footprint = self._elements(site, accesses, not shared)
-        if footprint is not None and any(r.conditional for r in group.refs):
-            footprint = footprint.intersect_range(_bounds(footprint, group))
+        if footprint is not None and (any(r.conditional for r in group.refs) or not into_buffer):
+            # A conditional read's elements, and the writes of a statement
+            # padded to whole tiles (`poly-pad-tiles`), within the tensor.
+            bounds = _bounds(footprint, group)
+            if not footprint.range().is_subset(bounds):
+                footprint = footprint.intersect_range(bounds)
         if footprint is None or footprint.is_empty():
             return None
         footprint = _as_box(footprint)

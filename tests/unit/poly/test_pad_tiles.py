@@ -1,0 +1,92 @@
+"""Statement domains padded to whole tiles (`tcir.polyhedral.padding`,
+`poly-pad-tiles`, `MappingOptions.pad_tiles`): what is padded, what is
+left, and the numbers through every path the padding touches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tcir
+from tcir.compiler.options import MappingOptions
+from tcir.passmanager import PassManager, parse_ir
+from tcir.polyhedral.padding import padded_domains
+from tcir.polyhedral.scop import module_scops
+
+SOURCE = """
+def nn(float(M,K) A, float(K,N) B) -> (C) {
+  C(m,n) +=! A(m,kk) * B(kk,n)
+}
+def nt_bias(float(M,K) A, float(N,K) B, float(N) bias) -> (C) {
+  C(m,n) = bias(n)
+  C(m,n) += A(m,kk) * B(n,kk)
+}
+def gather(float(R,D) E, int32(B) I) -> (O) {
+  O(b,d) = E(I(b),d)
+}
+def guarded(float(H) X) -> (Y) {
+  Y(h) = h >= 1 ? X(h - 1) : 0.0
+}
+"""
+
+
+def _scop(name: str, *args: np.ndarray):
+    """`name`'s scheduled scop for arguments of the shapes of `args`."""
+    text = tcir.define(SOURCE)[name].ir(*args, backend="cpu", until="poly-schedule", options=MappingOptions(tile=[8]))
+    return next(module_scops(parse_ir(text)))
+
+
+def _zeros(*shape: int, dtype: type = np.float32) -> np.ndarray:
+    return np.zeros(shape, dtype)
+
+
+def test_output_indices_padded_to_the_next_tile_reduction_left():
+    domains = padded_domains(_scop("nn", _zeros(100, 70), _zeros(70, 90)), [32, 32, 16])
+    assert set(domains) == {"S0", "S1"}
+    assert domains["S1"].to_str() == "{ S1[m, n, kk] : 0 <= m <= 127 and 0 <= n <= 95 and 0 <= kk <= 69 }"
+
+
+def test_nothing_padded_where_the_tiles_divide_or_access_is_not_affine_or_guarded():
+    assert padded_domains(_scop("nn", _zeros(96, 70), _zeros(70, 64)), [32, 32, 16]) == {}
+    assert padded_domains(_scop("gather", _zeros(50, 30), _zeros(20, dtype=np.int32)), [16, 16]) == {}
+    assert padded_domains(_scop("guarded", _zeros(50)), [16]) == {}
+
+
+def test_pass_options_are_checked():
+    with pytest.raises(tcir.TCError, match="poly-pad-tiles: sizes must be positive"):
+        PassManager.parse("poly-pad-tiles{sizes=0}")
+
+
+def test_pipeline_pads_before_tiling():
+    passes = MappingOptions(tile=[64, 64, 32], pad_tiles=True).schedule_passes()
+    assert passes[2:4] == ["poly-pad-tiles{sizes=64,64,32}", "poly-tile{sizes=64,64,32}"]
+    assert "poly-pad-tiles" not in ",".join(MappingOptions(pad_tiles=True).schedule_passes())  # nothing to pad to
+
+
+MAPPINGS = [
+    dict(tile=[32, 32, 16], threads=[16, 8], max_private_elements=16, vector_width=4, copy_vector_width=4),
+    dict(tile=[32, 32, 16], threads=[16, 8], max_private_elements=16, num_stages=3, async_copies=True),
+    dict(tile=[32, 32, 16], threads=[16, 8], split_k=2),
+    dict(tile=[32, 16, 16], threads=[16, 8], use_shared_memory=False, use_private_memory=False),
+]
+
+
+@pytest.mark.parametrize("backend", ["cuda-sim", "cpu"])
+@pytest.mark.parametrize("fields", MAPPINGS)
+def test_padded_kernels_compute_the_reference(backend, fields):
+    """Copies clamped (vector groups, cp.async, registers), write-backs
+    clipped (atomic ones of split-K too), unpromoted reads clamped and
+    updates guarded; on the CPU, the same statements in loops."""
+    mod = tcir.define(SOURCE)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((50, 40), dtype=np.float32)
+    b = rng.standard_normal((40, 45), dtype=np.float32)
+    bias = rng.standard_normal(45, dtype=np.float32)
+    options = MappingOptions(**fields, pad_tiles=True)
+    for columns in (44, 45):  # B's rows whole groups of 4 (clamped a group at a time, float4 copies) or not
+        np.testing.assert_allclose(
+            mod.nn(a, b[:, :columns].copy(), backend=backend, options=options), a @ b[:, :columns], rtol=1e-4, atol=1e-4
+        )
+    bt = np.ascontiguousarray(b.T)
+    out = mod.nt_bias(a, bt, bias, backend=backend, options=options)
+    np.testing.assert_allclose(out, a @ b + bias, rtol=1e-4, atol=1e-4)
