@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from tcir.compiler.options import MAX_THREADS_PER_BLOCK, MappingOptions
+from tcir.compiler.tile_padding import pads_cheaply
 from tcir.frontend import ast as A
 from tcir.frontend.subscripts import beside, expr_to_lin, index_names, operand_reads
 from tcir.polyhedral.gpu_mapping import mapped_grid
@@ -166,10 +167,12 @@ def _tiled(
 ) -> MappingOptions:
     """Tiles of `block` (output position from the end -> extent), a block
     each (the grid over the output's other indices too), `threads` along
-    those positions (innermost first), `steps` of the reduction indices."""
+    those positions (innermost first), `steps` of the reduction indices;
+    the output padded to whole tiles where that adds little (`pads_cheaply`)."""
     inner = sorted(block)
     return MappingOptions(
         tile=[*[1] * (len(out) - len(inner)), *(block[k] for k in inner), *steps],
+        pad_tiles=pads_cheaply([out[k] for k in inner], [block[k] for k in inner]),
         blocks=mapped_grid([*out[: len(out) - len(inner)], *(-(-out[k] // block[k]) for k in inner)]),
         threads=[threads[k] for k in reversed(inner)],
         max_private_elements=max(MappingOptions().max_private_elements, private),

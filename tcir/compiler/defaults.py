@@ -74,7 +74,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
 
 from tcir.compiler.convolutions import (
     CONVOLUTION_FILTERS,
@@ -85,6 +84,7 @@ from tcir.compiler.convolutions import (
     narrow_convolution_options,
 )
 from tcir.compiler.options import ATOMIC_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
+from tcir.compiler.tile_padding import pads_cheaply
 from tcir.frontend import ast as A
 from tcir.frontend.dtypes import HALF_TYPES
 from tcir.frontend.subscripts import accesses, gathers, index_names, operand_reads, walk
@@ -359,7 +359,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             shared = _double_buffered_bytes(max(size, columns or size))
             return MappingOptions(
                 tile=[*outer, size, columns or size, K_TILE],
-                pad_tiles=_pads_cheaply(out[-2:], [size, columns or size]),
+                pad_tiles=pads_cheaply(out[-2:], [size, columns or size]),
                 blocks=grid(size, columns or size),
                 threads=threads,
                 max_private_elements=private,
@@ -884,20 +884,6 @@ def _column_sum_options(definition: A.CheckedDef, sizes: list[int], stmt: A.Stmt
     slice_ = -(-reduction // slices)
     tile = [*[1] * (len(out) - 1), threads, slice_, *[1] * (len(stmt.reduction_indices) - 1)]
     return MappingOptions(tile=tile, threads=[threads], split_k=-(-reduction // slice_))
-
-
-PADDING = 1 / 8
-"""The most instances that padding a register-tiled sum's output to whole
-tiles may add, as a share of its own (`MappingOptions.pad_tiles`): 197
-rows on 64-row tiles (30%) computed more slowly padded (the defaults
-guide)."""
-
-
-def _pads_cheaply(extents: Sequence[int], tiles: Sequence[int]) -> bool:
-    """Whether some of `extents` end in a partial tile and whole tiles add
-    at most `PADDING` to them."""
-    padded = [-(-e // t) * t if e > t else e for e, t in zip(extents, tiles)]
-    return padded != list(extents) and math.prod(padded) <= (1 + PADDING) * math.prod(extents)
 
 
 NARROW_OUTPUT = 64

@@ -26,7 +26,11 @@ unrolls and schedules as a whole (C3's compute loop: no loop counter, the
 shared loads of later steps issued early). The bound is the same for all
 threads wherever `%ub` is; a loop whose body holds a barrier is left alone
 anyway (the versions must not split a block at a barrier), and so are
-loops with another loop inside.
+loops with a loop inside whose trip count is not a constant. Loops of
+constant trip counts inside (a register tile's, which the CUDA compiler
+unrolls) are no obstacle: the ragged k tile of a 1000^3 matmul on 64x64
+register tiles left its compute loop's bound to be tested at every step
+(the defaults guide has the times).
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from tcir.errors import TCError
-from tcir.ir.integer_forms import constant_of
+from tcir.ir.integer_forms import constant_of, trip_count
 
 
 def constant_bound(value: SSAValue) -> int | None:
@@ -67,7 +71,9 @@ def _specialize(loop: scf.ForOp, max_trip_count: int) -> None:
     bound = constant_bound(loop.ub)
     if bound is None or not 0 < -(-(bound - lb) // step) <= max_trip_count:
         return
-    if any(isinstance(o, scf.ForOp | gpu.BarrierOp) for o in loop.body.walk()):
+    if any(
+        isinstance(o, gpu.BarrierOp) or (isinstance(o, scf.ForOp) and trip_count(o) is None) for o in loop.body.walk()
+    ):
         return
     builder = Builder(InsertPoint.before(loop))
     full = builder.insert(arith.ConstantOp(IntegerAttr(bound, loop.ub.type)))
@@ -82,7 +88,7 @@ def _specialize(loop: scf.ForOp, max_trip_count: int) -> None:
 
 @dataclass(frozen=True)
 class ScfForLoopSpecializationPass(ModulePass):
-    """Version innermost loops bounded by `min(C, x) + c` on reaching `C + c`."""
+    """Version loops bounded by `min(C, x) + c` on reaching `C + c`."""
 
     name = "scf-for-loop-specialization"
 

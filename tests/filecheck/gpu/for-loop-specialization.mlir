@@ -2,10 +2,12 @@
 // RUN: tcir-opt %s -p 'scf-for-loop-specialization{max-trip-count=4}' | filecheck %s --check-prefix=SHORT
 // RUN: not tcir-opt %s -p 'scf-for-loop-specialization{max-trip-count=0}' 2>&1 | filecheck %s --check-prefix=ERROR
 
-// scf-for-loop-specialization: an innermost loop bounded by min(C, x) + c
-// runs as a loop to the constant C + c when its bound reaches it, and as
-// itself otherwise. Loops with a barrier, loop-carried values, a constant
-// bound, another loop inside or more than max-trip-count iterations stay.
+// scf-for-loop-specialization: a loop bounded by min(C, x) + c runs as a
+// loop to the constant C + c when its bound reaches it, and as itself
+// otherwise; loops inside it of constant trip counts (a register tile's)
+// are copied along. Loops with a barrier, loop-carried values, a constant
+// bound, a loop inside whose trip count varies or more than
+// max-trip-count iterations stay.
 builtin.module attributes {gpu.container_module} {
   "gpu.module"() <{sym_name = "kernels"}> ({
     "gpu.func"() <{function_type = (memref<64xf32>, index) -> (), kernel}> ({
@@ -36,10 +38,17 @@ builtin.module attributes {gpu.container_module} {
         scf.yield %t : f32
       }
       memref.store %s, %A[%c0] : memref<64xf32>
-      // Another loop inside: the outer loop stays.
+      // A loop of 2 iterations inside: versioned with it.
       scf.for %p = %c0 to %ub step %c1 {
-        scf.for %q = %c0 to %c2 step %c1 {
+        %p2 = arith.addi %p, %c2 : index
+        scf.for %q = %p to %p2 step %c1 {
           memref.store %f, %A[%q] : memref<64xf32>
+        }
+      }
+      // A loop inside whose trip count varies: the outer loop stays.
+      scf.for %r = %c0 to %ub step %c1 {
+        scf.for %t2 = %c0 to %n step %c1 {
+          memref.store %f, %A[%t2] : memref<64xf32>
         }
       }
       // A constant bound already: left alone.
@@ -75,8 +84,17 @@ builtin.module attributes {gpu.container_module} {
 // CHECK:         scf.for %{{.*}} = %c0 to %[[UB]] step %c1 {
 // CHECK-NEXT:      "gpu.barrier"
 // CHECK:         scf.for %{{.*}} = %c0 to %[[UB]] step %c1 iter_args
+// CHECK:         %[[FULL3:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %[[EQ3:.*]] = arith.cmpi eq, %[[UB]], %[[FULL3]] : index
+// CHECK-NEXT:    scf.if %[[EQ3]] {
+// CHECK-NEXT:      scf.for %[[P:.*]] = %c0 to %[[FULL3]] step %c1 {
+// CHECK-NEXT:        %[[P2:.*]] = arith.addi %[[P]], %c2 : index
+// CHECK-NEXT:        scf.for %{{.*}} = %[[P]] to %[[P2]] step %c1 {
+// CHECK:         } else {
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %[[UB]] step %c1 {
+// CHECK-NOT:     scf.if
 // CHECK:         scf.for %{{.*}} = %c0 to %[[UB]] step %c1 {
-// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %c2 step %c1 {
+// CHECK-NEXT:      scf.for %{{.*}} = %c0 to %n step %c1 {
 // CHECK:         scf.for %{{.*}} = %c0 to %c8 step %c1 {
 // CHECK-NOT:     scf.if
 

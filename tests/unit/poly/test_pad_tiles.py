@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 
 import tcir
+from tcir.compiler.defaults import default_options
 from tcir.compiler.options import MappingOptions
+from tcir.compiler.tile_padding import pads_cheaply
 from tcir.passmanager import PassManager, parse_ir
 from tcir.polyhedral.padding import padded_domains
 from tcir.polyhedral.scop import module_scops
+from tcir.runtime.signature import bind
 
 SOURCE = """
 def nn(float(M,K) A, float(K,N) B) -> (C) {
@@ -90,3 +93,14 @@ def test_padded_kernels_compute_the_reference(backend, fields):
     bt = np.ascontiguousarray(b.T)
     out = mod.nt_bias(a, bt, bias, backend=backend, options=options)
     np.testing.assert_allclose(out, a @ b + bias, rtol=1e-4, atol=1e-4)
+
+
+def test_defaults_pad_where_it_adds_little():
+    assert pads_cheaply([1000, 1000], [64, 64])  # 1024^2: 5% more
+    assert not pads_cheaply([197, 3072], [64, 64])  # 256 rows: 30% more
+    assert not pads_cheaply([112], [64])  # a stem's 112 columns on 64: 14% more
+    assert not pads_cheaply([1024, 96], [64, 128])  # whole tiles, or one tile
+    mm = tcir.define(SOURCE).nn.definition
+    a, b = _zeros(1000, 1000), _zeros(1000, 1000)
+    assert default_options(mm, bind(mm, (a, b))).pad_tiles
+    assert not default_options(mm, bind(mm, (_zeros(1024, 1000), _zeros(1000, 1024)))).pad_tiles
