@@ -22,10 +22,12 @@ of T. The instances past E are the padding:
 A padded instance then computes something of clamped values and stores
 nothing; the others compute what they did. Dependences were computed on
 the exact domains, and the schedule stays valid: the padding writes no
-element that anything reads. Statements whose subscripts are not all
-affine (gathers, scatters), that read under a guard, or whose domain is not
-a box in the member's index are left as they are, and so is the member for
-the other statements of the band.
+element that anything reads. A band with a statement whose subscripts are
+not all affine (gathers, scatters), that reads under a guard or reads a
+tensor that the scop writes (a clamped read there would race with the
+thread that writes the element) is left as it is; so is a member whose
+index is not an output index of a box domain in every statement of the
+band.
 """
 
 from __future__ import annotations
@@ -34,8 +36,10 @@ from collections.abc import Sequence
 
 import islpy as isl
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr
+from xdsl.ir import SSAValue
 
 from tcir.dialects.poly import ScopOp, StmtOp
+from tcir.dialects.tc import ReadOp
 from tcir.lowering.tc_point import CLAMP, CLIP
 from tcir.polyhedral.bands import is_band, statement_names
 from tcir.polyhedral.promotion.references import Reference, references
@@ -97,12 +101,16 @@ def _written_index(refs: list[Reference], d: int) -> bool:
     return False
 
 
-def _paddable(refs: list[Reference]) -> bool:
-    """Affine, unguarded accesses to tensors of static shape, one of them a write."""
+def _paddable(refs: list[Reference], written: set[SSAValue]) -> bool:
+    """Affine, unguarded accesses to tensors of static shape, one of them a
+    write, and no read of a tensor that the scop writes (a padded point's
+    clamped read of an element that another thread writes would race with
+    it: a ReLU after a sum, `O(b, n) = fmax(O(b, n), 0)`)."""
     return (
         any(r.writes for r in refs)
         and all(r.access is not None and r.indirection is None and not r.conditional for r in refs)
         and all(r.op.tensor_type.static_shape() is not None for r in refs)
+        and not any(isinstance(r.op, ReadOp) and r.tensor in written for r in refs)
     )
 
 
@@ -113,10 +121,11 @@ def padded_domains(scop: ScopOp, sizes: Sequence[int]) -> dict[str, isl.Set]:
     by_statement: dict[str, list[Reference]] = {}
     for ref in references(scop.statements):
         by_statement.setdefault(ref.stmt.sym_name.data, []).append(ref)
+    written = {r.tensor for refs in by_statement.values() for r in refs if r.writes}
     padded: dict[str, isl.Set] = {}
     for band in _outer_bands(scop_schedule(scop).get_root()):
         names = statement_names(band.get_domain())
-        if not names or not all(n in statements and _paddable(by_statement.get(n, [])) for n in names):
+        if not names or not all(n in statements and _paddable(by_statement.get(n, []), written) for n in names):
             continue
         partial = band.band_get_partial_schedule()
         for member, size in enumerate(tile_sizes(band, sizes)):
