@@ -25,7 +25,9 @@ the exact domains, and the schedule stays valid: the padding writes no
 element that anything reads. A band with a statement whose subscripts are
 not all affine (gathers, scatters), that reads under a guard or reads a
 tensor that the scop writes (a clamped read there would race with the
-thread that writes the element) is left as it is; so is a member whose
+thread that writes the element), or that accumulates into a tensor that
+none of them sets (its values would be copied, clamped, while their owners
+store them) is left as it is; so is a member whose
 index is not an output index of a box domain in every statement of the
 band.
 """
@@ -39,8 +41,8 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr
 from xdsl.ir import SSAValue
 
 from tcir.dialects.poly import ScopOp, StmtOp
-from tcir.dialects.tc import ReadOp
-from tcir.lowering.tc_point import CLAMP, CLIP
+from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.lowering.tc_point import ATOMIC, CLAMP, CLIP
 from tcir.polyhedral.bands import is_band, statement_names
 from tcir.polyhedral.promotion.references import Reference, references
 from tcir.polyhedral.scop import scop_schedule
@@ -114,6 +116,15 @@ def _paddable(refs: list[Reference], written: set[SSAValue]) -> bool:
     )
 
 
+def _initialized(refs: list[Reference]) -> bool:
+    """Whether every tensor that `refs` accumulate into (but atomically) is
+    set by one of them (`=`): a register tile's copy of the tensor's values,
+    clamped past the edge, would read what another thread stores at the end."""
+    updates = [r for r in refs if isinstance(r.op, UpdateOp)]
+    set_ = {r.tensor for r in updates if r.op.kind.data == "="}
+    return all(r.tensor in set_ for r in updates if r.op.kind.data != "=" and ATOMIC not in r.op.attributes)
+
+
 def padded_domains(scop: ScopOp, sizes: Sequence[int]) -> dict[str, isl.Set]:
     """The statements of `scop` that tiling by `sizes` leaves with partial
     tiles to pad (see the module), and their padded domains."""
@@ -126,6 +137,8 @@ def padded_domains(scop: ScopOp, sizes: Sequence[int]) -> dict[str, isl.Set]:
     for band in _outer_bands(scop_schedule(scop).get_root()):
         names = statement_names(band.get_domain())
         if not names or not all(n in statements and _paddable(by_statement.get(n, []), written) for n in names):
+            continue
+        if not _initialized([r for n in names for r in by_statement[n]]):
             continue
         partial = band.band_get_partial_schedule()
         for member, size in enumerate(tile_sizes(band, sizes)):
