@@ -53,7 +53,7 @@ from tcir.dialects.nvgpu import MmaSyncOp, element_bytes
 from tcir.dialects.poly import BandOp, ContextOp, ExtensionOp, FilterOp, ScopOp, StmtOp
 from tcir.dialects.tc import ReadOp, UpdateOp
 from tcir.ir.float_types import is_half
-from tcir.lowering.tc_point import ATOMIC, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
+from tcir.lowering.tc_point import ATOMIC, CLAMP, CLIP, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS
 from tcir.polyhedral.bands import value_bounds
 from tcir.polyhedral.promotion.affine import affine_map_to_isl
 from tcir.polyhedral.promotion.promote import BUFFERS, SHARED_SPACE
@@ -124,6 +124,8 @@ def contraction(stmt: StmtOp) -> Contraction | None:
         return None
     if ATOMIC in update.attributes and PROMOTED not in update.attributes:
         return None  # split-K's atomic sums: only into the thread's private accumulators
+    if any((CLAMP in o.attributes or CLIP in o.attributes) and PROMOTED not in o.attributes for o in (*reads, update)):
+        return None  # padded to whole tiles (`poly-pad-tiles`): the fragments would access past the shapes
     element = reads[0].tensor_type.scalar_type
     if reads[1].tensor_type.scalar_type != element or isinstance(element, Float32Type) == bool(widened):
         return None  # f32 operands as they are, or one half type widened

@@ -104,3 +104,16 @@ def test_defaults_pad_where_it_adds_little():
     a, b = _zeros(1000, 1000), _zeros(1000, 1000)
     assert default_options(mm, bind(mm, (a, b))).pad_tiles
     assert not default_options(mm, bind(mm, (_zeros(1024, 1000), _zeros(1000, 1024)))).pad_tiles
+
+
+def test_padded_sums_stay_off_mma_where_their_fragments_would_pass_the_shapes():
+    """C's fragments of TF32 `mma.sync` in global memory (no register tile)
+    would be loaded past its 32 columns, padded to 48: the sum stays scalar."""
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((64, 40), dtype=np.float32)
+    b = rng.standard_normal((40, 32), dtype=np.float32)
+    options = MappingOptions(
+        tile=[64, 24, 32], threads=[4, 8], warps=[1, 4], allow_tf32=True, use_private_memory=False, pad_tiles=True
+    )
+    out = tcir.define(SOURCE).nn(a, b, backend="cuda-sim", options=options)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
