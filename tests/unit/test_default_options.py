@@ -499,17 +499,18 @@ def test_channels_last_convolutions_take_register_tiles():
 
 def test_one_dimensional_convolutions_take_register_tiles():
     """A 1-D convolution: 64 filters x 128 points a block, 8 x 8 a thread,
-    32 channels (all taps) a step, a block per tile and batch entry; a
-    product of two reads without taps is no convolution (attention's
-    weighted values)."""
+    32 channels (all taps) a step, a block per tile and batch entry, its
+    1022 points padded to 1024 (whole tiles); a product of two reads
+    without taps is no convolution (attention's weighted values)."""
     fn = tcir.define("def c1(float(B,C,T) X, float(F,C,K) W) -> (Y) { Y(b,f,t) +=! X(b,c,t+k) * W(f,c,k) }").c1
     options = default_options(fn.definition, Binding({"B": 32, "C": 256, "T": 1024, "F": 256, "K": 3}, ()))
     assert options == tcir.MappingOptions(
-        tile=[1, 64, 128, 32, 3], blocks=[8, 4, 32], threads=[16, 8], max_private_elements=64
+        tile=[1, 64, 128, 32, 3], pad_tiles=True, blocks=[8, 4, 32], threads=[16, 8], max_private_elements=64
     )
     wide = default_options(fn.definition, Binding({"B": 32, "C": 256, "T": 1024, "F": 256, "K": 7}, ()))
     assert wide.tile[3:] == [8, 7], "the filters' tile within 6144 elements: a power of two of channels"
     _run_on_cuda_sim(fn, {"B": 2, "C": 37, "T": 150, "F": 20, "K": 3}, None)
+    _run_on_cuda_sim(fn, {"B": 2, "C": 5, "T": 1024, "F": 64, "K": 3}, None)  # padded
     pv = tcir.define("def pv(float(B,I,J) P, float(B,J,D) V) -> (O) { O(b,i,d) +=! P(b,i,j) * V(b,j,d) }").pv
     assert convolution_image(pv.definition.stmts[0]) is None
 
