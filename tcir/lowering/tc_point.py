@@ -14,7 +14,8 @@ A statement padded to whole tiles (`poly-pad-tiles`) has instances past the
 tensors' edges: a read of a tensor there names the dimensions that may
 pass its shape (`clamp`), each subscript clamped to the last element (the
 value read is never stored), and an update the dimensions to test
-(`clip`): it runs only within the shape.
+(`clip`): it runs only within the shape. A read with `clip` (of a tensor
+that its scop writes) reads only within the shape, zero past it.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ elements (`VectorCopy`): the last dimension is clamped a group at a time,
 the edge reads the last group whole (`gpu-vectorize-copies` moves it as
 one vector)."""
 CLIP = "clip"
-"""Attribute of a `tc.update` of a padded statement: the dimensions whose
-subscript may pass the tensor's shape; the update runs only within it."""
+"""Attribute of a `tc.update` of a padded statement, or of a `tc.read` of a
+tensor that its scop writes: the dimensions whose subscript may pass the
+tensor's shape; the access runs only within it (a read is zero past it)."""
 BLOCK_REDUCTION = "block_reduction"
 """Unit attribute of a `tc.update` whose values each GPU thread combines into
 a partial value of its own, which a block-wide statement then combines
@@ -204,9 +206,7 @@ class PointLowering:
             if isinstance(op, YieldOp):
                 return self.lookup(op.value)
             if isinstance(op, ReadOp):
-                source, subscripts = self.target(builder, op)
-                load = builder.insert(memref.LoadOp.get(source, subscripts))
-                self.values[op.result] = load.res
+                self.values[op.result] = self._read(builder, op)
             elif isinstance(op, SizeOp):
                 symbols = [self.sizes[name] for name in op.symbol_names]
                 self.values[op.result] = materialize(builder, op.size, [], symbols)
@@ -222,6 +222,24 @@ class PointLowering:
                 self._clone(builder, op)
         return None
 
+    def _read(self, builder: Builder, op: ReadOp) -> SSAValue:
+        """The value `op` reads; where it has `clip` subscripts and is not
+        promoted, under a test of them against the tensor's shape (zero
+        past it)."""
+        source, subscripts = self.target(builder, op)
+        outside = _outside(op, CLIP) if PROMOTED not in op.attributes else []
+        if not outside:
+            return builder.insert(memref.LoadOp.get(source, subscripts)).res
+        load = memref.LoadOp.get(source, subscripts)
+        zero = arith.ConstantOp(identity("+", op.result.type))
+        guarded = builder.insert(
+            scf.IfOp(
+                _inside(builder, subscripts, outside), [op.result.type],
+                Region(Block([load, scf.YieldOp(load.res)])), Region(Block([zero, scf.YieldOp(zero.result)])),
+            )
+        )  # fmt: skip
+        return guarded.results[0]
+
     def _clipped_update(self, builder: Builder, op: UpdateOp) -> None:
         """`op` lowered, under a test of its `clip` subscripts against the
         tensor's shape where it has some and is not promoted."""
@@ -229,11 +247,7 @@ class PointLowering:
         if not outside:
             return self.update(builder, op)
         subscripts = self.subscripts(builder, op.subscripts, op.subscript_operands, op.symbol_names)
-        inside: SSAValue | None = None
-        for k, last in outside:
-            test = builder.insert(arith.CmpiOp(subscripts[k], index_constant(builder, last), "sle")).result
-            inside = test if inside is None else builder.insert(arith.AndIOp(inside, test)).result
-        assert inside is not None
+        inside = _inside(builder, subscripts, outside)
         then = Block([scf.YieldOp()])
         self.update(Builder(InsertPoint.before(then.last_op)), op)  # pyright: ignore[reportArgumentType]
         builder.insert(scf.IfOp(inside, [], Region(then), Region(Block([scf.YieldOp()]))))
@@ -254,6 +268,16 @@ class PointLowering:
         clone = op.clone(value_mapper=dict(self.values))
         builder.insert(clone)
         self.values.update(zip(op.results, clone.results))
+
+
+def _inside(builder: Builder, subscripts: Sequence[SSAValue], outside: list[tuple[int, int]]) -> SSAValue:
+    """Whether `subscripts` are within the last indices of `outside` (dimension, last index)."""
+    inside: SSAValue | None = None
+    for k, last in outside:
+        test = builder.insert(arith.CmpiOp(subscripts[k], index_constant(builder, last), "sle")).result
+        inside = test if inside is None else builder.insert(arith.AndIOp(inside, test)).result
+    assert inside is not None
+    return inside
 
 
 def _clamped(builder: Builder, index: SSAValue, last: int, width: int) -> SSAValue:

@@ -14,7 +14,11 @@ of T. The instances past E are the padding:
 - a read of a tensor names the dimensions in which it may pass the
   tensor's shape (`clamp`): the subscript is clamped to the last element
   (as is a copy's into a promoted buffer), so that every read stays within
-  the tensor and every buffer element is written;
+  the tensor and every buffer element is written; a read of a tensor that
+  the def writes (a ReLU after a sum, `O(b, n) = fmax(O(b, n), 0)`) is
+  clipped instead (`clip`): a padded point reads zero there (a copy into a
+  buffer too), where a clamped read would race with the thread that
+  writes the element (in registers, it reads the padded point's own);
 - an update names them too (`clip`): it runs only within the shape, and
   a copy of a promoted buffer back to the tensor copies only the elements
   within it.
@@ -23,11 +27,9 @@ A padded instance then computes something of clamped values and stores
 nothing; the others compute what they did. Dependences were computed on
 the exact domains, and the schedule stays valid: the padding writes no
 element that anything reads. A band with a statement whose subscripts are
-not all affine (gathers, scatters), that reads under a guard or reads a
-tensor that the scop writes (a clamped read there would race with the
-thread that writes the element), or that accumulates into a tensor that
-none of them sets (its values would be copied, clamped, while their owners
-store them) is left as it is; so is a member whose
+not all affine (gathers, scatters), that reads under a guard, or that
+accumulates into a tensor that none of them sets (its values would be
+copied, clamped, while their owners store them) is left as it is; so is a member whose
 index is not an output index of a box domain in every statement of the
 band.
 """
@@ -38,10 +40,10 @@ from collections.abc import Sequence
 
 import islpy as isl
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, StringAttr
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, SSAValue
 
 from tcir.dialects.poly import ScopOp, StmtOp
-from tcir.dialects.tc import ReadOp, UpdateOp
+from tcir.dialects.tc import AllocOp, DefOp, UpdateOp
 from tcir.lowering.tc_point import ATOMIC, CLAMP, CLIP
 from tcir.polyhedral.bands import is_band, statement_names
 from tcir.polyhedral.promotion.references import Reference, references
@@ -103,16 +105,12 @@ def _written_index(refs: list[Reference], d: int) -> bool:
     return False
 
 
-def _paddable(refs: list[Reference], written: set[SSAValue]) -> bool:
-    """Affine, unguarded accesses to tensors of static shape, one of them a
-    write, and no read of a tensor that the scop writes (a padded point's
-    clamped read of an element that another thread writes would race with
-    it: a ReLU after a sum, `O(b, n) = fmax(O(b, n), 0)`)."""
+def _paddable(refs: list[Reference]) -> bool:
+    """Affine, unguarded accesses to tensors of static shape, one of them a write."""
     return (
         any(r.writes for r in refs)
         and all(r.access is not None and r.indirection is None and not r.conditional for r in refs)
         and all(r.op.tensor_type.static_shape() is not None for r in refs)
-        and not any(isinstance(r.op, ReadOp) and r.tensor in written for r in refs)
     )
 
 
@@ -125,6 +123,15 @@ def _initialized(refs: list[Reference]) -> bool:
     return all(r.tensor in set_ for r in updates if r.op.kind.data != "=" and ATOMIC not in r.op.attributes)
 
 
+def written_by_def(tensor: SSAValue) -> bool:
+    """Whether `tensor` is an output or a temporary of its def (TC's inputs
+    are read only)."""
+    if isinstance(tensor.owner, AllocOp):
+        return True
+    block = tensor.owner
+    return isinstance(block, Block) and isinstance(block.parent_op(), DefOp) and tensor in block.parent_op().outputs  # type: ignore[union-attr]
+
+
 def padded_domains(scop: ScopOp, sizes: Sequence[int]) -> dict[str, isl.Set]:
     """The statements of `scop` that tiling by `sizes` leaves with partial
     tiles to pad (see the module), and their padded domains."""
@@ -132,11 +139,10 @@ def padded_domains(scop: ScopOp, sizes: Sequence[int]) -> dict[str, isl.Set]:
     by_statement: dict[str, list[Reference]] = {}
     for ref in references(scop.statements):
         by_statement.setdefault(ref.stmt.sym_name.data, []).append(ref)
-    written = {r.tensor for refs in by_statement.values() for r in refs if r.writes}
     padded: dict[str, isl.Set] = {}
     for band in _outer_bands(scop_schedule(scop).get_root()):
         names = statement_names(band.get_domain())
-        if not names or not all(n in statements and _paddable(by_statement.get(n, []), written) for n in names):
+        if not names or not all(n in statements and _paddable(by_statement.get(n, [])) for n in names):
             continue
         if not _initialized([r for n in names for r in by_statement[n]]):
             continue
@@ -190,7 +196,8 @@ def pad(scop: ScopOp, domains: dict[str, isl.Set]) -> None:
     for ref in references([statements[n] for n in domains]):  # accesses on the padded domains
         outside = _outside(ref)
         if outside:
-            ref.op.attributes[CLIP if ref.writes else CLAMP] = ArrayAttr(IntegerAttr(k, 64) for k in outside)
+            clip = ref.writes or written_by_def(ref.tensor)
+            ref.op.attributes[CLIP if clip else CLAMP] = ArrayAttr(IntegerAttr(k, 64) for k in outside)
     root = scop.schedule
     union = isl.UnionSet(root.domain.data)
     for domain in domains.values():

@@ -25,8 +25,8 @@ from xdsl.ir.affine import AffineExpr
 
 from tcir.dialects.poly import StmtOp
 from tcir.dialects.tc import ReadOp, TensorType, UpdateOp
-from tcir.lowering.tc_point import ATOMIC, CLAMP, CLAMP_GROUP, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS, identity
-from tcir.polyhedral.padding import past_shape
+from tcir.lowering.tc_point import ATOMIC, CLAMP, CLAMP_GROUP, CLIP, PROMOTED, PROMOTED_MAP, PROMOTED_SYMBOLS, identity
+from tcir.polyhedral.padding import past_shape, written_by_def
 from tcir.polyhedral.promotion.affine import affine_map_attr, function_of
 from tcir.polyhedral.promotion.tiles import ArrayTile
 
@@ -155,7 +155,9 @@ class Copy:
         else:
             read = ReadOp(self.tensor, subscripts, elements)
             outside = self._outside() if self.into_buffer else []
-            if outside:  # a tile of statements padded to whole tiles: rows past the edge
+            if outside and written_by_def(self.tensor):  # zero past the edge: its owner may be writing it
+                read.attributes[CLIP] = ArrayAttr(IntegerAttr(d, 64) for d in outside)
+            elif outside:  # a tile of statements padded to whole tiles: rows past the edge
                 read.attributes[CLAMP] = ArrayAttr(IntegerAttr(d, 64) for d in outside)
                 if self.group_width > 1 and self._whole_groups():
                     read.attributes[CLAMP_GROUP] = IntegerAttr(self.group_width, 64)

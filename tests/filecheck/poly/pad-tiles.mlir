@@ -44,15 +44,15 @@ builtin.module {
 
 // -----
 
-// A ReLU of what the band's first statement wrote: S1 reads C, which
-// another thread may be writing where a padded point's clamped read would
-// land. The band is left as it is.
+// A ReLU of what the band's first statement wrote: S1's read of C is
+// clipped, not clamped (where C stays in memory, a padded point's clamped
+// read would race with the thread that writes the element).
 
 // CHECK-LABEL: poly.scop @relu
-// CHECK:         poly.stmt @S0 domain "{ S0[m, n] : 0 <= m <= 99 and 0 <= n <= 89 }"
-// CHECK-NOT:     clamp
-// CHECK-NOT:     clip
-// CHECK:         poly.domain "{ S0[m, n] : 0 <= m <= 99 and 0 <= n <= 89; S1[m, n] : 0 <= m <= 99 and 0 <= n <= 89 }"
+// CHECK:         poly.stmt @S0 domain "{ S0[m, n] : 0 <= m <= 127 and 0 <= n <= 95 }"
+// CHECK:           tc.read %A[%m, %n] attributes {clamp = [0 : i64, 1 : i64]}
+// CHECK:         poly.stmt @S1 domain "{ S1[m, n] : 0 <= m <= 127 and 0 <= n <= 95 }"
+// CHECK:           tc.read %C[%m_1, %n_1] attributes {clip = [0 : i64, 1 : i64]}
 builtin.module {
   tc.def @relu(%A: !tc.tensor<f32, [100, 90]>) -> (%C: !tc.tensor<f32, [100, 90]>) {
     poly.scop @relu params [] context "{  :  }" {
@@ -76,6 +76,34 @@ builtin.module {
             poly.filter "{ S0[m, n] }"
             poly.filter "{ S1[m, n] }"
           }
+        }
+      }
+    }
+  }
+}
+
+// -----
+
+// A sum into C that no statement sets first: a register tile of it would
+// copy C's values in, clamped past the edge, while the threads that own
+// them store them back. The band is left as it is.
+
+// CHECK-LABEL: poly.scop @acc
+// CHECK:         poly.stmt @S0 domain "{ S0[m, kk] : 0 <= m <= 99 and 0 <= kk <= 89 }"
+// CHECK-NOT:     clamp
+// CHECK-NOT:     clip
+// CHECK:         poly.domain "{ S0[m, kk] : 0 <= m <= 99 and 0 <= kk <= 89 }"
+builtin.module {
+  tc.def @acc(%A: !tc.tensor<f32, [100, 90]>) -> (%C: !tc.tensor<f32, [100]>) {
+    poly.scop @acc params [] context "{  :  }" {
+      poly.stmt @S0 domain "{ S0[m, kk] : 0 <= m <= 99 and 0 <= kk <= 89 }" reads "{ S0[m, kk] -> C[m]; S0[m, kk] -> A[m, kk] }" writes "{ S0[m, kk] -> C[m] }" {
+      ^bb0(%m: index, %kk: index):
+        %0 = tc.read %A[%m, %kk]
+        tc.update %C[%m] "+=" %0
+      }
+      poly.domain "{ S0[m, kk] : 0 <= m <= 99 and 0 <= kk <= 89 }" {
+        poly.band "[{ S0[m, kk] -> [(m)] }]" permutable coincident = [1] {
+          poly.band "[{ S0[m, kk] -> [(kk)] }]" permutable coincident = [0]
         }
       }
     }

@@ -24,6 +24,10 @@ def nt_bias(float(M,K) A, float(N,K) B, float(N) bias) -> (C) {
   C(m,n) = bias(n)
   C(m,n) += A(m,kk) * B(n,kk)
 }
+def linear_relu(float(M,K) A, float(N,K) W, float(N) bias) -> (C) {
+  C(m,n) +=! A(m,kk) * W(n,kk)
+  C(m,n) = fmaxf(C(m,n) + bias(n), 0.0)
+}
 def gather(float(R,D) E, int32(B) I) -> (O) {
   O(b,d) = E(I(b),d)
 }
@@ -93,6 +97,9 @@ def test_padded_kernels_compute_the_reference(backend, fields):
     bt = np.ascontiguousarray(b.T)
     out = mod.nt_bias(a, bt, bias, backend=backend, options=options)
     np.testing.assert_allclose(out, a @ b + bias, rtol=1e-4, atol=1e-4)
+    # A ReLU reading what the sum wrote: clipped, not clamped (no race on the simulated GPU).
+    out = mod.linear_relu(a, bt, bias, backend=backend, options=options)
+    np.testing.assert_allclose(out, np.maximum(a @ b + bias, 0), rtol=1e-4, atol=1e-4)
 
 
 def test_defaults_pad_where_it_adds_little():
