@@ -85,7 +85,8 @@ class MappingOptions(metaclass=_Interned):
     """Compute every tile whole, as Triton and CUTLASS do: where a tile size
     does not divide an output dimension (1000 on 64), the statements'
     domains are padded to the next multiple (`poly-pad-tiles`), the points
-    past the edge read clamped subscripts and store nothing. The blocks at
+    past the edge read clamped subscripts (zero, of what the def itself
+    writes) and store nothing. The blocks at
     the edge then run the code of the others, without a guard at each
     point of their register tiles."""
     blocks: list[int] = field(default_factory=list[int])

@@ -15,7 +15,7 @@ tensors' edges: a read of a tensor there names the dimensions that may
 pass its shape (`clamp`), each subscript clamped to the last element (the
 value read is never stored), and an update the dimensions to test
 (`clip`): it runs only within the shape. A read with `clip` (of a tensor
-that its scop writes) reads only within the shape, zero past it.
+that the def writes) reads only within the shape, zero past it.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ the edge reads the last group whole (`gpu-vectorize-copies` moves it as
 one vector)."""
 CLIP = "clip"
 """Attribute of a `tc.update` of a padded statement, or of a `tc.read` of a
-tensor that its scop writes: the dimensions whose subscript may pass the
+tensor that the def writes: the dimensions whose subscript may pass the
 tensor's shape; the access runs only within it (a read is zero past it)."""
 BLOCK_REDUCTION = "block_reduction"
 """Unit attribute of a `tc.update` whose values each GPU thread combines into

@@ -29,9 +29,9 @@ the exact domains, and the schedule stays valid: the padding writes no
 element that anything reads. A band with a statement whose subscripts are
 not all affine (gathers, scatters), that reads under a guard, or that
 accumulates into a tensor that none of them sets (its values would be
-copied, clamped, while their owners store them) is left as it is; so is a member whose
-index is not an output index of a box domain in every statement of the
-band.
+copied in, clamped, while their owners store them) is left as it is; so
+is a member whose index is not an output index of a box domain in every
+statement of the band.
 """
 
 from __future__ import annotations
@@ -49,9 +49,6 @@ from tcir.polyhedral.bands import is_band, statement_names
 from tcir.polyhedral.promotion.references import Reference, references
 from tcir.polyhedral.scop import scop_schedule
 from tcir.polyhedral.tiling import tile_sizes
-
-NodeType = isl.schedule_node_type
-
 
 def _outer_bands(node: isl.ScheduleNode) -> list[isl.ScheduleNode]:
     """The outermost permutable bands below `node`, one per path."""
@@ -128,8 +125,8 @@ def written_by_def(tensor: SSAValue) -> bool:
     are read only)."""
     if isinstance(tensor.owner, AllocOp):
         return True
-    block = tensor.owner
-    return isinstance(block, Block) and isinstance(block.parent_op(), DefOp) and tensor in block.parent_op().outputs  # type: ignore[union-attr]
+    definition = tensor.owner.parent_op() if isinstance(tensor.owner, Block) else None
+    return isinstance(definition, DefOp) and tensor in definition.outputs
 
 
 def padded_domains(scop: ScopOp, sizes: Sequence[int]) -> dict[str, isl.Set]:
