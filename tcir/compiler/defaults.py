@@ -412,10 +412,11 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
                 return dataclasses.replace(
                     _half_mma_options(outer, 32, 32), tile=[32, 32, MMA_POINTS], split_k=-(-reduction // K_SLICE)
                 )
-        if allow_tf32 and whole and fills_gpu(128) and whole_tiles(128, 128):
-            return dataclasses.replace(_wgmma_options(outer, 128, 128), blocks=grid(128, 128))
-        if allow_tf32 and whole and fills_gpu(32) and whole_tiles(64, 32):
-            return dataclasses.replace(_wgmma_options(outer, 64, 32), blocks=grid(64, 32))
+        for rows, columns, filling in ((128, 128, 128), (64, 32, 32)) if allow_tf32 and whole else ():
+            # Whole tiles, or padded to them where that adds little.
+            padded = not whole_tiles(rows, columns) and pads_cheaply(out[-2:], [rows, columns])
+            if fills_gpu(filling) and (whole_tiles(rows, columns) or padded):
+                return dataclasses.replace(_wgmma_options(outer, rows, columns), blocks=grid(rows, columns), pad_tiles=padded)
         if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole and edges(128):
             # 128x64 tiles, 8x8 a thread, where 128 columns would leave half of
             # them empty (blocks of 128 threads: two an SM at least).

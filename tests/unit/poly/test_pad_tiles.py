@@ -4,6 +4,8 @@ left, and the numbers through every path the padding touches."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,22 @@ def test_padded_sums_stay_off_mma_where_their_fragments_would_pass_the_shapes():
     )
     out = tcir.define(SOURCE).nn(a, b, backend="cuda-sim", options=options)
     np.testing.assert_allclose(out, a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_tf32_defaults_pad_ragged_outputs_onto_wgmma():
+    """With `allow_tf32`, a ragged output whose k tiles are whole takes the
+    `wgmma` tiles padded (1000 rows on 128); padded, the warpgroups'
+    fragments come from clamped shared copies and their accumulators are
+    stored clipped."""
+    nt = tcir.define(SOURCE).nt_bias.definition
+    options = default_options(nt, bind(nt, (_zeros(1000, 1024), _zeros(1000, 1024), _zeros(1000))), allow_tf32=True)
+    assert options.warpgroup_mma and options.pad_tiles and options.tile == [64, 32, 32]
+    rng = np.random.default_rng(2)
+    a = rng.integers(-3, 4, (200, 64)).astype(np.float32)  # small integers: exact in TF32
+    b = rng.integers(-3, 4, (150, 64)).astype(np.float32)
+    bias = np.zeros(150, np.float32)
+    wgmma = dataclasses.replace(options, tile=[128, 128, 32], warps=[1, 8], max_shared_memory=131072)
+    ir = tcir.define(SOURCE).nt_bias.ir(a, b, bias, backend="cuda", options=wgmma)
+    assert "wgmma" in ir
+    out = tcir.define(SOURCE).nt_bias(a, b, bias, backend="cuda-sim", options=wgmma)
+    np.testing.assert_allclose(out, a @ b.T, rtol=0, atol=0)
