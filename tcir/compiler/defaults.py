@@ -416,7 +416,8 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # Whole tiles, or padded to them where that adds little.
             padded = not whole_tiles(rows, columns) and pads_cheaply(out[-2:], [rows, columns])
             if fills_gpu(filling) and (whole_tiles(rows, columns) or padded):
-                return dataclasses.replace(_wgmma_options(outer, rows, columns), blocks=grid(rows, columns), pad_tiles=padded)
+                options = _wgmma_options(outer, rows, columns)
+                return dataclasses.replace(options, blocks=grid(rows, columns), pad_tiles=padded)
         if out[-1] <= NARROW_OUTPUT and fills_gpu(128, NARROW_OUTPUT, times=2) and whole and edges(128):
             # 128x64 tiles, 8x8 a thread, where 128 columns would leave half of
             # them empty (blocks of 128 threads: two an SM at least).

@@ -86,9 +86,8 @@ class MappingOptions(metaclass=_Interned):
     does not divide an output dimension (1000 on 64), the statements'
     domains are padded to the next multiple (`poly-pad-tiles`), the points
     past the edge read clamped subscripts (zero, of what the def itself
-    writes) and store nothing. The blocks at
-    the edge then run the code of the others, without a guard at each
-    point of their register tiles."""
+    writes) and store nothing. The blocks at the edge then run the code of
+    the others, without a guard at each point of their register tiles."""
     blocks: list[int] = field(default_factory=list[int])
     """The CUDA grid, x first (at most 3 sizes); empty or 0: one block per tile."""
     threads: list[int] = field(default_factory=list[int])

@@ -74,7 +74,8 @@ def _variable(domain: isl.Set, d: int) -> isl.PwAff:
 
 def _extent(domain: isl.Set, d: int) -> int | None:
     """E where `domain` is its other dimensions' set times `0 <= i_d < E`."""
-    values = domain.project_out(isl.dim_type.set, 0, d).project_out(isl.dim_type.set, 1, domain.dim(isl.dim_type.set) - d - 1)
+    rank = domain.dim(isl.dim_type.set)
+    values = domain.project_out(isl.dim_type.set, d + 1, rank - d - 1).project_out(isl.dim_type.set, 0, d)
     if values.dim_min_val(0).to_python() != 0 or not values.dim_max_val(0).is_int():
         return None
     extent = int(values.dim_max_val(0).to_python()) + 1
