@@ -135,6 +135,7 @@ class SearchSpace:
             Gene("allow_skewing", (False, True)),
             Gene("positive_coefficients", (True, False)),
             *(Gene(f"tile_{k}", tiles) for k in range(max(depth, 1))),
+            Gene("pad_tiles", (False, True)),
             Gene("unroll", tuple(powers_of_two(max_unroll))),
         ]
         if backend in GPU_BACKENDS:

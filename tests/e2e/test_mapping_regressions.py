@@ -139,6 +139,16 @@ REGRESSIONS = {
         '"transpose_copies": true, "unroll": 256, "use_private_memory": true, "vector_width": 4, '
         '"warpgroup_mma": true, "warps": [1, 4]}',
     ),
+    # H200, max rel. error 0.73 (simulated: right; ptxas -O1: right): padded,
+    # the sum accumulating in memory computed each product before the test of
+    # its point against C's shape, and ptxas -O2 miscompiled the unrolled k
+    # loop. A padded point's whole statement is now under the test.
+    "matmul-tn-f16-padded-accumulator-in-memory": (
+        "zoo/matmul:matmul_tn@mma@f16",
+        '{"allow_skewing": true, "blocks": [1, 3], "copy_vector_width": 8, "fusion": "max", '
+        '"max_private_elements": 16, "max_shared_memory": 12288, "num_stages": 2, "pad_tiles": true, '
+        '"threads": [11, 1], "tile": [12, 13], "unroll": 16, "vector_width": 8, "warps": [1, 4]}',
+    ),
 }
 
 

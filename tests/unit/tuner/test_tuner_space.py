@@ -41,6 +41,7 @@ def test_cpu_space_for_tmm():
         "tile_0",
         "tile_1",
         "tile_2",
+        "pad_tiles",
         "unroll",
     }
     assert genes["fusion"] == ("min", "max", "preserve3", "outer")

@@ -127,6 +127,7 @@ def synthetic_seconds(options: tcir.MappingOptions) -> float:
         (options.fusion != TARGET.fusion)
         + options.allow_skewing
         + (not options.positive_coefficients)
+        + options.pad_tiles
         + abs(math.log2(options.unroll / TARGET.unroll))
     )
     for k, target in enumerate(TARGET.tile):
@@ -155,13 +156,13 @@ def test_tpe_beats_random_search_on_a_synthetic_objective(space):
     wins = 0
     tpe_total = random_total = 0.0
     for seed in range(5):
-        first, tpe = best_of(TPESearch(space, seed=seed), 64)
-        _, rnd = best_of(RandomSearch(space, random.Random(seed)), 64)
+        first, tpe = best_of(TPESearch(space, seed=seed), 96)
+        _, rnd = best_of(RandomSearch(space, random.Random(seed)), 96)
         assert tpe < first, f"seed {seed}: TPE improves on its first candidates"
         wins += tpe < rnd
         tpe_total += tpe
         random_total += rnd
-    # Measured: TPE wins with every seed of 0..7, by 2.6 ms against 4.4 ms on average.
+    # Measured: TPE wins with every seed of 0..7, by 3.0 ms against 4.7 ms on average.
     assert wins >= 4 and tpe_total < 0.75 * random_total
 
 
