@@ -90,6 +90,9 @@ of 8 channels gave each barrier too little work (the defaults guide)."""
 
 CONVOLUTION_MIN_COLUMNS = 32
 """NCHW images narrower take the small planes' templates."""
+STRIDED_PLANE_THREADS = 256
+"""A strided NCHW convolution whose plane takes at most this many threads
+on 2x2 squares of pixels takes the plane rule, wide rows or not."""
 
 FLOAT_BYTES = 4
 """Bytes of a float32 element of a staged tile."""
@@ -101,15 +104,19 @@ def _channel_steps(layer: A.Stmt, shifts: set[str], extents: dict[str, int], cha
     return [extents[i] if i in shifts else min(extents[i], channels) for i in layer.reduction_indices]
 
 
-def convolution_options(layer: A.Stmt, convolution: Convolution, out: list[int], extents: dict[str, int]) -> MappingOptions:
+def convolution_options(
+    layer: A.Stmt, convolution: Convolution, out: list[int], extents: dict[str, int], sizes: list[str]
+) -> MappingOptions:
     """Register tiles of a convolution: a block computes 64 filters on 2
     rows of up to 64 pixels; a thread 4 filters on both rows at 2 to 4
     pixels (a divisor of the row where one is), 8 filters where it takes 4
     pixels of a sum without guards (64 accumulators), or with 1x1 filters
     8 filters at 2 pixels; the image's rows and the filters staged in
     shared memory for 8 channels (all taps) at a time, 32 (1x1: 64) where a
-    thread takes 8 filters. Threads go along the output's innermost index
-    (the pixels of a row, or the filters of a channels-last output)."""
+    thread takes 8 filters and their image tile fits in shared memory (a
+    strided convolution's rows span twice the pixels: 8). Threads go along
+    the output's innermost index (the pixels of a row, or the filters of a
+    channels-last output); `sizes` are the def's size parameters."""
     at_filters, at_rows, at_columns = convolution.positions
     if at_rows is None:
         return _line_options(layer, convolution, out, extents)
@@ -124,6 +131,10 @@ def convolution_options(layer: A.Stmt, convolution: Convolution, out: list[int],
     per_thread = WIDE_THREAD_FILTERS if wide and not convolution.filters_last else 4
     if per_thread == WIDE_THREAD_FILTERS:
         channels = WIDE_THREAD_CHANNELS if shifts else WIDE_THREAD_POINTWISE_CHANNELS
+        tile = {layer.lhs_indices[at_rows]: rows, layer.lhs_indices[at_columns]: columns, **{t: extents[t] for t in shifts}}
+        span = _image_points(convolution.image, tile, sizes)
+        if span is None or channels * span * FLOAT_BYTES > MappingOptions().max_shared_memory:
+            channels = CONVOLUTION_K
     else:
         channels = max(1, min(CONVOLUTION_K, CONVOLUTION_FILTER_TILE // (filters * math.prod(extents[i] for i in shifts))))
     row_threads = max(1, rows // CONVOLUTION_ROWS)
@@ -190,16 +201,17 @@ takes: smaller planes (14 x 14 outputs) take segments of rows."""
 
 
 def narrow_convolution_options(
-    layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int], sizes: list[str]
+    layer: A.Stmt, image: A.Access, out: list[int], extents: dict[str, int]
 ) -> MappingOptions | None:
     """A convolution whose output rows are too narrow for the register
     template: a block computes a few filters on an image's whole output
     plane, a thread those filters on a 2x2 (or 3x3) square of pixels
-    (`PLANE_ACCUMULATORS` or a little more), the image and the filters
-    staged in shared memory `CONVOLUTION_K` channels (all taps) at a time,
-    one where that many channels of the image's plane would not fit (a
-    strided convolution's), the next step's copied by `cp.async` into a
-    second buffer while this one computes. Where no such square divides the
+    (`PLANE_ACCUMULATORS` or a little more), `CONVOLUTION_K` channels (all
+    taps) a step: the filters staged in shared memory, the next step's
+    copied by `cp.async` into a second buffer while this one computes (the
+    image too where its buffers fit; a strided convolution's plane, whose
+    rows it reads every other element of, does not, and its reads go
+    through L1). Where no such square divides the
     plane or the plane gives fewer than `MIN_PLANE_THREADS` threads, segments of rows
     (`_row_segment_options`); None for 1x1 filters, or where the plane
     needs more threads than a block has."""
@@ -212,10 +224,7 @@ def narrow_convolution_options(
     if (out[-1] // side) * (out[-2] // side) > MAX_THREADS_PER_BLOCK:
         return None
     filters = min(out[-3], -(-PLANE_ACCUMULATORS // (side * side * 8)) * 8)
-    span = _plane_span(image, layer.lhs_indices[-2:], extents, sizes)
-    fits = span is not None and CONVOLUTION_K * span * FLOAT_BYTES <= MappingOptions().max_shared_memory
-    channels = CONVOLUTION_K if fits else 1
-    steps = _channel_steps(layer, shifts, extents, channels)
+    steps = _channel_steps(layer, shifts, extents, CONVOLUTION_K)
     return MappingOptions(
         tile=[*[1] * (len(out) - 3), filters, out[-2], out[-1], *steps],
         threads=[out[-1] // side, out[-2] // side],
@@ -259,24 +268,37 @@ def _row_segment_options(
     )
 
 
-def _plane_span(image: A.Access, plane: list[str], extents: dict[str, int], sizes: list[str]) -> int | None:
-    """The points of one channel of `image` that a block reads for the whole
-    output `plane` (its two indices) and every tap: the product over the
-    subscripts that use them of `sum |coefficient| * (extent - 1) + 1`
-    (`sizes`: the def's size parameters); None where a subscript is not
-    affine in the indices."""
+def takes_plane(layer: A.Stmt, convolution: Convolution, out: list[int], sizes: list[str]) -> bool:
+    """Whether an NCHW convolution computes whole output planes a block
+    (`narrow_convolution_options`): rows narrower than
+    `CONVOLUTION_MIN_COLUMNS`, or a strided image (its column index scaled
+    in the subscript) and a plane of at most `STRIDED_PLANE_THREADS` threads
+    on 2x2 squares (whose rows the row rule's tiles would read every other
+    element of)."""
+    if convolution.filters_last:
+        return False
+    if out[-1] < CONVOLUTION_MIN_COLUMNS:
+        return True
+    pair = {layer.lhs_indices[-2]: 1, layer.lhs_indices[-1]: 2, **{t: 1 for t in taps(layer, convolution.image)}}
+    strided = (_image_points(convolution.image, pair, sizes) or 2) > 2
+    return strided and out[-1] % 2 == 0 and out[-2] % 2 == 0 and out[-1] * out[-2] // 4 <= STRIDED_PLANE_THREADS
+
+
+def _image_points(image: A.Access, tile: dict[str, int], sizes: list[str]) -> int | None:
+    """The points of one channel of `image` that a block reads for `tile`
+    values of each of its indices: the product over the subscripts that use
+    them of `sum |coefficient| * (values - 1) + 1` (`sizes`: the def's size
+    parameters); None where such a subscript is not affine in them."""
     span = 1
     for subscript in image.subscripts:
         names = index_names(subscript)
-        if not names & set(plane):
+        if not names & set(tile):
             continue
         lin = expr_to_lin(subscript, sizes)
-        if lin is None:
+        terms = {} if lin is None else dict(lin.terms)
+        if any(terms.get((name,)) is None or name not in tile for name in names):
             return None
-        terms = dict(lin.terms)
-        if any(terms.get((name,)) is None for name in names):
-            return None
-        span *= sum(abs(terms[(name,)]) * (extents[name] - 1) for name in names) + 1
+        span *= sum(abs(terms[(name,)]) * (tile[name] - 1) for name in names) + 1
     return span
 
 

@@ -82,6 +82,7 @@ from tcir.compiler.convolutions import (
     convolution_options,
     filter_gradient_options,
     narrow_convolution_options,
+    takes_plane,
 )
 from tcir.compiler.options import ATOMIC_DTYPES, DEFAULT, TF32_DEFAULT, MappingOptions
 from tcir.compiler.tile_padding import pads_cheaply
@@ -324,12 +325,12 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     if convolution is not None and out[convolution.positions[0]] < CONVOLUTION_FILTERS // 4:
         convolution = None
     if convolution is not None and convolution.rows:
-        if out[convolution.positions[2]] >= CONVOLUTION_MIN_COLUMNS or convolution.filters_last:
-            return convolution_options(layer, convolution, out, extents)
-        if not convolution.filters_last:  # small planes: NCHW only
-            narrow = narrow_convolution_options(layer, convolution.image, out, extents, definition.size_params)
+        if takes_plane(layer, convolution, out, definition.size_params):
+            narrow = narrow_convolution_options(layer, convolution.image, out, extents)
             if narrow is not None:
                 return narrow
+        if out[convolution.positions[2]] >= CONVOLUTION_MIN_COLUMNS or convolution.filters_last:
+            return convolution_options(layer, convolution, out, extents, definition.size_params)
     line = convolution if convolution is not None and not convolution.rows else None  # 1-D
     wide = layer.reduces and len(out) >= 2 and _wide_contraction(layer, out, reduction)
     if (layer.reduces and 2 <= len(out) <= 3 and reduction >= LARGE_REDUCTION) or (wide and len(out) <= 4):
@@ -428,7 +429,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             transposed = len(definition.stmts) == 1 and _transposed_operands(layer) == 1 and reduction >= LARGE_REDUCTION
             return dataclasses.replace(register_tiled(128, [16, 16], 64, True), transpose_copies=transposed)
         if line is not None:  # short of whole 128x128 tiles
-            return convolution_options(layer, line, out, extents)
+            return convolution_options(layer, line, out, extents, definition.size_params)
         medium = sliced(register_tiled(MEDIUM_TILE, [16, 8], 32, True), MEDIUM_TILE)
         if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and steps % VECTOR_WIDTH == 0 and (
             blocks(MEDIUM_TILE) * medium.split_k >= (1 if medium.split_k > 1 else 2) * BLOCKS_TO_FILL_GPU
@@ -464,7 +465,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return _sliced_sum_options(layer, extents, blocks(32))
         return MappingOptions(tile=[*outer, 8, 32, 32], blocks=grid(8, 32), threads=[32, 8], num_stages=2)
     if line is not None:
-        return convolution_options(layer, line, out, extents)
+        return convolution_options(layer, line, out, extents, definition.size_params)
     if len(out) < 2:  # a 1-D output that no rule above took: spread its sum where one read allows it
         return _spread_sum(definition, sizes, mixed=True) or MappingOptions()
     if not layer.reduces and out[-2] >= ELEMENTWISE_ROWS and out[-1] >= ELEMENTWISE_COLUMNS:

@@ -538,8 +538,8 @@ def test_short_sums_into_wide_outputs_take_register_tiles():
 def test_narrow_convolutions_take_squares_of_pixels():
     """Rows under 32 pixels with taps: 16 filters on the whole output plane
     a block, a 2x2 square of pixels a thread (3x3 where 2 does not divide
-    the plane: 8 filters), 8 channels a step (one where 8 channels of the
-    image's plane would not fit in shared memory), the next step's copied by
+    the plane: 8 filters), 8 channels a step (a strided plane's image, too
+    large for shared memory, read through L1), the next step's copied by
     `cp.async` into a second buffer; a plane that such squares
     tile in fewer than 64 threads (14 x 14, 7 x 7) takes segments of 7
     pixels of a row a thread (4 filters each, 8 on the 7 x 7 plane's 7
@@ -552,8 +552,8 @@ def test_narrow_convolutions_take_squares_of_pixels():
         tile=[1, 16, 26, 26, 8, 3, 3], threads=[13, 13], max_private_elements=64, num_stages=3, async_copies=True
     )
     strided = default_options(conv.conv2d_stride2.definition, Binding({**sizes, "C": 64, "H": 56, "W": 56}, ()))
-    # a strided plane's image (55 x 55 points a channel) takes one channel a step
-    assert strided.tile == [1, 8, 27, 27, 1, 3, 3] and strided.threads == [9, 9] and strided.max_private_elements == 72
+    # a strided plane's image (55 x 55 points a channel) is not staged; its filters are, 8 channels a step
+    assert strided.tile == [1, 8, 27, 27, 8, 3, 3] and strided.threads == [9, 9] and strided.max_private_elements == 72
     small = default_options(conv.conv2d.definition, Binding({**sizes, "H": 16, "W": 16}, ()))
     assert small == tcir.MappingOptions(tile=[1, 32, 14, 14, 8, 3, 3], threads=[2, 14, 8])
     smaller = default_options(conv.conv2d.definition, Binding({**sizes, "C": 512, "F": 512, "H": 9, "W": 9}, ()))
@@ -567,6 +567,26 @@ def test_narrow_convolutions_take_squares_of_pixels():
     x, w = x[:, :, :9, :9], w[:17]  # a 7 x 7 plane: segments of rows
     assert default_options(conv.conv2d.definition, bind(conv.conv2d.definition, [x, w])).threads == [1, 7, 3]
     np.testing.assert_allclose(conv.conv2d(x, w, backend="cuda-sim"), _correlation(x, w), rtol=1e-4, atol=1e-4)
+
+
+def test_strided_convolutions_take_planes_or_fewer_channels():
+    """A strided NCHW convolution whose 2x2 squares cover its plane in at
+    most 256 threads takes the plane rule though its rows are 32 wide;
+    wider ones keep the row rule, 8 channels a step where the image rows of
+    32 channels (twice the pixels) would not fit in shared memory. Both
+    compute the right numbers on cuda-sim."""
+    conv = tcir.define((EXAMPLES / "zoo" / "conv.tc").read_text())
+    fn = conv.conv2d_stride2
+    plane = default_options(fn.definition, Binding({"N": 16, "C": 64, "H": 66, "W": 66, "F": 128, "KH": 3, "KW": 3}, ()))
+    assert plane == tcir.MappingOptions(
+        tile=[1, 16, 32, 32, 8, 3, 3], threads=[16, 16], max_private_elements=64, num_stages=3, async_copies=True
+    )
+    rows = default_options(fn.definition, Binding({"N": 32, "C": 64, "H": 114, "W": 114, "F": 128, "KH": 3, "KW": 3}, ()))
+    assert rows.tile == [1, 64, 2, 56, 8, 3, 3] and rows.threads == [14, 1, 8]
+    unstrided = default_options(conv.conv2d.definition, Binding({"N": 32, "C": 64, "H": 58, "W": 58, "F": 128, "KH": 3, "KW": 3}, ()))
+    assert unstrided.tile[2:4] == [2, 56] and unstrided.tile[4] == 32  # the image rows of 32 channels fit
+    _run_on_cuda_sim(fn, {"N": 1, "C": 3, "H": 66, "W": 66, "F": 17, "KH": 3, "KW": 3}, None)
+    _run_on_cuda_sim(fn, {"N": 1, "C": 12, "H": 81, "W": 81, "F": 16, "KH": 3, "KW": 3}, None)
 
 
 def test_narrow_convolutions_too_tall_for_a_block_take_the_generic_mapping():
