@@ -31,6 +31,7 @@ LAYERS = {
                      ? X(n,h+kh-1,w+kw-1,c) * Wt(f,kh,kw,c) : 0.0
         where h in 0:H, w in 0:W, kh in 0:KH, kw in 0:KW
     }""",
+    "nchw_stride2": "def f(float(N,C,H,W) X, float(F,C,KH,KW) Wt) -> (Y) { Y(n,f,h,w) +=! X(n,c,2*h+kh,2*w+kw) * Wt(f,c,kh,kw) }",
     "conv1d": "def f(float(B,C,T) X, float(F,C,K) Wt) -> (Y) { Y(b,f,t) +=! X(b,c,t+k) * Wt(f,c,k) }",
     "conv1d_nwc": "def f(float(B,T,C) X, float(F,K,C) Wt) -> (Y) { Y(b,t,f) +=! X(b,t+k,c) * Wt(f,k,c) }",
     "channel_mean_nhwc": "def f(float(N,H,W,C) X) -> (m) { m(c) +=! X(n,h,w,c) / (N*H*W) }",
@@ -50,6 +51,9 @@ def _sizes(layer: str, draw: st.DrawFn) -> dict[str, int]:
     if layer.startswith("nhwc"):
         k = i(1, 3)
         return {"N": i(1, 2), "H": i(k, 9), "W": i(k, 40), "C": i(1, 9), "F": i(16, 40), "KH": k, "KW": k}
+    if layer == "nchw_stride2":  # planes (under or over 32 columns) and rows of 8-filter threads
+        k = i(1, 3)
+        return {"N": 1, "C": i(1, 8), "H": i(k, 70), "W": i(k, 90), "F": i(16, 24), "KH": k, "KW": k}
     if layer.startswith("conv1d"):
         k = i(1, 5)
         return {"B": i(1, 2), "C": i(1, 9), "T": i(k, 150), "F": i(16, 40), "K": k}
