@@ -66,7 +66,28 @@ def _to_yaml(node: ScheduleNodeOp) -> str:
 
 def schedule_to_isl(root: DomainOp) -> isl.Schedule:
     """Build the isl schedule described by the tree rooted at `root`."""
-    return isl.Schedule.read_from_str(isl.DEFAULT_CONTEXT, _to_yaml(root))
+    text = _to_yaml(root)
+    schedule = _PARSED.get(text)
+    if schedule is None:
+        schedule = isl.Schedule.read_from_str(isl.DEFAULT_CONTEXT, text)
+        _remember(text, schedule)
+    return schedule
+
+
+_PARSED: dict[str, isl.Schedule] = {}
+"""isl schedules by the text of their trees: a pass reads the schedule that
+the pass before it wrote (`schedule_from_isl` keeps it; a `functools`
+cache could not be given it), and isl's parse of a large tree costs
+milliseconds. isl objects are immutable from Python: sharing one is safe."""
+_PARSED_LIMIT = 64
+"""Schedules kept (the cache is emptied when it grows past them)."""
+
+
+def _remember(text: str, schedule: isl.Schedule) -> None:
+    """Keep `schedule` as the parse of `text` (the text of its tree)."""
+    if len(_PARSED) >= _PARSED_LIMIT:
+        _PARSED.clear()
+    _PARSED[text] = schedule
 
 
 def node_from_isl(node: isl.ScheduleNode) -> ScheduleNodeOp | None:
@@ -113,4 +134,5 @@ def schedule_from_isl(schedule: isl.Schedule) -> DomainOp:
     """Build the `poly.domain`-rooted tree of ops for an isl schedule."""
     root = node_from_isl(schedule.get_root())
     assert isinstance(root, DomainOp), "an isl schedule is rooted at a domain node"
+    _remember(_to_yaml(root), schedule)
     return root
