@@ -6,11 +6,13 @@ loading cached code must take milliseconds in a fresh process.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from tcir.compiler.artifacts import Artifact, build_artifact, loaded, target_architecture
@@ -108,11 +110,27 @@ def compile_cached(
             if completed is not artifact:  # e.g. NVRTC compiled the cubin it lacked
                 _store(store, key, options, completed)
             return kernel
-    artifact = build_artifact(ir, binding, options, backend)
+    with _collector_paused():
+        artifact = build_artifact(ir, binding, options, backend)
     kernel = artifact.load()
     if store is not None and key is not None:
         _store(store, key, options, loaded(artifact, kernel))
     return kernel
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block, then as it was:
+    a lowering allocates IR by the thousand, and the collections that
+    triggers took a share of a first call's time (the defaults guide); the
+    block's garbage cycles go at the next collection."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _store(
