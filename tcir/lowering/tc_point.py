@@ -247,9 +247,9 @@ class PointLowering:
         return guarded.results[0]
 
     def _clip_body(self, builder: Builder, body: Block) -> Builder | None:
-        """Where `body`'s only op with an effect is an unpromoted update with
-        `clip` subscripts past the tensor's shape: a test of them, and a
-        builder into its branch for the whole body; otherwise None.
+        """Where `body`'s only op with an effect is an update with a
+        `_clip_test`: a builder into that test's branch, for the whole body;
+        otherwise None.
 
         A padded point past the edge then computes nothing. (With the store
         alone guarded, ptxas 13.0 at -O2 miscompiled an f16 product that
@@ -258,13 +258,21 @@ class PointLowering:
         if len(updates) != 1 or any(isinstance(op, YieldOp) for op in body.ops):
             return None
         (op,) = updates
+        inner = self._clip_test(builder, op)
+        if inner is not None:
+            self.implied = {_test(op, k, last) for k, last in _outside(op, CLIP)} - {None}
+        return inner
+
+    def _clip_test(self, builder: Builder, op: UpdateOp) -> Builder | None:
+        """Where `op` has `clip` subscripts and is not promoted: a test of
+        them against the tensor's shape, and a builder into its branch;
+        otherwise None."""
         outside = _outside(op, CLIP) if PROMOTED not in op.attributes else []
         if not outside:
             return None
         subscripts = self.subscripts(builder, op.subscripts, op.subscript_operands, op.symbol_names)
         then = Block([scf.YieldOp()])
         builder.insert(scf.IfOp(_inside(builder, subscripts, outside), [], Region(then), Region(Block([scf.YieldOp()]))))
-        self.implied = {_test(op, k, last) for k, last in outside} - {None}
         return Builder(InsertPoint.before(then.last_op))  # pyright: ignore[reportArgumentType]
 
     def _unimplied(self, op: ReadOp, attribute: str) -> list[tuple[int, int]]:
@@ -273,17 +281,8 @@ class PointLowering:
         return [(k, last) for k, last in _outside(op, attribute) if _test(op, k, last) not in self.implied]
 
     def _clipped_update(self, builder: Builder, op: UpdateOp) -> None:
-        """`op` lowered, under a test of its `clip` subscripts against the
-        tensor's shape where it has some and is not promoted."""
-        outside = _outside(op, CLIP) if PROMOTED not in op.attributes else []
-        if not outside:
-            return self.update(builder, op)
-        subscripts = self.subscripts(builder, op.subscripts, op.subscript_operands, op.symbol_names)
-        inside = _inside(builder, subscripts, outside)
-        then = Block([scf.YieldOp()])
-        self.update(Builder(InsertPoint.before(then.last_op)), op)  # pyright: ignore[reportArgumentType]
-        builder.insert(scf.IfOp(inside, [], Region(then), Region(Block([scf.YieldOp()]))))
-        return None
+        """`op` lowered, under its `_clip_test` where it has one."""
+        self.update(self._clip_test(builder, op) or builder, op)
 
     def _conditional(self, builder: Builder, op: scf.IfOp) -> None:
         """An `scf.if` of the body (a guarded ternary), its branches lowered
