@@ -33,12 +33,20 @@ ATOMIC_DTYPES = ("float32", "float64", "int32")
 class _Interned(type):
     """Options made with equal arguments are one object, validated and keyed
     once: a call that makes its options anew (`options=MappingOptions(...)`)
-    costs what one reusing them does, and equal options compare and hash by
-    their key, a string computed once per value."""
+    costs what one reusing them does. Options of equal value made from other
+    arguments (every field spelled out, `dataclasses.replace`) are that same
+    object too, so that a cache keyed by options finds them by identity,
+    without comparing their keys."""
 
-    _made: dict[tuple[type, bytes], Any] = {}
     LIMIT = 4096
-    """Kept constructions (the cache is emptied when it grows past them)."""
+    """Kept constructions of a class (its caches are emptied when they grow past them)."""
+
+    def __init__(cls, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        cls._made: dict[bytes, Any] = {}
+        """The arguments' marshal bytes: the object made of them."""
+        cls._values: dict[str, Any] = {}
+        """An object's `key`: the first object of that value."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         # The arguments' key is their marshal bytes (a C function: the rest of
@@ -48,16 +56,24 @@ class _Interned(type):
         # anything else, which the checks then judge. Version 2 writes no
         # back-references, whose use depends on reference counts.
         try:
-            key = (cls, marshal.dumps((args, kwargs) if args else kwargs, 2))
+            key = marshal.dumps((args, kwargs) if args else kwargs, 2)
         except ValueError:
-            return super().__call__(*args, **kwargs)
-        made = _Interned._made.get(key)
+            return cls._value(super().__call__(*args, **kwargs))
+        made = cls._made.get(key)
         if made is None:
-            made = super().__call__(*args, **kwargs)
-            if len(_Interned._made) >= _Interned.LIMIT:
-                _Interned._made.clear()
-            _Interned._made[key] = made
+            made = cls._value(super().__call__(*args, **kwargs))
+            if len(cls._made) >= _Interned.LIMIT:
+                cls._made.clear()
+            cls._made[key] = made
         return made
+
+    def _value(cls, made: Any) -> Any:
+        """The first object of `made`'s value."""
+        first = cls._values.setdefault(made.key, made)
+        if len(cls._values) > _Interned.LIMIT:
+            cls._values.clear()
+            cls._values[made.key] = first
+        return first
 
 
 @dataclass(frozen=True)
