@@ -142,6 +142,29 @@ lose the register staging of their copies). The timings are in the
 defaults guide, "Contractions and the paper's layers"."""
 
 
+SIZE_PER_THREAD = 4
+"""Consecutive rows and columns a thread takes at a time in a register-tiled
+contraction (`size_per_thread`), where its tile has a multiple of them: a
+`[k][m]` shared tile's rows read four at a time (see the defaults guide,
+"Register tiles of runs")."""
+
+
+def _size_per_thread(layer: A.Stmt, rows: int, columns: int, threads: list[int]) -> list[int]:
+    """`size_per_thread` for a `rows` x `columns` tile of `layer` on
+    `threads` (x first): `SIZE_PER_THREAD` along both output dimensions
+    where operands are read along both (their last subscripts: MN-major
+    `[k][m]` and `[k][n]` shared tiles, whose rows a thread then reads four
+    at a time) and a thread has a multiple of that many points of each;
+    else empty (a K-major tile read so conflicts on its banks; see the
+    defaults guide, "Register tiles of runs")."""
+    reads = operand_reads(layer)
+    points = (columns // threads[0], rows // threads[1])
+    along = (layer.lhs_indices[-1], layer.lhs_indices[-2])
+    if all(p % SIZE_PER_THREAD == 0 and any(_ends_in(r, i) for r in reads) for p, i in zip(points, along)):
+        return [SIZE_PER_THREAD, SIZE_PER_THREAD]
+    return []
+
+
 def _double_buffered_bytes(size: int, k_tile: int = K_TILE) -> int:
     """The shared bytes of two f32 operand tiles of `size` x `k_tile` (rows
     padded by a float4), each double-buffered."""
@@ -358,11 +381,16 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             size: int, threads: list[int], private: int, asynchronous: bool, columns: int | None = None
         ) -> MappingOptions:
             shared = _double_buffered_bytes(max(size, columns or size))
+            padded = pads_cheaply(out[-2:], [size, columns or size])
+            # A thread's groups in a partial tile: its register tile's copy
+            # out loops over them, and nvcc keeps it in local memory.
+            whole_or_padded = padded or (out[-2] % size == 0 and out[-1] % (columns or size) == 0)
             return MappingOptions(
                 tile=[*outer, size, columns or size, K_TILE],
-                pad_tiles=pads_cheaply(out[-2:], [size, columns or size]),
+                pad_tiles=padded,
                 blocks=grid(size, columns or size),
                 threads=threads,
+                size_per_thread=_size_per_thread(layer, size, columns or size, threads) if whole_or_padded else [],
                 max_private_elements=private,
                 max_shared_memory=max(DEFAULT.max_shared_memory, shared),
                 num_stages=3,

@@ -120,6 +120,16 @@ class MappingOptions(metaclass=_Interned):
     `threads` do not divide the sub-tiles, the warps beyond the first idle
     (the block's tile is `threads`' alone). Empty: one sub-tile, the block
     is `threads`."""
+    size_per_thread: list[int] = field(default_factory=list[int])
+    """Consecutive points a thread takes at a time along the thread-mapped
+    members, x first, as Triton's `sizePerThread` (`poly-map-to-gpu{size-per-
+    thread=...}`): `threads` deal groups of that many points round-robin.
+    `threads=[16, 16]`, `size_per_thread=[4, 4]` on a 128x128 tile gives a
+    thread rows and columns `4t..4t+3` and `64+4t..64+4t+3` (CUTLASS's SIMT
+    thread tile): its register tile keeps just those (`ArrayTile.runs`), and
+    it reads a `[k][m]` shared tile's rows four at a time (one 16-byte load).
+    Not with `warps`; ignored with `block_reductions`. Empty: 1, each point
+    dealt on its own."""
     unroll: int = 1
     """Unroll innermost loops up to this many instances (a sequential loop
     that does not fit partially, by a divisor of its trip count)."""
@@ -224,7 +234,7 @@ class MappingOptions(metaclass=_Interned):
                 f"MappingOptions: fusion must be one of {', '.join(FUSION_STRATEGIES)}, "
                 f"got '{self.fusion}'"
             )
-        for name in ("tile", "blocks", "threads", "warps"):
+        for name in ("tile", "blocks", "threads", "warps", "size_per_thread"):
             values = getattr(self, name)
             if not isinstance(values, list | tuple) or not all(
                 isinstance(v, int) and not isinstance(v, bool) for v in values
@@ -239,6 +249,11 @@ class MappingOptions(metaclass=_Interned):
             raise TCError(
                 f"MappingOptions: warps needs 1 or 2 thread sizes and at most as many counts, "
                 f"got warps={self.warps} threads={self.threads}"
+            )
+        if self.size_per_thread and (len(self.size_per_thread) > len(self.threads) or self.warps):
+            raise TCError(
+                f"MappingOptions: size_per_thread needs at least as many thread sizes and no warps, "
+                f"got size_per_thread={self.size_per_thread} threads={self.threads} warps={self.warps}"
             )
         threads = 1
         for t in self.block:
@@ -395,6 +410,8 @@ class MappingOptions(metaclass=_Interned):
         blocks = ",".join(map(str, self.blocks or [0] * (3 if self.split_k > 1 else 2)))
         threads = ",".join(map(str, self.threads or [0]))
         warps = f" warps={','.join(map(str, self.warps))}" if self.warps else ""
+        if self.size_per_thread:
+            warps += f" size-per-thread={','.join(map(str, self.size_per_thread))}"
         passes = ["poly-block-reduction"] if self.block_reductions else []
         passes.append(f"poly-map-to-gpu{{blocks={blocks} threads={threads}{warps}}}")
         if self.use_shared_memory or self.use_private_memory:

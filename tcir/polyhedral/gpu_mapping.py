@@ -466,6 +466,9 @@ class GpuMapping:
     threads: tuple[int, ...]
     warps: tuple[int, ...] = ()
     """Sub-tiles along the thread-mapped members, x first (none: one)."""
+    size_per_thread: tuple[int, ...] = ()
+    """Consecutive points a thread takes at a time along the thread-mapped
+    members, x first (Triton's `sizePerThread`; none: 1)."""
     block_wide: frozenset[str] = frozenset()
     """Statements that every thread of the block runs together (the combines
     of `poly-block-reduction`): their leaves get no thread filter."""
@@ -523,6 +526,8 @@ class GpuMapping:
         if kernel_band and not self._has_coincident_band_below(node.child(0)):
             node = self._tile_for_threads(node)
             schedule = node.get_schedule()
+        if self.size_per_thread and not self.block_wide:  # a block reduction's threads all reach its combine
+            schedule = self._group_points(schedule, path, kernel_band)
         edits, rows = self._thread_edits(schedule, path, kernel_band)
         grid = [1] * len(self.blocks)
         if kernel_band:
@@ -541,6 +546,31 @@ class GpuMapping:
             conflicts = _Conflicts(reads, writes, threads, context)
         schedule = _insert_syncs(schedule, path, conflicts, rows)
         return node_at(schedule, path).insert_mark(isl.Id(KERNEL_MARK)).get_schedule(), grid
+
+    def _group_points(self, schedule: isl.Schedule, kernel: Path, kernel_band: bool) -> isl.Schedule:
+        """Strip-mine each thread-mapped band by `size_per_thread` along its
+        mapped members: the outer band's groups are dealt to the threads
+        round-robin, the inner band (not parallel: no thread maps it) runs a
+        group's points (`thread_loops` unrolls it)."""
+        sites: dict[Path, list[int]] = {}
+        start = (*kernel, 0) if kernel_band else kernel
+        self._find_sites(node_at(schedule, start), start, None, sites, [])
+        for path, mapped in sorted(sites.items(), key=lambda e: -len(e[0])):
+            node = node_at(schedule, path)
+            sizes = [1] * node.band_n_member()
+            for k, member in enumerate(reversed(mapped)):
+                if k < len(self.size_per_thread):
+                    sizes[member] = self.size_per_thread[k]
+            if all(size == 1 for size in sizes):
+                continue
+            multi = isl.MultiVal.zero(node.band_get_space())
+            for k, size in enumerate(sizes):
+                multi = multi.set_val(k, isl.Val.int_from_si(node.get_ctx(), size))
+            inner = node.band_tile(multi).child(0)
+            for k in range(inner.band_n_member()):
+                inner = inner.band_member_set_coincident(k, False)
+            schedule = inner.get_schedule()
+        return schedule
 
     def _has_coincident_band_below(self, node: isl.ScheduleNode) -> bool:
         if _parallel_members(node):

@@ -47,7 +47,7 @@ choice where it is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 import math
 from contextlib import contextmanager
@@ -153,6 +153,8 @@ def _thread_band(
         return node, []
     strides = [_stride(v) for v in member_values(node, outer)]
     scaled = [k for k, stride in enumerate(strides) if stride > 1]
+    if not scaled and _group_band(node) and statement_names(outer.domain()) & private:
+        return _group_loops(node, member_values(node, outer), limit, hint)
     if not scaled:
         return _rehinted(node, outer, private) if hint else (node, [])
     ctx = node.get_ctx()
@@ -172,24 +174,77 @@ def _thread_band(
             break
         iterations *= extent
         unrolled[k] = extent
-    hinted = _hinted(values, unrolled) if hint else []
+    hinted = _hinted(values, unrolled, _group_points(node, outer)) if hint else []
     for k in unrolled:
         if k not in hinted:
             node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
     # Members whose bounds vary (a register tile's rows that no thread id
     # deals, cut by a guard) within what is left: nvcc unrolls the others.
-    for k in reversed(range(len(strides))):
+    return _unrolled_varying(node, values, limit, iterations, scaled), hinted
+
+
+def _unrolled_varying(
+    node: isl.ScheduleNode, values: list[isl.Map | None], limit: int, iterations: int, scaled: Sequence[int] = ()
+) -> isl.ScheduleNode:
+    """Band `node` with its members whose bounds vary (not in `scaled`)
+    unrolled, innermost first, while the band's unrolled iterations (already
+    `iterations`) stay within `limit`."""
+    for k in reversed(range(node.band_n_member())):
         extent = _extent(values[k]) if k not in scaled and _varies(values[k]) else None
         if extent is not None and extent > 1 and iterations * extent <= limit:
             iterations *= extent
             node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
-    return node, hinted
+    return node
 
 
-def _hinted(values: list[isl.Map | None], unrolled: dict[int, int]) -> list[int]:
+def _group_band(node: isl.ScheduleNode) -> bool:
+    """Whether band `node` runs the points of a thread's groups
+    (`size_per_thread`: the inner band that `poly-map-to-gpu` strip-mines
+    off a thread-mapped one, none of its members coincident)."""
+    parent = node.parent()
+    return (
+        parent.get_type() == NodeType.band
+        and node.band_get_permutable()
+        and not any(node.band_member_get_coincident(k) for k in range(node.band_n_member()))
+        and any(parent.band_member_get_coincident(k) for k in range(parent.band_n_member()))
+    )
+
+
+def _group_points(node: isl.ScheduleNode, outer: isl.UnionMap) -> int:
+    """The points of a group below band `node` (the product of its group
+    band's extents), or 1 where there is none."""
+    if node.n_children() != 1 or node.child(0).get_type() != NodeType.band or not _group_band(node.child(0)):
+        return 1
+    partial = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule())
+    below = outer.flat_range_product(partial.intersect_domain(outer.domain()))
+    extents = [_extent(v) for v in member_values(node.child(0), below)]
+    return math.prod(e or 1 for e in extents)
+
+
+def _group_loops(
+    node: isl.ScheduleNode, values: list[isl.Map | None], limit: int, hint: bool
+) -> tuple[isl.ScheduleNode, list[int]]:
+    """A group band (`_group_band`) running private statements: members
+    whose bounds vary (a partial tile's) unrolled by isl, those of a fixed
+    trip count left to the CUDA compiler with `hint` (else unrolled too)."""
+    node = _unrolled_varying(node, values, limit, 1)
+    fixed = [
+        k for k in range(node.band_n_member())
+        if node.band_member_get_ast_loop_type(k) != isl.ast_loop_type.unroll
+        and (extent := _extent(values[k])) is not None and extent > 1 and _fixed_count(values[k], extent)
+    ]
+    if hint:
+        return node, fixed
+    for k in fixed:
+        node = node.band_member_set_ast_loop_type(k, isl.ast_loop_type.unroll)
+    return node, []
+
+
+def _hinted(values: list[isl.Map | None], unrolled: dict[int, int], below: int = 1) -> list[int]:
     """The members of `unrolled` (by member, its extent) left to the CUDA
-    compiler: those of a fixed trip count in a large register tile."""
-    if math.prod(unrolled.values()) < COMPILER_UNROLLED:
+    compiler: those of a fixed trip count in a large register tile (of
+    `below` points more a point of the band: a group of `size_per_thread`)."""
+    if math.prod(unrolled.values()) * below < COMPILER_UNROLLED:
         return []
     return [k for k, extent in unrolled.items() if _fixed_count(values[k], extent)]
 

@@ -214,7 +214,7 @@ def _wgmma_shaped(options: MappingOptions, rng: random.Random, batch: int, point
     Y's tile needs; `points` a 128-byte row: 32 f32, 64 halves)."""
     tile = [64, 8 * rng.choice((1, 2, 3, 4, 8)), points]
     return replace(
-        options, warpgroup_mma=True, threads=[4, 8], warps=[1, 4], tile=[1] * batch + tile,
+        options, warpgroup_mma=True, threads=[4, 8], warps=[1, 4], size_per_thread=[], tile=[1] * batch + tile,
         parallel_reductions=False, split_k=1, use_shared_memory=True,
         max_shared_memory=max(options.max_shared_memory, 49152),
     )
@@ -231,7 +231,7 @@ def _rows_shaped(options: MappingOptions, rng: random.Random, rows: int) -> Mapp
     y = rng.choice((1, 2, 3, 4, 8))
     tile = [*[1] * (rows - 1), rng.choice((y, 2 * y, max(1, y - 1)))]
     return replace(
-        options, block_reductions=True, threads=[32, y], warps=[], tile=tile, parallel_reductions=False, split_k=1
+        options, block_reductions=True, threads=[32, y], warps=[], size_per_thread=[], tile=tile, parallel_reductions=False, split_k=1
     )
 
 
@@ -249,7 +249,7 @@ def _filter_gradient_shaped(options: MappingOptions, rng: random.Random, problem
     images, channels = rng.choice((1, 2)), rng.choice((2, 4, 8))
     tile = [rng.choice((4, 8, 32)), channels, *taps, images, rng.choice((1, 2, 3)), rng.choice((2, 3, sizes["OW"]))]
     return replace(
-        options, tile=tile, blocks=[], threads=[taps[1], taps[0], channels // rng.choice((1, 2))], warps=[],
+        options, tile=tile, blocks=[], threads=[taps[1], taps[0], channels // rng.choice((1, 2))], warps=[], size_per_thread=[],
         split_k=-(-sizes["N"] // images), parallel_reductions=False, use_shared_memory=True,
         max_private_elements=rng.choice((32, 64)), vector_width=rng.choice((1, 2)),
     )
@@ -266,7 +266,7 @@ def _convolution_shaped(options: MappingOptions, rng: random.Random, problem: st
     sizes = PROBLEMS[problem]
     taps = [sizes["KH"], sizes["KW"]] if "KH" in sizes else []
     height, width = _output_plane(problem, sizes)
-    common = dict(blocks=[], warps=[], parallel_reductions=False, split_k=1, use_shared_memory=True)
+    common = dict(blocks=[], warps=[], size_per_thread=[], parallel_reductions=False, split_k=1, use_shared_memory=True)
     if taps and rng.random() < 1 / 3:
         filters = rng.choice((8, 16, 32))
         if rng.random() < 0.5:  # squares of pixels
@@ -307,7 +307,9 @@ def _mma_shaped(options: MappingOptions, rng: random.Random, batch: int, points:
     across, down = (rng.choice((1, 2)), rng.choice((1, 2))) if rows == 8 else (1, 1)
     warps = [across, down] if rows == 8 else []
     tile = [2 * rows * down * rng.choice((1, 2)), 8 * across * rng.choice((1, 2, 4)), points * rng.choice((1, 2, 4))]
-    return replace(options, threads=[4, rows], warps=warps, tile=[1] * batch + tile, parallel_reductions=False)
+    return replace(
+        options, threads=[4, rows], warps=warps, size_per_thread=[], tile=[1] * batch + tile, parallel_reductions=False
+    )
 
 
 # --- checking one candidate (in a worker process) -------------------------------

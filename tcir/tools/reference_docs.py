@@ -243,7 +243,7 @@ def _sample(value: Any) -> Any:
     return {1: 4, 32: 64, 49152: 98304}.get(value, value * 2 or 1)
 
 
-NEEDS = {"async_copies": {"num_stages": 3}, "warps": {"threads": [4, 8]}}
+NEEDS = {"async_copies": {"num_stages": 3}, "warps": {"threads": [4, 8]}, "size_per_thread": {"threads": [16, 16]}}
 """What a field needs set beside it to take effect."""
 
 

@@ -13,6 +13,11 @@ is first strip-mined by the thread sizes. Reduction members are never mapped.
 `warps=4,2` (Triton's `warpsPerCTA`, x first) cuts the thread-mapped
 members' tile into 4x2 sub-tiles, numbered by one more thread dimension:
 `threads=4,8 warps=4,2` launches 4x8x8 threads, a warp per sub-tile.
+`size-per-thread=4,4` (Triton's `sizePerThread`, x first) strip-mines each
+thread-mapped band by 4 along its mapped members first: the threads take
+groups of 4 consecutive points round-robin (a thread's rows of a 128-row
+tile on 16 threads are `4t..4t+3` and `64+4t..64+4t+3`), and a group's
+points are an inner band (not in kernels with block reductions).
 Barriers (`sync_<k>()` statements) separate the parts of block-level
 sequences only where threads of a block exchange data (from the scop's
 accesses). The combines of `poly-block-reduction` get no thread filter:
@@ -51,6 +56,7 @@ class PolyMapToGpuPass(ModulePass):
     blocks: tuple[int, ...] = (0, 0)
     threads: tuple[int, ...] = (0,)
     warps: tuple[int, ...] = ()
+    size_per_thread: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         blocks, threads, warps = tuple(self.blocks), tuple(self.threads), tuple(self.warps)
@@ -62,12 +68,18 @@ class PolyMapToGpuPass(ModulePass):
                 f"poly-map-to-gpu: warps must be positive counts for 1 or 2 given thread sizes, "
                 f"got warps={list(warps)} threads={list(threads)}"
             )
+        size = tuple(self.size_per_thread)
+        if size and (len(size) > len(threads) or 0 in threads or any(s < 1 for s in size) or warps):
+            raise TCError(
+                f"poly-map-to-gpu: size-per-thread must be positive sizes for at most as many given thread "
+                f"sizes, without warps, got size-per-thread={list(size)} threads={list(threads)} warps={list(warps)}"
+            )
         total = math.prod(GpuMapping(blocks, threads, warps).block)
         if total > 1024:
             raise TCError(f"poly-map-to-gpu: {total} threads per block exceeds 1024")
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        mapping = GpuMapping(tuple(self.blocks), tuple(self.threads), tuple(self.warps))
+        mapping = GpuMapping(tuple(self.blocks), tuple(self.threads), tuple(self.warps), tuple(self.size_per_thread))
         for scop in module_scops(op):
             require_mapping(scop, False, "poly-map-to-gpu maps a schedule once")
             accesses = (scop_reads(scop), scop_writes(scop))

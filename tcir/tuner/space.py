@@ -7,7 +7,7 @@ extra block or tile), unrolling takes powers of two up to 4096, and fusion,
 schedule restrictions and memory promotion take their discrete choices.
 
 A candidate is a dict of genes, one per tuning parameter: `tile_0`, `tile_1`,
-... (and `blocks_k`, `threads_k`, `warps_k` for CUDA) are one gene per dimension, where
+... (and `blocks_k`, `threads_k`, `warps_k`, `size_per_thread_k` for CUDA) are one gene per dimension, where
 `None` ends the list (`tile_0 = None` means no tiling, `blocks_0 = None` lets
 the mapping pass choose). The CPU space leaves the GPU-only options at their
 defaults.
@@ -54,7 +54,10 @@ PRIVATE_ELEMENT_CHOICES = (16, 32, 64)
 with its operands); 128 would spill."""
 WARP_CHOICES = (None, 1, 2, 4)
 """Sub-tiles of a block along a thread-mapped member (`warps`): None ends the list."""
-LIST_GENES = ("tile", "blocks", "threads", "warps")
+SIZE_PER_THREAD_CHOICES = (None, 2, 4)
+"""Consecutive points a thread takes along a thread-mapped member
+(`size_per_thread`): None ends the list."""
+LIST_GENES = ("tile", "blocks", "threads", "warps", "size_per_thread")
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,7 @@ class SearchSpace:
                 *(Gene(f"blocks_{k}", blocks) for k in range(max(mapped, 1))),
                 *(Gene(f"threads_{k}", threads) for k in range(max(mapped, 1))),
                 *(Gene(f"warps_{k}", WARP_CHOICES) for k in range(min(max(mapped, 1), 2))),
+                *(Gene(f"size_per_thread_{k}", SIZE_PER_THREAD_CHOICES) for k in range(min(max(mapped, 1), 2))),
                 Gene("use_shared_memory", (True, False)),
                 Gene("use_private_memory", (True, False)),
                 Gene("max_shared_memory", SHARED_MEMORY_CHOICES),
@@ -227,6 +231,7 @@ class SearchSpace:
                 values[gene.name] = genes[gene.name]
         threads = lists["threads"]
         lists["warps"] = lists["warps"][: len(threads)] if len(threads) <= 2 else []
+        lists["size_per_thread"] = [] if lists["warps"] else lists["size_per_thread"][: len(threads)]
         while _product(threads) * _product(lists["warps"]) > MAX_THREADS_PER_BLOCK:
             largest = threads.index(max(threads))
             threads[largest] = -(-threads[largest] // 2)

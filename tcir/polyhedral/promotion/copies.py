@@ -102,9 +102,14 @@ class Copy:
         return isl.UnionMap.from_map(tile.intersect_domain(self.domain()).reverse())
 
     def schedule(self) -> isl.MultiUnionPwAff:
-        """The copy loops: one band member per tensor dimension."""
+        """The copy loops: one band member per tensor dimension; where the
+        tile keeps runs of `g` elements (`ArrayTile.runs`), one for the runs
+        (`floor(a / g)`) and, after all those, one for the elements of a run."""
         _, _, a = self._dims
-        members = ", ".join(f"{{ {self._instance()} -> [({ak})] }}" for ak in a)
+        runs = self.tile.runs or ((1, 1),) * len(a)
+        parts = [f"floor({ak} / {g})" if q > 1 else ak for ak, (g, q) in zip(a, runs)]
+        parts += [f"{ak} mod {g}" for ak, (g, q) in zip(a, runs) if q > 1]
+        members = ", ".join(f"{{ {self._instance()} -> [({part})] }}" for part in parts)
         return isl.MultiUnionPwAff(f"[{members}]")
 
     def thread_filter(self) -> isl.UnionSet:

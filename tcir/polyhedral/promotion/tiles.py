@@ -12,11 +12,16 @@ of every accessed element lies in `[0, n_k)`. Among the lower bounds of the
 (compressed) footprint, the box offset is the one giving the smallest size.
 A tile may lay its buffer's dimensions out in another `order` than the
 array's (a transposed copy: `order = (1, 0)` holds `B[k][n]` as `[n][k]`).
+
+Where the accessed `b_k` are runs of `g_k` consecutive values every `q_k`
+(a thread's rows `4t..4t+3` and `64+4t..64+4t+3` under `poly-map-to-gpu`'s
+`groups`), the buffer keeps the runs only: its index is
+`floor(b_k / q_k) * g_k + b_k mod q_k`, of size `g_k` times the runs.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import islpy as isl
 
@@ -50,6 +55,9 @@ class ArrayTile:
     order: tuple[int, ...] = ()
     """The array dimensions that the buffer's dimensions follow, outermost
     first; empty: the array's own order."""
+    runs: tuple[tuple[int, int], ...] = ()
+    """By dimension: `(g_k, q_k)` where the accessed values are runs of
+    `g_k` every `q_k`, else `(1, 1)`; empty: none anywhere."""
 
     @property
     def elements(self) -> int:
@@ -76,7 +84,12 @@ class ArrayTile:
             stride = self.strides[k]
             shifted = _element(space, k).sub(on_pairs(self.stride_offsets[k], space))
             compressed = shifted.scale_down_val(isl.Val(stride)).floor()
-            affs = affs.add(compressed.sub(on_pairs(self.offsets[k], space)))
+            boxed = compressed.sub(on_pairs(self.offsets[k], space))
+            length, period = self.runs[k] if self.runs else (1, 1)
+            if period > 1:
+                run = boxed.scale_down_val(isl.Val(period)).floor().scale_val(isl.Val(length))
+                boxed = run.add(boxed.mod_val(isl.Val(period)))
+            affs = affs.add(boxed)
         target = space.wrap().from_domain().add_dims(isl.dim_type.out, len(self.sizes))
         return isl.MultiAff.from_aff_list(target, affs)
 
@@ -143,10 +156,46 @@ def array_tile(footprint: isl.Map) -> ArrayTile | None:
     boxes = [_smallest_box(compressed, k) for k in range(rank)]
     if any(box is None for box in boxes):
         return None
-    return ArrayTile(
+    boxed = ArrayTile(
         footprint,
         partial.strides,
         partial.stride_offsets,
         tuple(box[0] for box in boxes if box is not None),
         tuple(box[1] for box in boxes if box is not None),
     )
+    indices = boxed.buffer_footprint(footprint)
+    runs, sizes = [], []
+    for k, size in enumerate(boxed.sizes):
+        length, period = _runs(indices, k, size)
+        kept = length * ((size - 1) // period + 1)
+        runs.append((length, period) if kept < size else (1, 1))
+        sizes.append(min(kept, size))
+    if all(period == 1 for _, period in runs):
+        return boxed
+    return replace(boxed, sizes=tuple(sizes), runs=tuple(runs))
+
+
+MAX_RUN_VALUES = 1024
+"""Largest box extent whose values `_runs` enumerates."""
+
+
+def _runs(indices: isl.Map, k: int, size: int) -> tuple[int, int]:
+    """`(g, q)` where the values of buffer index `k` (in `indices`, `{ [p]
+    -> [b] }`) all lie in runs `q * j + r`, `0 <= r < g < q`, the first run
+    whole and the next one starting at `q` (a ragged tile's threads may have
+    fewer); else `(1, 1)`."""
+    if size <= 2 or size > MAX_RUN_VALUES:
+        return 1, 1
+    rank = indices.dim(isl.dim_type.out)
+    taken = indices.project_out(isl.dim_type.out, k + 1, rank - k - 1).project_out(isl.dim_type.out, 0, k).range()
+    taken = taken.project_out(isl.dim_type.param, 0, taken.dim(isl.dim_type.param))
+    points: list[int] = []
+    taken.foreach_point(lambda point: points.append(point.get_coordinate_val(isl.dim_type.set, 0).to_python()))
+    points.sort()
+    length = next((i for i, v in enumerate(points) if v != i), len(points))
+    if length == 0 or length == len(points):
+        return 1, 1
+    period = points[length]
+    if any(v % period >= length for v in points):
+        return 1, 1
+    return length, period

@@ -48,6 +48,22 @@ def test_strided_per_thread_tile_is_compressed():
     assert tile is not None and tile.sizes == (4,) and tile.strides == (8,)
 
 
+def test_runs_of_a_thread_keep_their_elements_only():
+    # `size_per_thread=[4]` on 16 threads: rows 4ty..4ty+3 and 64+4ty..64+4ty+3 of a 128-row tile.
+    footprint = isl.Map(
+        "[ty] -> { [p] -> C[a] : 0 <= ty < 16 and 128p <= a < 128p + 128 and exists (e, r : 0 <= r < 4 and a = 4ty + r + 64e) }"
+    )
+    tile = array_tile(footprint)
+    assert tile is not None and tile.sizes == (8,) and tile.runs == ((4, 64),)
+    index = tile.buffer_footprint(footprint)
+    assert index.range().is_equal(isl.Set("[ty] -> { [b] : 0 <= b < 8 and 0 <= ty < 16 }"))
+    # A ragged edge (rows below 200): some threads have one run, or part of one.
+    ragged = array_tile(footprint.intersect_range(isl.Set("{ C[a] : a < 200 }")))
+    assert ragged is not None and ragged.sizes == (8,) and ragged.runs == ((4, 64),)
+    # Values that no runs cover (rows 0..3 and 6): the box.
+    assert array_tile(isl.Map("{ [p] -> C[a] : 0 <= p < 2 and (0 <= a - 8p < 4 or a = 8p + 6) }")).sizes == (7,)
+
+
 def test_unbounded_footprint_has_no_tile():
     assert array_tile(isl.Map("[N] -> { [p] -> A[a] : 0 <= a < N }")) is None
 
