@@ -459,25 +459,25 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         if line is not None:  # short of whole 128x128 tiles
             return convolution_options(layer, line, out, extents, definition.size_params)
         medium = sliced(register_tiled(MEDIUM_TILE, [16, 8], 32, True), MEDIUM_TILE)
-        if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and steps % VECTOR_WIDTH == 0 and (
+        if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and (
             blocks(MEDIUM_TILE) * medium.split_k >= (1 if medium.split_k > 1 else 2) * BLOCKS_TO_FILL_GPU
         ):
             # 4x8 a thread, where 128x128 tiles would leave SMs idle (a 1000 x
-            # 1000 output) or the last k tile is ragged, on two blocks an SM;
-            # a split sum's slices, on one (a 256 x 256 output of 8192 points).
+            # 1000 output) or the last k tile is ragged (k rows of any length:
+            # their copies scalar where not whole float4 groups), on two blocks
+            # an SM; a split sum's slices, on one (a 256 x 256 output of 8192
+            # points).
             return medium
         if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=1 if steps >= LONG_NARROW_SUM else 2):
             # 64x64 tiles, 8x4 a thread, where 128x64 would leave SMs with
             # one block (16384x64 outputs of 1024 products each); one block
             # an SM where the sum is long (a linear attention's 64x64 states).
             return register_tiled(NARROW_OUTPUT, [16, 8], 32, True, columns=NARROW_OUTPUT)
-        if fills_gpu(32) and steps % VECTOR_WIDTH == 0:
-            # Whole k tiles staged in registers (tmm 128x1024x1024), a ragged
-            # last tile by cp.async (C3): what measured fastest for each (the
-            # defaults guide).
-            return sliced(register_tiled(32, [16, 8], 16, not whole), 32)
         if fills_gpu(32):
-            return MappingOptions(tile=[*outer, 32, 32, K_TILE], blocks=grid(32, 32), threads=[32, 8], num_stages=2)
+            # Whole k tiles staged in registers (tmm 128x1024x1024), a ragged
+            # last tile by cp.async (C3, and k rows that are no whole float4
+            # groups): what measured fastest for each (the defaults guide).
+            return sliced(register_tiled(32, [16, 8], 16, not whole), 32)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
             return MappingOptions(
                 tile=[32, 32, 16],

@@ -88,10 +88,15 @@ RULES = {
             vector_width=4, copy_vector_width=4,
         ),
     ),
-    # Rows of 1001 points, not whole float4 groups: scalar reads and copies.
+    # Rows of 1001 points, not whole float4 groups: the same register tiles,
+    # the copies scalar (4-byte cp.async) where a row's groups are not whole
+    # (the defaults guide, "k rows that are no whole float4 groups").
     "ragged-k": (
         ("C3", (128, 1001), (1024, 1001)),
-        tcir.MappingOptions(tile=[32, 32, 32], threads=[32, 8], num_stages=2),
+        tcir.MappingOptions(
+            tile=[32, 32, 32], threads=[16, 8], max_private_elements=16, num_stages=3, async_copies=True,
+            vector_width=4, copy_vector_width=4,
+        ),
     ),
     # A small output with a shorter reduction: more, smaller blocks.
     "small-output": (
