@@ -43,6 +43,13 @@ passes after it and the printer handle is a loop instead of its copies
 members were scaled and unrolled before (the full tiles that
 `poly-separate-full-tiles` splits off after this analysis) gets the same
 choice where it is.
+
+With `size_per_thread`, a thread-mapped band's groups are dealt round-robin
+and the points of a group are a band of their own below it, not coincident
+(`_group_band`): its members are consecutive, so nothing scales them; where
+it runs private statements, those of a fixed trip count are hinted loops
+(or unrolled, without hints) and those whose bounds vary unrolled, and the
+band above counts its points when it chooses between unrolling and hints.
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ array's (a transposed copy: `order = (1, 0)` holds `B[k][n]` as `[n][k]`).
 
 Where the accessed `b_k` are runs of `g_k` consecutive values every `q_k`
 (a thread's rows `4t..4t+3` and `64+4t..64+4t+3` under `poly-map-to-gpu`'s
-`groups`), the buffer keeps the runs only: its index is
-`floor(b_k / q_k) * g_k + b_k mod q_k`, of size `g_k` times the runs.
+`size-per-thread`), the buffer keeps the runs only where that is smaller
+than the box: its index is `floor(b_k / q_k) * g_k + b_k mod q_k`, of size
+`g_k` times the runs.
 """
 
 from __future__ import annotations
