@@ -155,7 +155,7 @@ def _size_per_thread(layer: A.Stmt, rows: int, columns: int, threads: list[int])
     where operands are read along both (their last subscripts: MN-major
     `[k][m]` and `[k][n]` shared tiles, whose rows a thread then reads four
     at a time) and a thread has a multiple of that many points of each;
-    else empty (a K-major tile read so conflicts on its banks; see the
+    else empty (a K-major tile read so loses, up to 2x; see the
     defaults guide, "Register tiles of runs")."""
     reads = operand_reads(layer)
     points = (columns // threads[0], rows // threads[1])
