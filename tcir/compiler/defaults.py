@@ -384,7 +384,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             padded = pads_cheaply(out[-2:], [size, columns or size])
             # A thread's groups in a partial tile: its register tile's copy
             # out loops over them, and nvcc keeps it in local memory.
-            whole_or_padded = padded or (out[-2] % size == 0 and out[-1] % (columns or size) == 0)
+            whole_or_padded = padded or whole_tiles(size, columns or size)
             return MappingOptions(
                 tile=[*outer, size, columns or size, K_TILE],
                 pad_tiles=padded,
@@ -399,7 +399,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
                 copy_vector_width=_copy_width(size, K_TILE, math.prod(threads)),
             )
 
-        def whole_tiles(rows: int, columns: int) -> bool:  # wgmma's groups tile the output
+        def whole_tiles(rows: int, columns: int) -> bool:  # every tile whole (wgmma's groups tile the output)
             return out[-2] % rows == 0 and out[-1] % columns == 0
 
         def edges(size: int) -> bool:

@@ -410,10 +410,9 @@ class MappingOptions(metaclass=_Interned):
         blocks = ",".join(map(str, self.blocks or [0] * (3 if self.split_k > 1 else 2)))
         threads = ",".join(map(str, self.threads or [0]))
         warps = f" warps={','.join(map(str, self.warps))}" if self.warps else ""
-        if self.size_per_thread:
-            warps += f" size-per-thread={','.join(map(str, self.size_per_thread))}"
+        size = f" size-per-thread={','.join(map(str, self.size_per_thread))}" if self.size_per_thread else ""
         passes = ["poly-block-reduction"] if self.block_reductions else []
-        passes.append(f"poly-map-to-gpu{{blocks={blocks} threads={threads}{warps}}}")
+        passes.append(f"poly-map-to-gpu{{blocks={blocks} threads={threads}{warps}{size}}}")
         if self.use_shared_memory or self.use_private_memory:
             passes.append(
                 f"poly-promote{{shared={str(self.use_shared_memory).lower()} "

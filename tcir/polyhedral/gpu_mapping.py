@@ -112,6 +112,18 @@ def mapped_grid(counts: list[int]) -> list[int]:
     return [min(c, limit) for c, limit in zip(reversed(mapped), MAX_GRID)] or [1]
 
 
+def _strip_mine(node: isl.ScheduleNode, mapped: Sequence[int], sizes: Sequence[int]) -> isl.ScheduleNode:
+    """Band `node` tiled by `sizes` (x first) along its `mapped` members (the
+    innermost mapped member is x), by 1 along the others; returns the tile band."""
+    per_member = [1] * node.band_n_member()
+    for member, size in zip(reversed(mapped), sizes):
+        per_member[member] = size
+    multi = isl.MultiVal.zero(node.band_get_space())
+    for k, size in enumerate(per_member):
+        multi = multi.set_val(k, isl.Val.int_from_si(node.get_ctx(), size))
+    return node.band_tile(multi)
+
+
 def _member_filter(
     node: isl.ScheduleNode, member: int, ident: str, size: int, limit: int
 ) -> tuple[isl.UnionSet, int]:
@@ -556,17 +568,10 @@ class GpuMapping:
         start = (*kernel, 0) if kernel_band else kernel
         self._find_sites(node_at(schedule, start), start, None, sites, [])
         for path, mapped in sorted(sites.items(), key=lambda e: -len(e[0])):
-            node = node_at(schedule, path)
-            sizes = [1] * node.band_n_member()
-            for k, member in enumerate(reversed(mapped)):
-                if k < len(self.size_per_thread):
-                    sizes[member] = self.size_per_thread[k]
+            sizes = self.size_per_thread[: len(mapped)]
             if all(size == 1 for size in sizes):
                 continue
-            multi = isl.MultiVal.zero(node.band_get_space())
-            for k, size in enumerate(sizes):
-                multi = multi.set_val(k, isl.Val.int_from_si(node.get_ctx(), size))
-            inner = node.band_tile(multi).child(0)
+            inner = _strip_mine(node_at(schedule, path), mapped, sizes).child(0)
             for k in range(inner.band_n_member()):
                 inner = inner.band_member_set_coincident(k, False)
             schedule = inner.get_schedule()
@@ -582,14 +587,8 @@ class GpuMapping:
     def _tile_for_threads(self, node: isl.ScheduleNode) -> isl.ScheduleNode:
         """Strip-mine a kernel band with nothing parallel below by the thread sizes."""
         mapped = _parallel_members(node)[-len(self.threads) :]
-        sizes = [1] * node.band_n_member()
-        for k, member in enumerate(reversed(mapped)):  # innermost mapped member -> x
-            sizes[member] = self.threads[k] * (self.warps[k] if k < len(self.warps) else 1)
-        ctx = node.get_ctx()
-        multi = isl.MultiVal.zero(node.band_get_space())
-        for k, size in enumerate(sizes):
-            multi = multi.set_val(k, isl.Val.int_from_si(ctx, size))
-        return node.band_tile(multi)
+        sizes = [t * (self.warps[k] if k < len(self.warps) else 1) for k, t in enumerate(self.threads)]
+        return _strip_mine(node, mapped, sizes)
 
     def _block_filter(self, node: isl.ScheduleNode) -> tuple[isl.UnionSet, list[int]]:
         mapped = _parallel_members(node)[: len(self.blocks)]

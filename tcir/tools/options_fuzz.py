@@ -231,7 +231,8 @@ def _rows_shaped(options: MappingOptions, rng: random.Random, rows: int) -> Mapp
     y = rng.choice((1, 2, 3, 4, 8))
     tile = [*[1] * (rows - 1), rng.choice((y, 2 * y, max(1, y - 1)))]
     return replace(
-        options, block_reductions=True, threads=[32, y], warps=[], size_per_thread=[], tile=tile, parallel_reductions=False, split_k=1
+        options, block_reductions=True, threads=[32, y], warps=[], size_per_thread=[], tile=tile,
+        parallel_reductions=False, split_k=1,
     )
 
 
@@ -249,8 +250,8 @@ def _filter_gradient_shaped(options: MappingOptions, rng: random.Random, problem
     images, channels = rng.choice((1, 2)), rng.choice((2, 4, 8))
     tile = [rng.choice((4, 8, 32)), channels, *taps, images, rng.choice((1, 2, 3)), rng.choice((2, 3, sizes["OW"]))]
     return replace(
-        options, tile=tile, blocks=[], threads=[taps[1], taps[0], channels // rng.choice((1, 2))], warps=[], size_per_thread=[],
-        split_k=-(-sizes["N"] // images), parallel_reductions=False, use_shared_memory=True,
+        options, tile=tile, blocks=[], threads=[taps[1], taps[0], channels // rng.choice((1, 2))], warps=[],
+        size_per_thread=[], split_k=-(-sizes["N"] // images), parallel_reductions=False, use_shared_memory=True,
         max_private_elements=rng.choice((32, 64)), vector_width=rng.choice((1, 2)),
     )
 
