@@ -250,6 +250,20 @@ def maps_threads(node: isl.ScheduleNode, ignored: Collection[str] = ()) -> bool:
     return bool(names & (set(THREAD_IDS) - set(ignored)))
 
 
+def is_group_band(node: isl.ScheduleNode) -> bool:
+    """Whether band `node` runs the points of a thread's groups
+    (`size_per_thread`: the inner band that `_group_points` strip-mines off
+    a thread-mapped one, none of its members coincident)."""
+    parent = node.parent()
+    return (
+        node.get_type() == NodeType.band
+        and parent.get_type() == NodeType.band
+        and node.band_get_permutable()
+        and not any(node.band_member_get_coincident(k) for k in range(node.band_n_member()))
+        and any(parent.band_member_get_coincident(k) for k in range(parent.band_n_member()))
+    )
+
+
 def row_statements(schedule: isl.Schedule, names: Collection[str]) -> set[str]:
     """Those of the statements `names` that run below a filter mapping
     thread y and none mapping thread x: block-wide statements (which get no

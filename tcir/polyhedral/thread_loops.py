@@ -46,7 +46,7 @@ choice where it is.
 
 With `size_per_thread`, a thread-mapped band's groups are dealt round-robin
 and the points of a group are a band of their own below it, not coincident
-(`_group_band`): its members are consecutive, so nothing scales them; where
+(`is_group_band`): its members are consecutive, so nothing scales them; where
 it runs private statements, those of a fixed trip count are hinted loops
 (or unrolled, without hints) and those whose bounds vary unrolled, and the
 band above counts its points when it chooses between unrolling and hints.
@@ -64,7 +64,7 @@ import islpy as isl
 from tcir.dialects.poly import ScopOp
 from tcir.polyhedral.ast_to_loops import UNROLL_MARK
 from tcir.polyhedral.bands import has_consecutive_values, statement_names
-from tcir.polyhedral.gpu_mapping import KERNEL_MARK, maps_threads
+from tcir.polyhedral.gpu_mapping import KERNEL_MARK, is_group_band, maps_threads
 from tcir.polyhedral.promotion.promote import private_buffers, private_statements
 
 NodeType = isl.schedule_node_type
@@ -160,7 +160,7 @@ def _thread_band(
         return node, []
     strides = [_stride(v) for v in member_values(node, outer)]
     scaled = [k for k, stride in enumerate(strides) if stride > 1]
-    if not scaled and _group_band(node) and statement_names(outer.domain()) & private:
+    if not scaled and is_group_band(node) and statement_names(outer.domain()) & private:
         return _group_loops(node, member_values(node, outer), limit, hint)
     if not scaled:
         return _rehinted(node, outer, private) if hint else (node, [])
@@ -204,23 +204,10 @@ def _unrolled_varying(
     return node
 
 
-def _group_band(node: isl.ScheduleNode) -> bool:
-    """Whether band `node` runs the points of a thread's groups
-    (`size_per_thread`: the inner band that `poly-map-to-gpu` strip-mines
-    off a thread-mapped one, none of its members coincident)."""
-    parent = node.parent()
-    return (
-        parent.get_type() == NodeType.band
-        and node.band_get_permutable()
-        and not any(node.band_member_get_coincident(k) for k in range(node.band_n_member()))
-        and any(parent.band_member_get_coincident(k) for k in range(parent.band_n_member()))
-    )
-
-
 def _group_points(node: isl.ScheduleNode, outer: isl.UnionMap) -> int:
     """The points of a group below band `node` (the product of its group
     band's extents), or 1 where there is none."""
-    if node.n_children() != 1 or node.child(0).get_type() != NodeType.band or not _group_band(node.child(0)):
+    if node.n_children() != 1 or node.child(0).get_type() != NodeType.band or not is_group_band(node.child(0)):
         return 1
     partial = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule())
     below = outer.flat_range_product(partial.intersect_domain(outer.domain()))
@@ -231,7 +218,7 @@ def _group_points(node: isl.ScheduleNode, outer: isl.UnionMap) -> int:
 def _group_loops(
     node: isl.ScheduleNode, values: list[isl.Map | None], limit: int, hint: bool
 ) -> tuple[isl.ScheduleNode, list[int]]:
-    """A group band (`_group_band`) running private statements: members
+    """A group band (`is_group_band`) running private statements: members
     whose bounds vary (a partial tile's) unrolled by isl, those of a fixed
     trip count left to the CUDA compiler with `hint` (else unrolled too)."""
     node = _unrolled_varying(node, values, limit, 1)

@@ -58,6 +58,7 @@ from tcir.polyhedral.gpu_mapping import (
     KERNEL_MARK,
     SYNC_PREFIX,
     THREAD_IDS,
+    is_group_band,
     maps_threads,
     node_at,
     project_params,
@@ -251,8 +252,8 @@ class Promoter:
     """Elements a thread copies at once into a shared buffer (`VectorCopy`),
     where the tile's rows are aligned groups of them."""
     transpose_copies: bool = False
-    """Lay out shared tiles with the dimension their reads index by the
-    innermost reduction iterator last (`_laid_out`)."""
+    """Lay out shared tiles with the dimension a thread's reads run along
+    last (`_laid_out`)."""
     buffers: dict[str, MemRefType[Attribute]] = field(
         default_factory=dict[str, MemRefType[Attribute]]
     )
@@ -519,21 +520,32 @@ class Promoter:
         thread reads the same element of it (no bank conflicts to pad
         against) and its rows stay whole vectors; others `_padded`."""
         broadcast = self._broadcast_order(site, group)
-        group = self._laid_out(group, broadcast)
+        group = self._laid_out(site, group, broadcast)
         assert group.tile is not None
         return group, list(group.tile.buffer_sizes) if broadcast else _padded(group.tile.buffer_sizes, self._row_width)
 
-    def _laid_out(self, group: Group, order: tuple[int, ...] = ()) -> Group:
+    def _laid_out(self, site: Site, group: Group, order: tuple[int, ...] = ()) -> Group:
         """`group` with its buffer's dimensions in `order` or, with
-        `transpose_copies`, reordered where its reads run along a dimension
-        that is not the last (`_reduction_order`): a non-k-major operand of
-        a contraction, `B(k, n)`, copied into `[n][k]`."""
+        `transpose_copies`, reordered so that a thread's reads run along the
+        last: where threads take output points round-robin, the dimension
+        read by the innermost reduction iterator (`_reduction_order`: a
+        contraction's `B(k, n)` copied into `[n][k]`, read as vectors along
+        k); where they take them in groups (`size_per_thread`), the one
+        read by an output iterator (`_output_order`: `A(m, k)` copied into
+        `[k][m]`, a group's rows read as one vector)."""
         if not order and self.transpose_copies and group.tile is not None:
-            order = _reduction_order(group)
+            order = _output_order(group) if self._grouped(site) else _reduction_order(group)
         if not order:
             return group
         assert group.tile is not None
         return dataclasses.replace(group, tile=dataclasses.replace(group.tile, order=order))
+
+    @staticmethod
+    def _grouped(site: Site) -> bool:
+        """Whether threads take `site`'s points in groups (`size_per_thread`)."""
+        return any(
+            band.n_children() == 1 and is_group_band(band.child(0)) for band in site.thread_bands.values()
+        )
 
     def _broadcast_order(self, site: Site, group: Group) -> tuple[int, ...]:
         """The layout (`ArrayTile.order`) of read-only `group`, where every
@@ -550,16 +562,8 @@ class Promoter:
         per_thread = self._elements(site, _accesses(group), True)  # type: ignore[arg-type]
         if per_thread is None or not all(_same_for_all(per_thread, ident) for ident, _ in self.threads):
             return ()
-        found: set[int] = set()
-        for ref in group.refs:
-            assert ref.access is not None
-            writes = isl.UnionMap(ref.stmt.writes.data)
-            if writes.is_empty() or not writes.is_single_valued():  # a scatter writes a relation
-                return ()
-            write = isl.Map.from_union_map(writes)
-            outputs = [i for i in range(ref.access.dim(isl.dim_type.in_)) if _dimensions_using(write, i)]
-            found |= {d for i in outputs for d in _dimensions_using(ref.access, i)}
-        if len(found) != 1:
+        found = _output_dimensions(group)
+        if found is None or len(found) != 1:
             return ()
         (last,) = found
         rank = len(group.tile.sizes)
@@ -825,10 +829,13 @@ class Promoter:
         if indirection is not None:
             return IndirectCopy(*args, indirection)
         width = self.copy_vector_width
-        if decision.group.tile.order:  # a transposing copy: coalesced reads, the last array index on thread_x
-            return Copy(*args)
-        if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width):
+        transposing = bool(decision.group.tile.order)
+        if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width) and (
+            not transposing or _bits(decision.group) == 32  # one vector load, its lanes stored one at a time
+        ):
             return VectorCopy(*args, width)
+        if transposing:  # coalesced reads, the last array index on thread_x
+            return Copy(*args)
         if shared and not decision.group.atomic and threads and flat_copy_pays(decision.group.tile, threads):
             return FlatCopy(*args)
         return Copy(*args)
@@ -944,6 +951,40 @@ def _reduction_order(group: Group) -> tuple[int, ...]:
         return ()
     (vector,) = found
     return (*(k for k in range(rank) if k != vector), vector)
+
+
+def _output_dimensions(group: Group) -> set[int] | None:
+    """The tensor dimensions that the reads of `group` index by iterators
+    their statements write with (a contraction's `A(m, k)`: m); None where a
+    reference is no plain read or its statement writes a relation (a
+    scatter)."""
+    found: set[int] = set()
+    for ref in group.refs:
+        if ref.writes or ref.access is None or ref.indirection is not None:
+            return None
+        writes = isl.UnionMap(ref.stmt.writes.data)
+        if writes.is_empty() or not writes.is_single_valued():
+            return None
+        write = isl.Map.from_union_map(writes)
+        outputs = [i for i in range(ref.access.dim(isl.dim_type.in_)) if _dimensions_using(write, i)]
+        found |= {d for i in outputs for d in _dimensions_using(ref.access, i)}
+    return found
+
+
+def _output_order(group: Group) -> tuple[int, ...]:
+    """The layout (`ArrayTile.order`) that puts last the one dimension of
+    more than one element in the tile among `_output_dimensions` (`A(m, k)`
+    copied into `[k][m]`); () where there is none, several, or it is
+    already the last."""
+    found = _output_dimensions(group)
+    if found is None or group.tile is None:
+        return ()
+    sizes = group.tile.sizes
+    found = {d for d in found if sizes[d] > 1}
+    if len(found) != 1 or found == {len(sizes) - 1}:
+        return ()
+    (last,) = found
+    return (*(k for k in range(len(sizes)) if k != last), last)
 
 
 def _dimensions_using(access: isl.Map, iterator: int) -> list[int]:
@@ -1121,6 +1162,11 @@ def _thread_exclusive(footprint: isl.Map, ids: Sequence[str] = THREAD_IDS) -> bo
     return owners.is_single_valued()
 
 
+def _bits(group: Group) -> int | None:
+    """The bits of an element of `group`'s tensor."""
+    return getattr(group.tensor.type.scalar_type, "bitwidth", None)  # type: ignore[attr-defined]
+
+
 def _in_groups(footprint: isl.Map, decision: Decision, width: int) -> bool:
     """Whether each tile's `footprint` (`{ [p] -> T[a] }`) is made of whole
     aligned groups of `width` consecutive elements of 32 or 16 bits along
@@ -1128,8 +1174,7 @@ def _in_groups(footprint: isl.Map, decision: Decision, width: int) -> bool:
     `VectorCopy` deals groups that one vector load and store can move."""
     tile = decision.group.tile
     assert tile is not None
-    element = decision.group.tensor.type.scalar_type  # type: ignore[attr-defined]
-    if width == 1 or tile.strides[-1] != 1 or getattr(element, "bitwidth", None) not in (16, 32):
+    if width == 1 or tile.strides[-1] != 1 or _bits(decision.group) not in (16, 32):
         return False
     rank = footprint.dim(isl.dim_type.out)
     a = [f"a{k}" for k in range(rank)]

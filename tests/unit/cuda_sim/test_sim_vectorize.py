@@ -62,14 +62,21 @@ TRANSPOSED = [
     ("zoo/matmul", "matmul_tn", [(40, 33), (40, 35)], O(tile=[16, 16, 8], threads=[8, 4], num_stages=2, vector_width=2)),
     ("zoo/batch_matmul", "batch_matmul", [(3, 21, 19), (3, 19, 35)], O(tile=[1, 16, 16, 8], threads=[8, 8], num_stages=3, vector_width=4)),
     ("sgemm", "sgemm", [(), (), (13, 12), (12, 9), (13, 9)], O(tile=[8, 8, 4], threads=[4, 4], vector_width=4)),
+    # Groups of a thread's points (size_per_thread): the k-major operands'
+    # tiles laid out k x m, copied by float4 loads whose lanes go down a
+    # column (ragged tiles, k rows of no whole float4 groups).
+    ("zoo/matmul", "matmul_nn", [(37, 44), (44, 29)], O(tile=[32, 32, 16], threads=[4, 4], size_per_thread=[4, 4], max_private_elements=64, num_stages=2, vector_width=4, copy_vector_width=4)),
+    ("zoo/matmul", "matmul_nt", [(40, 42), (36, 42)], O(tile=[32, 32, 8], threads=[8, 4], size_per_thread=[2, 4], max_private_elements=32, num_stages=3, async_copies=True, vector_width=4, copy_vector_width=4)),
+    ("zoo/batch_matmul", "batch_matmul", [(2, 24, 16), (2, 16, 32)], O(tile=[1, 16, 16, 8], threads=[4, 4], size_per_thread=[2, 2], num_stages=3, async_copies=True, vector_width=2, copy_vector_width=4)),
 ]
 
 
 @pytest.mark.parametrize(("file", "name", "shapes", "options"), TRANSPOSED, ids=[f"{c[1]}-{i}" for i, c in enumerate(TRANSPOSED)])
 def test_transposed_copies_compute_the_reference(file, name, shapes, options):
     """`transpose_copies` on sums with operands stored k x n (B of NN, A of
-    TT, both of TN; batched; sgemm's second statement), whatever the reads'
-    vector width, staging and asynchronous copies."""
+    TT, both of TN; batched; sgemm's second statement), and with groups on
+    those stored m x k, whatever the reads' vector width, staging and
+    asynchronous copies."""
     function = tcir.define((EXAMPLES / f"{file}.tc").read_text())[name]
     arrays = [np.zeros(s, np.float32) if s else np.float32(1) for s in shapes]
     inputs = random_inputs(function.definition, bind(function.definition, arrays).sizes, 0)
