@@ -225,6 +225,12 @@ class Site:
     keys: dict[str, tuple[isl.UnionMap, isl.UnionMap] | None] = field(default_factory=dict)
     """By statement, what `Promoter._coalesced` compares its references on."""
 
+    @cached_property
+    def same_tile(self) -> isl.UnionMap:
+        """`{ S[i] -> S'[j] }`: pairs of instances in one tile (computed once:
+        the prefix never changes, and every copy of the site asks)."""
+        return self.prefix.apply_range(self.prefix.reverse())
+
 
 @dataclass
 class Decision:
@@ -607,18 +613,17 @@ class Promoter:
             return Decision(site, outer, decision.buffer, indices)
         return decision
 
-    def _dead_after(self, decision: Decision, shared: bool) -> bool:
-        """Whether what `decision`'s group writes is never read from its
-        tensor: a temporary of the def that no reference outside the group
-        reads, and that no tile of the group reads before writing it (a
-        softmax's exponentials, kept in registers)."""
-        group = decision.group
+    def _dead_after(self, group: Group, live_in: isl.UnionMap) -> bool:
+        """Whether what `group` writes is never read from its tensor: a
+        temporary of the def that no reference outside the group reads, and
+        that no tile of the group reads before writing it (its `live_in`
+        empty: a softmax's exponentials, kept in registers)."""
         if not isinstance(group.tensor.owner, AllocOp):
             return False
         mine = set(group.refs)
         if any(r.tensor == group.tensor and r.reads and r not in mine for r in self.all_references):
             return False
-        return self._live_in(decision.site, group, shared).is_empty()
+        return live_in.is_empty()
 
     def _written_in(self, site: Site, tensor: SSAValue, refs: list[Reference]) -> bool:
         """Whether a statement below `site` writes `tensor`."""
@@ -787,15 +792,16 @@ class Promoter:
             .compute_flow()
         )
         # { source -> [sink -> element] }, kept where source and sink share a tile.
-        same_tile = site.prefix.apply_range(site.prefix.reverse())
-        flows = flow.get_full_must_dependence().uncurry().intersect_domain(same_tile.wrap())
+        flows = flow.get_full_must_dependence().uncurry().intersect_domain(site.same_tile.wrap())
         return reads.subtract(flows.domain_factor_range())
 
-    def _copy(self, decision: Decision, into_buffer: bool, shared: bool) -> Copy | None:
+    def _copy(self, decision: Decision, live_in: isl.UnionMap | None, shared: bool) -> Copy | None:
+        """The copy of `decision`'s buffer: into it (of the group's reads
+        `live_in`) or, where that is None, out of it (of its writes)."""
         site, group = decision.site, decision.group
-        if into_buffer:
-            accesses = self._live_in(site, group, shared)
-        else:
+        into_buffer = live_in is not None
+        accesses = live_in
+        if accesses is None:
             accesses = isl.UnionMap.empty(site.prefix.get_space())
             for ref in group.refs:
                 if ref.writes and ref.access is not None:
@@ -885,9 +891,10 @@ class Promoter:
         rewrite the promoted references."""
         kept: list[tuple[Decision, Copy | None, Copy | None]] = []
         for d in decisions:
-            dead = self._dead_after(d, shared)
-            into = self._copy(d, True, shared)
-            out = None if dead and shared else self._copy(d, False, shared)
+            live_in = self._live_in(d.site, d.group, shared)
+            dead = self._dead_after(d.group, live_in)
+            into = self._copy(d, live_in, shared)
+            out = None if dead and shared else self._copy(d, None, shared)
             if not shared and not all(_expressible(c) for c in (into, out) if c is not None):
                 continue  # a private copy whose buffer index isl gives in pieces only: not promoted
             kept.append((d, into, None if dead else out))
