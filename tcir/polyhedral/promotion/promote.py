@@ -837,7 +837,9 @@ class Promoter:
         width = self.copy_vector_width
         transposing = bool(decision.group.tile.order)
         if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width) and (
-            not transposing or _bits(decision.group) == 32  # one vector load, its lanes stored one at a time
+            # One vector load, its lanes stored one at a time: staged in
+            # registers, so only where a thread's groups read the tile.
+            not transposing or (_bits(decision.group) == 32 and self._grouped(site))
         ):
             return VectorCopy(*args, width)
         if transposing:  # coalesced reads, the last array index on thread_x
