@@ -199,7 +199,12 @@ class MappingOptions(metaclass=_Interned):
     copies=true}`): the copy reads the tensor along its rows (coalesced) and
     writes the tile transposed, and the product then reads both tiles along
     k, `vector_width` elements at once. Such copies move one element at a
-    time (no `copy_vector_width` groups, 4-byte `cp.async`)."""
+    time (no `copy_vector_width` groups, 4-byte `cp.async`). With
+    `size_per_thread`, a thread reads its groups along the output's rows
+    and columns instead: an operand read by an output index in another
+    dimension than its last (`A(m, k)`) is laid out `[k][m]`, and its copy
+    loads `copy_vector_width` groups along k and stores their elements down
+    a column, staged in registers (not `cp.async`)."""
     async_copies: bool = False
     """With `num_stages` of 3 or more, copy the next steps' tiles straight into
     their shared buffers with sm_80's `cp.async` (`nvgpu.device_async_copy`,

@@ -25,7 +25,9 @@ constant trip counts (or cut by a ragged edge, `ub = min(edge, lb + C)`:
 staged for their C iterations, each under a guard of the bound), and
 guards (`scf.if` without else), around loads of
 a global memref that the kernel never writes and stores of those values to
-shared memory; a loop whose copies are anything else is left as it is.
+shared memory, or of their lanes (`vector.extract`: a transposing copy of
+`gpu-vectorize-copies`, which no `cp.async` below can move); a loop whose
+copies are anything else is left as it is.
 
 With `double-buffer`, each shared tile that the copies fill and only the
 loop uses gets a leading dimension of 2 (while the kernel's shared memory

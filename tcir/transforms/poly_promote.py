@@ -34,7 +34,13 @@ dimension other than the last by their statement's innermost reduction
 iterator (`B[kk][n]` in a matmul) is laid out with that dimension last
 (`memref<32x20xf32, 3>` for 16 values of kk by 32 of n), as the other
 operand's tile is: its copy reads along the tensor's rows and writes the
-tile transposed, an element at a time.
+tile transposed, an element at a time. Where threads take their points in
+groups (`poly-map-to-gpu{size-per-thread=...}`), a thread's reads run along
+the output's rows and columns instead: a tile read by an output iterator
+in a dimension other than the last (`A[m][kk]`) is laid out with that one
+last (`[kk][m]`), and its copy deals the tensor's float4 groups along
+`kk` (with `copy-vector-width`), whose lanes `gpu-vectorize-copies` stores
+down a column of the tile.
 """
 
 from __future__ import annotations
