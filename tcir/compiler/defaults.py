@@ -146,7 +146,7 @@ SIZE_PER_THREAD = 4
 """Consecutive rows and columns a thread takes at a time in a register-tiled
 contraction (`size_per_thread`), where its tile has a multiple of them: a
 `[k][m]` shared tile's rows read four at a time (see the defaults guide,
-"Register tiles of runs")."""
+"Register tiles of runs" and "Transposed tiles for groups")."""
 
 
 def _size_per_thread(layer: A.Stmt, rows: int, columns: int, threads: list[int]) -> list[int]:
@@ -452,10 +452,17 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # them empty (blocks of 128 threads: two an SM at least).
             return register_tiled(128, [8, 16], 64, True, columns=NARROW_OUTPUT)
         if out[-1] > NARROW_OUTPUT and fills_gpu(128) and whole and edges(128):
-            # One operand not k-major (`B(k, n)`) of a one-statement def with a
-            # long reduction: its shared tile transposed (see the defaults guide).
-            transposed = len(definition.stmts) == 1 and _transposed_operands(layer) == 1 and reduction >= LARGE_REDUCTION
-            return dataclasses.replace(register_tiled(128, [16, 16], 64, True), transpose_copies=transposed)
+            options = register_tiled(128, [16, 16], 64, True)
+            if len(definition.stmts) != 1 or _transposed_operands(layer) != 1 or reduction < LARGE_REDUCTION:
+                return options
+            if any(_ends_in(read, layer.lhs_indices[-1]) for read in operand_reads(layer)):
+                # NN (`A(m, k) * B(k, n)`) and a long sum: groups of 4 rows and
+                # columns a thread, read as float4s from tiles laid out along
+                # them, `[k][m]` and `[k][n]` (see the defaults guide).
+                groups = [SIZE_PER_THREAD, SIZE_PER_THREAD]
+                return dataclasses.replace(options, size_per_thread=groups, transpose_copies=True)
+            # TT (`A(k, m)`, read along k): its tile transposed to `[m][k]`.
+            return dataclasses.replace(options, transpose_copies=True)
         if line is not None:  # short of whole 128x128 tiles
             return convolution_options(layer, line, out, extents, definition.size_params)
         medium = sliced(register_tiled(MEDIUM_TILE, [16, 8], 32, True), MEDIUM_TILE)

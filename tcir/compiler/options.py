@@ -202,9 +202,8 @@ class MappingOptions(metaclass=_Interned):
     time (no `copy_vector_width` groups, 4-byte `cp.async`). With
     `size_per_thread`, a thread reads its groups along the output's rows
     and columns instead: an operand read by an output index in another
-    dimension than its last (`A(m, k)`) is laid out `[k][m]`, and its copy
-    loads `copy_vector_width` groups along k and stores their elements down
-    a column, staged in registers (not `cp.async`)."""
+    dimension than its last (`A(m, k)`) is laid out `[k][m]`, its copy
+    again an element at a time."""
     async_copies: bool = False
     """With `num_stages` of 3 or more, copy the next steps' tiles straight into
     their shared buffers with sm_80's `cp.async` (`nvgpu.device_async_copy`,

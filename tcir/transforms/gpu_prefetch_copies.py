@@ -25,9 +25,7 @@ constant trip counts (or cut by a ragged edge, `ub = min(edge, lb + C)`:
 staged for their C iterations, each under a guard of the bound), and
 guards (`scf.if` without else), around loads of
 a global memref that the kernel never writes and stores of those values to
-shared memory, or of their lanes (`vector.extract`: a transposing copy of
-`gpu-vectorize-copies`, which no `cp.async` below can move); a loop whose
-copies are anything else is left as it is.
+shared memory; a loop whose copies are anything else is left as it is.
 
 With `double-buffer`, each shared tile that the copies fill and only the
 loop uses gets a leading dimension of 2 (while the kernel's shared memory
@@ -172,21 +170,6 @@ def _lanes(t: Attribute) -> int:
     return t.get_shape()[0] if isinstance(t, VectorType) else 1
 
 
-def _lane_source(value: SSAValue) -> SSAValue:
-    """The vector a lane `value` is extracted from (a transposing copy's,
-    `gpu-vectorize-copies`), or `value` itself."""
-    owner = value.owner
-    return owner.vector if isinstance(owner, vector.ExtractOp) else value
-
-
-def _stores_to_shared(user: Operation, value: SSAValue) -> bool:
-    """Whether `user` stores `value` to shared memory, or extracts lanes of
-    it that only such stores use."""
-    if isinstance(user, vector.ExtractOp):
-        return all(_stores_to_shared(use.operation, user.result) for use in user.result.uses)
-    return isinstance(user, Store) and _stored(user) == value and _space(_target(user)) == SHARED_SPACE
-
-
 class _NotACopy(Exception):
     """The region between the barriers is not one this pass can stage."""
 
@@ -207,11 +190,6 @@ class _Copies:
             t = _loaded(load).type
             counts[t] = counts.get(t, 0) + 1
         return counts
-
-    @property
-    def transposing(self) -> bool:
-        """Whether a copy stores a vector's lanes one at a time (no `cp.async` moves them)."""
-        return any(isinstance(op, vector.ExtractOp) for region_op in self.ops for op in region_op.walk())
 
     @property
     def values(self) -> int:
@@ -236,15 +214,13 @@ class _Copies:
                 elif isinstance(op, Load):
                     users = [use.operation for use in _loaded(op).uses]
                     if _space(_target(op)) != 0 or _target(op) in written or not users or not all(
-                        _stores_to_shared(u, _loaded(op)) for u in users
+                        isinstance(u, Store) and _stored(u) == _loaded(op) and _space(_target(u)) == SHARED_SPACE
+                        for u in users
                     ):
                         raise _NotACopy
                     loads.extend([op] * repeat)
-                elif isinstance(op, vector.ExtractOp):
-                    if not isinstance(op.vector.owner, vector.LoadOp):
-                        raise _NotACopy
                 elif isinstance(op, Store):
-                    if _space(_target(op)) != SHARED_SPACE or not isinstance(_lane_source(_stored(op)).owner, Load):
+                    if _space(_target(op)) != SHARED_SPACE or not isinstance(_stored(op).owner, Load):
                         raise _NotACopy
                 elif not isinstance(op, arith.ConstantOp | arith.AddiOp | arith.SubiOp | arith.MuliOp
                                     | arith.CmpiOp | arith.AndIOp | arith.OrIOp | arith.FloorDivSIOp
@@ -309,7 +285,7 @@ class _Copies:
                         at.insert(memref.StoreOp.get(_loaded(at.insert(op.clone(mapping))), buffers[t], [k]))
                     else:
                         mapping[_loaded(op)] = at.insert(memref.LoadOp.get(buffers[t], [k])).res
-                elif not (isinstance(op, Store | vector.ExtractOp) and stage):
+                elif not (isinstance(op, Store) and stage):
                     clone = at.insert(op.clone(mapping))  # index arithmetic, or a store to shared memory
                     if stores is not None and isinstance(clone, Store):
                         stores.append(clone)
@@ -346,9 +322,7 @@ def _prefetch(loop: scf.ForOp, kernel: gpu.FuncOp, buffer_at: Callable[[Attribut
         copies = _Copies.of(region, written)
     except _NotACopy:
         return False
-    if shared_budget is not None and asynchronous and not copies.transposing and all(
-        _bytes(t) in _async_sizes(loop) for t in copies.types
-    ):
+    if shared_budget is not None and asynchronous and all(_bytes(t) in _async_sizes(loop) for t in copies.types):
         for count in range(buffers, 1, -1):  # as many as fit
             tiles = _double_buffered_tiles(loop, kernel, region, shared_budget, count, buffered)
             if tiles is not None:

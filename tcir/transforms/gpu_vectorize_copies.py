@@ -21,16 +21,6 @@ shared buffer's `memref.alloca` gets that alignment if it has less),
     %v = vector.load %A[.., %i + %lb] : memref<..xNxf32>, vector<Wxf32>
     vector.store %v, %S[.., %j + %lb] : memref<..xMxf32, 3>, vector<Wxf32>
 
-A transposing copy, whose store puts the group's elements in consecutive
-rows of the shared buffer (`%S[%j + %l, ..]`: a `poly-promote{transpose-
-copies=true}` tile) and whose element is `f32` or `i32`, loads the group
-with one vector load and stores its lanes one at a time:
-
-    %v = vector.load %A[.., %i + %lb] : memref<..xNxf32>, vector<Wxf32>
-    %v0 = vector.extract %v[0] : f32 from vector<Wxf32>
-    memref.store %v0, %S[%j + %lb, ..] : memref<..xf32, 3>
-    ...
-
 The global subscript may also be the last one clamped a group at a time,
 `min(%i + %l, C + (%i + %l) mod W)` with C a multiple of W (a copy of a
 tile padded past the tensor's edge, `poly-pad-tiles`): at the group's first
@@ -45,13 +35,12 @@ misaligned one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu, memref, scf, vector
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, VectorType, bf16, f16, f32, i32
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, VectorType, bf16, f16, f32, i32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -127,24 +116,6 @@ def _row_multiple(ref: SSAValue, width: int) -> bool:
     return bool(shape) and shape[-1] > 0 and shape[-1] % width == 0
 
 
-def _transposed_dimension(forms: IntegerForms, indices: Sequence[SSAValue], iv: SSAValue,
-                          varying: set[SSAValue]) -> int | None:
-    """The dimension, not the last, whose index is `f + iv` among `indices`
-    of a store whose other indices are free of the loop's values (a
-    transposing copy's: consecutive elements of a row into consecutive
-    rows); None where there is none."""
-    found = None
-    for k, index in enumerate(indices):
-        form = forms.of(index)
-        if any(key is not None and key in varying for key in form if key is not iv):
-            return None
-        if form.get(iv, 0) == 1 and found is None and k < len(indices) - 1:
-            found = k
-        elif form.get(iv, 0) != 0:
-            return None
-    return found
-
-
 def _vectorize(loop: scf.ForOp, forms: IntegerForms, max_width: int) -> bool:
     """Replace `loop` by one vector copy if it has the shape of the module docstring."""
     width = trip_count(loop)
@@ -172,28 +143,22 @@ def _vectorize(loop: scf.ForOp, forms: IntegerForms, max_width: int) -> bool:
         or element not in VECTOR_ELEMENTS
         or VECTOR_ELEMENTS[element] * width > VECTOR_BYTES
         or not _row_multiple(load.memref, width)
+        or not _row_multiple(store.memref, width)
     ):
         return False
     alloca = store.memref.owner
     if not isinstance(alloca, memref.AllocaOp):
         return False
     varying = _depends_on(body, iv) - {iv}
-    if not all(
-        _aligned_index(forms, index, iv, loop.lb, varying, width, k == len(load.indices) - 1)
-        for k, index in enumerate(load.indices)
-    ):
-        return False
-    transposed = None
-    if not (_row_multiple(store.memref, width) and all(
-        _aligned_index(forms, index, iv, loop.lb, varying, width, k == len(store.indices) - 1)
-        for k, index in enumerate(store.indices)
-    )):
-        transposed = _transposed_dimension(forms, store.indices, iv, varying)
-        if transposed is None or element not in (f32, i32):  # lanes a CUDA vector names (.x, .y, ...)
+    for indices in (load.indices, store.indices):
+        if not all(
+            _aligned_index(forms, index, iv, loop.lb, varying, width, k == len(indices) - 1)
+            for k, index in enumerate(indices)
+        ):
             return False
     bytes_ = VECTOR_ELEMENTS[element] * width
-    if transposed is None and (alloca.alignment is None or alloca.alignment.value.data < bytes_):
-        alloca.alignment = IntegerAttr(bytes_, 64)  # rows on vector boundaries
+    if alloca.alignment is None or alloca.alignment.value.data < bytes_:  # rows on vector boundaries
+        alloca.alignment = IntegerAttr(bytes_, 64)
     # The copy at the group's first element, before the loop, which goes.
     builder = Builder(InsertPoint.before(loop))
     mapping: dict[SSAValue, SSAValue] = {iv: loop.lb}
@@ -202,16 +167,7 @@ def _vectorize(loop: scf.ForOp, forms: IntegerForms, max_width: int) -> bool:
     value = builder.insert(
         vector.LoadOp(load.memref, [mapping.get(i, i) for i in load.indices], VectorType(element, [width]))
     ).result
-    if transposed is None:
-        builder.insert(vector.StoreOp(value, store.memref, [mapping.get(i, i) for i in store.indices]))
-    else:  # each lane to its row
-        for lane in range(width):
-            lane_index = builder.insert(arith.ConstantOp(IntegerAttr(lane, IndexType()))).result
-            mapping = {iv: builder.insert(arith.AddiOp(loop.lb, lane_index)).result}
-            for op in others:
-                builder.insert(op.clone(mapping))
-            scalar = builder.insert(vector.ExtractOp(value, [lane], element)).result
-            builder.insert(memref.StoreOp.get(scalar, store.memref, [mapping.get(i, i) for i in store.indices]))
+    builder.insert(vector.StoreOp(value, store.memref, [mapping.get(i, i) for i in store.indices]))
     loop.detach()
     loop.erase()
     return True

@@ -38,9 +38,7 @@ tile transposed, an element at a time. Where threads take their points in
 groups (`poly-map-to-gpu{size-per-thread=...}`), a thread's reads run along
 the output's rows and columns instead: a tile read by an output iterator
 in a dimension other than the last (`A[m][kk]`) is laid out with that one
-last (`[kk][m]`), and its copy deals the tensor's float4 groups along
-`kk` (with `copy-vector-width`), whose lanes `gpu-vectorize-copies` stores
-down a column of the tile.
+last (`[kk][m]`), its copy again an element at a time.
 """
 
 from __future__ import annotations

@@ -742,19 +742,25 @@ def test_scatters_into_large_tables_take_16_points_a_thread():
         np.testing.assert_allclose(fn(*inputs, backend="cuda-sim"), expected[0], rtol=1e-4, atol=1e-4)
 
 
-def test_long_sums_of_one_operand_not_k_major_transpose_its_tile():
-    """128x128 tiles of a one-statement contraction with one operand stored
-    k x n (NN, TT) and 512 products or more a point copy it transposed;
-    k-major operands (NT), two transposed ones (TN) and short sums do not."""
+def test_long_sums_of_one_operand_not_k_major_take_groups_along_both_tiles():
+    """128x128 tiles of a one-statement contraction whose rows' operand is
+    k-major and columns' is stored k x n (NN) with 512 products or more a
+    point give a thread groups of 4 rows and columns and lay both tiles out
+    along them (`[k][m]`, `[k][n]`); TT and short sums keep the round-robin
+    threads, with the k x n operand's tile transposed to `[n][k]` (TT) or
+    not; two k-major operands (NT) keep both tiles; two operands stored k x
+    n (TN) take the groups without a transposed tile."""
     matmul = tcir.define((EXAMPLES / "zoo" / "matmul.tc").read_text())
 
-    def transposed(name: str, k: int) -> bool:
+    def grouped(name: str, k: int) -> tuple[list[int], bool]:
         options = default_options(matmul[name].definition, Binding({"M": 2048, "K": k, "N": 2048}, ()))
         assert options.tile == [128, 128, 32]
-        return options.transpose_copies
+        return options.size_per_thread, options.transpose_copies
 
-    assert transposed("matmul_nn", 2048) and transposed("matmul_tt", 2048)
-    assert not transposed("matmul_nt", 2048) and not transposed("matmul_tn", 2048) and not transposed("matmul_nn", 256)
+    assert grouped("matmul_nn", 2048) == ([4, 4], True)
+    assert grouped("matmul_tt", 2048) == ([], True)
+    assert grouped("matmul_nt", 2048) == grouped("matmul_nn", 256) == ([], False)
+    assert grouped("matmul_tn", 2048) == ([4, 4], False)
 
 
 def test_a_def_lowered_in_parts_specializes_each_part_to_its_own_sizes():

@@ -195,9 +195,6 @@ CALLABLE_FUNCTIONS = frozenset(
     """.split()
 )
 
-VECTOR_LANES = "xyzw"
-"""The members of a CUDA vector type (`float4`) that name its lanes."""
-
 #: C precedence levels (lower binds tighter); ATOM needs no parentheses anywhere.
 ATOM, UNARY, TERNARY, ANY = 1, 3, 15, 16
 _PRECEDENCE = {
@@ -778,11 +775,6 @@ class KernelPrinter(IndentedLines):
     def _(self, op: vector.LoadOp) -> None:
         vector_type = self.ctype(op.result.type)
         self.define(op.result, f"*reinterpret_cast<const {vector_type}*>(&{self.access(op.base, op.indices)})", UNARY)
-
-    @emit.register
-    def _(self, op: vector.ExtractOp) -> None:
-        (lane,) = op.static_position.get_values()
-        self.define(op.result, f"{self.expr(op.vector, ATOM)}.{VECTOR_LANES[lane]}", ATOM)
 
     @emit.register
     def _(self, op: vector.StoreOp) -> None:

@@ -455,10 +455,6 @@ class KernelTranslator(IndentedLines):
     def op_vector_load(self, op: vector.LoadOp, scope: Scope) -> None:
         self.load(op, scope, op.base, op.indices, op.result)
 
-    def op_vector_extract(self, op: vector.ExtractOp, scope: Scope) -> None:
-        (lane,) = op.static_position.get_values()
-        self.define(scope, op.result, f"{self.ref(scope, op.vector)}[..., {lane}]")
-
     def op_vector_store(self, op: vector.StoreOp, scope: Scope) -> None:
         self.store(op, scope, op.base, op.indices, op.vector)
 
@@ -663,7 +659,6 @@ _HANDLERS: dict[type[Operation], str] = {
     gpu.BlockDimOp: "op_block_dim", gpu.GridDimOp: "op_grid_dim", gpu.BarrierOp: "op_barrier",
     gpu.ReturnOp: "op_return", gpu.AllReduceOp: "op_all_reduce", memref.LoadOp: "op_load", memref.StoreOp: "op_store",
     memref.AtomicRMWOp: "op_atomic_rmw", vector.LoadOp: "op_vector_load", vector.StoreOp: "op_vector_store",
-    vector.ExtractOp: "op_vector_extract",
     memref.AllocaOp: "op_alloca", IndexOp: "op_check_index", scf.IfOp: "op_if", scf.ForOp: "op_for", scf.YieldOp: "op_yield",
     DeviceAsyncCopyOp: "op_async_copy", DeviceAsyncCreateGroupOp: "op_async_create_group",
     DeviceAsyncWaitOp: "op_async_wait", MmaSyncOp: "op_mma_sync",

@@ -538,7 +538,8 @@ class Promoter:
         contraction's `B(k, n)` copied into `[n][k]`, read as vectors along
         k); where they take them in groups (`size_per_thread`), the one
         read by an output iterator (`_output_order`: `A(m, k)` copied into
-        `[k][m]`, a group's rows read as one vector)."""
+        `[k][m]`, a group's rows read as one vector). The copy writes such a
+        tile an element at a time (`Copy`)."""
         if not order and self.transpose_copies and group.tile is not None:
             order = _output_order(group) if self._grouped(site) else _reduction_order(group)
         if not order:
@@ -835,15 +836,10 @@ class Promoter:
         if indirection is not None:
             return IndirectCopy(*args, indirection)
         width = self.copy_vector_width
-        transposing = bool(decision.group.tile.order)
-        if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width) and (
-            # One vector load, its lanes stored one at a time: staged in
-            # registers, so only where a thread's groups read the tile.
-            not transposing or (_bits(decision.group) == 32 and self._grouped(site))
-        ):
-            return VectorCopy(*args, width)
-        if transposing:  # coalesced reads, the last array index on thread_x
+        if decision.group.tile.order:  # a transposing copy: coalesced reads, the last array index on thread_x
             return Copy(*args)
+        if shared and into_buffer and not decision.group.atomic and _in_groups(footprint, decision, width):
+            return VectorCopy(*args, width)
         if shared and not decision.group.atomic and threads and flat_copy_pays(decision.group.tile, threads):
             return FlatCopy(*args)
         return Copy(*args)
@@ -1171,11 +1167,6 @@ def _thread_exclusive(footprint: isl.Map, ids: Sequence[str] = THREAD_IDS) -> bo
     return owners.is_single_valued()
 
 
-def _bits(group: Group) -> int | None:
-    """The bits of an element of `group`'s tensor."""
-    return getattr(group.tensor.type.scalar_type, "bitwidth", None)  # type: ignore[attr-defined]
-
-
 def _in_groups(footprint: isl.Map, decision: Decision, width: int) -> bool:
     """Whether each tile's `footprint` (`{ [p] -> T[a] }`) is made of whole
     aligned groups of `width` consecutive elements of 32 or 16 bits along
@@ -1183,7 +1174,8 @@ def _in_groups(footprint: isl.Map, decision: Decision, width: int) -> bool:
     `VectorCopy` deals groups that one vector load and store can move."""
     tile = decision.group.tile
     assert tile is not None
-    if width == 1 or tile.strides[-1] != 1 or _bits(decision.group) not in (16, 32):
+    element = decision.group.tensor.type.scalar_type  # type: ignore[attr-defined]
+    if width == 1 or tile.strides[-1] != 1 or getattr(element, "bitwidth", None) not in (16, 32):
         return False
     rank = footprint.dim(isl.dim_type.out)
     a = [f"a{k}" for k in range(rank)]
