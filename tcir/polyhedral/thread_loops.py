@@ -207,7 +207,7 @@ def _unrolled_varying(
 def _group_points(node: isl.ScheduleNode, outer: isl.UnionMap) -> int:
     """The points of a group below band `node` (the product of its group
     band's extents), or 1 where there is none."""
-    if node.n_children() != 1 or node.child(0).get_type() != NodeType.band or not is_group_band(node.child(0)):
+    if node.n_children() != 1 or not is_group_band(node.child(0)):
         return 1
     partial = isl.UnionMap.from_multi_union_pw_aff(node.band_get_partial_schedule())
     below = outer.flat_range_product(partial.intersect_domain(outer.domain()))

@@ -226,6 +226,11 @@ class Site:
     """By statement, what `Promoter._coalesced` compares its references on."""
 
     @cached_property
+    def grouped(self) -> bool:
+        """Whether threads take this site's points in groups (`size_per_thread`)."""
+        return any(band.n_children() == 1 and is_group_band(band.child(0)) for band in self.thread_bands.values())
+
+    @cached_property
     def same_tile(self) -> isl.UnionMap:
         """`{ S[i] -> S'[j] }`: pairs of instances in one tile (computed once:
         the prefix never changes, and every copy of the site asks)."""
@@ -541,18 +546,11 @@ class Promoter:
         `[k][m]`, a group's rows read as one vector). The copy writes such a
         tile an element at a time (`Copy`)."""
         if not order and self.transpose_copies and group.tile is not None:
-            order = _output_order(group) if self._grouped(site) else _reduction_order(group)
+            order = _output_order(group) if site.grouped else _reduction_order(group)
         if not order:
             return group
         assert group.tile is not None
         return dataclasses.replace(group, tile=dataclasses.replace(group.tile, order=order))
-
-    @staticmethod
-    def _grouped(site: Site) -> bool:
-        """Whether threads take `site`'s points in groups (`size_per_thread`)."""
-        return any(
-            band.n_children() == 1 and is_group_band(band.child(0)) for band in site.thread_bands.values()
-        )
 
     def _broadcast_order(self, site: Site, group: Group) -> tuple[int, ...]:
         """The layout (`ArrayTile.order`) of read-only `group`, where every
@@ -573,10 +571,7 @@ class Promoter:
         if found is None or len(found) != 1:
             return ()
         (last,) = found
-        rank = len(group.tile.sizes)
-        if last == rank - 1 or group.tile.sizes[last] == 1:
-            return ()
-        return (*(k for k in range(rank) if k != last), last)
+        return () if group.tile.sizes[last] == 1 else _with_last(len(group.tile.sizes), last)
 
     def _hoisted(self, decision: Decision, sites: list[Site]) -> Decision:
         """`decision` at the outermost of `sites` (outer first) where its
@@ -951,11 +946,10 @@ def _reduction_order(group: Group) -> tuple[int, ...]:
         if len(using) != 1:
             return ()
         found.add(using[0])
-    rank = len(group.tile.sizes) if group.tile is not None else 0
-    if len(found) != 1 or found == {rank - 1}:
+    if len(found) != 1 or group.tile is None:
         return ()
     (vector,) = found
-    return (*(k for k in range(rank) if k != vector), vector)
+    return _with_last(len(group.tile.sizes), vector)
 
 
 def _output_dimensions(group: Group) -> set[int] | None:
@@ -986,10 +980,16 @@ def _output_order(group: Group) -> tuple[int, ...]:
         return ()
     sizes = group.tile.sizes
     found = {d for d in found if sizes[d] > 1}
-    if len(found) != 1 or found == {len(sizes) - 1}:
+    if len(found) != 1:
         return ()
     (last,) = found
-    return (*(k for k in range(len(sizes)) if k != last), last)
+    return _with_last(len(sizes), last)
+
+
+def _with_last(rank: int, last: int) -> tuple[int, ...]:
+    """The layout (`ArrayTile.order`) of `rank` dimensions with dimension
+    `last` moved last; () where it is already."""
+    return () if last == rank - 1 else (*(k for k in range(rank) if k != last), last)
 
 
 def _dimensions_using(access: isl.Map, iterator: int) -> list[int]:
