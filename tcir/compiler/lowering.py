@@ -37,6 +37,7 @@ from tcir.frontend.collapse import collapsed
 from tcir.frontend.dtypes import HALF_TYPES
 from tcir.frontend.padding import padded_reads
 from tcir.frontend.reduction_order import taps_last
+from tcir.frontend.temporary_layout import contraction_layouts
 from tcir.frontend.subscripts import walk
 from tcir.errors import TCError
 from tcir.passmanager import PassManager, print_ir
@@ -135,13 +136,15 @@ def default_parts(
 def default_rewrites(definition: CheckedDef, binding: Binding, backend: str) -> bool:
     """Whether a call without options on `backend` lowers something that
     no `MappingOptions` of `definition` stands for: its sums' channels
-    before their taps (`taps_last`), its collapsed form (`collapsed`) or
-    parts (`default_parts`). The tuner then times that call as the default
-    to beat."""
+    before their taps (`taps_last`), its temporaries reordered
+    (`contraction_layouts`), its collapsed form (`collapsed`) or parts
+    (`default_parts`). The tuner then times that call as the default to
+    beat."""
     if backend not in GPU_BACKENDS:
         return False
     return (
         taps_last(definition) is not None
+        or contraction_layouts(definition) is not None
         or collapsed(definition) is not None
         or default_parts(definition, binding, None, backend) is not None
     )
@@ -199,6 +202,9 @@ class DefIR:
         reordered = taps_last(self.definition) if default_gpu else None
         if reordered is not None:  # a convolution's channels before its taps (`tcir.frontend.reduction_order`)
             return DefIR.of(reordered).lowered(binding, options, backend)
+        laid_out = contraction_layouts(self.definition) if default_gpu else None
+        if laid_out is not None:  # temporaries as their contractions tile (`tcir.frontend.temporary_layout`)
+            return DefIR.of(laid_out).lowered(binding, options, backend)
         view = collapsed(self.definition) if default_gpu else None
         if view is not None:  # lowered as its collapsed form, over views of the same buffers
             sizes = view.sizes(binding.sizes)

@@ -1,0 +1,88 @@
+"""Temporaries laid out for the contractions that write them.
+
+The default GPU mapping's register tiles take the last two output indices
+of a contraction as its rows and columns, each indexing one operand only (a
+GEMM's m and n), and the indices before them as a batch. A bilinear layer
+sums through a temporary written in another order,
+
+    T(b, o, j) +=! X1(b, i) * W(o, i, j)
+    Y(b, o) +=! T(b, o, j) * X2(b, j)
+
+(`b` indexes X1 only, `o` and `j` W only): as written, T's last two indices
+both index W, and its sum would take the plain mapping. The layout of a
+temporary is the compiler's to choose (the caller never sees it), so the
+default GPU mapping lowers such a def with the temporary's indices reordered
+(`contraction_layouts`): the row and the column last, `T(o, b, j)`, a
+product of 256 x 128 matrices batched over `o`, and every read of it alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import ast as A
+from .subscripts import index_names, operand_reads, rebuild
+
+
+def contraction_layouts(definition: A.CheckedDef) -> A.CheckedDef | None:
+    """`definition` with each temporary that a contraction writes listed as
+    `_contraction_order` says, in its writes, its reads and its shape; None
+    where every temporary is so already."""
+    orders: dict[str, list[int]] = {}
+    for temporary in definition.temporaries:
+        writers = [s for s in definition.stmts if s.lhs == temporary.name]
+        first = writers[0].lhs_indices if writers else []
+        if any(s.lhs_indices != first or s.loop is not None or s.scatter is not None for s in writers):
+            continue
+        contraction = next((s for s in writers if s.reduces), None)
+        order = _contraction_order(contraction) if contraction is not None else None
+        if order is not None:
+            orders[temporary.name] = [first.index(i) for i in order]
+    if not orders:
+        return None
+    temporaries = [
+        replace(p, dims=[p.dims[k] for k in orders[p.name]]) if p.name in orders else p for p in definition.temporaries
+    ]
+    stmts = []
+    for stmt in definition.stmts:
+        lhs = [stmt.lhs_indices[k] for k in orders[stmt.lhs]] if stmt.lhs in orders else stmt.lhs_indices
+        stmts.append(replace(stmt, lhs_indices=lhs, rhs=_reads_permuted(stmt.rhs, orders)))
+    return replace(definition, temporaries=temporaries, stmts=stmts)
+
+
+def _contraction_order(stmt: A.Stmt) -> list[str] | None:
+    """The left-hand indices of a sum of products of two reads subscripted
+    by plain indices, reordered so that the last two index one read each
+    (the column one that a read has as its last subscript, where there is
+    one: its tile is read along it), the others before them in their order;
+    None where the last two already do, or no two can (a convolution's
+    shifted subscripts keep their layout: its templates know it)."""
+    reads = operand_reads(stmt)
+    if len(reads) != 2 or not all(isinstance(e, A.IndexVar) for r in reads for e in r.subscripts):
+        return None
+    lhs = stmt.lhs_indices
+    used = [index_names(r) & set(lhs) for r in reads]
+    only = [used[0] - used[1], used[1] - used[0]]
+    if len(lhs) < 2 or not all(only) or {lhs[-2], lhs[-1]} & only[0] and {lhs[-2], lhs[-1]} & only[1]:
+        return None
+    last = [r.subscripts[-1].name if r.subscripts else None for r in reads]  # pyright: ignore[reportAttributeAccessIssue]
+    side = next((k for k in (1, 0) if last[k] in only[k]), None)
+    if side is None:  # the read of the later index
+        side = 1 if max(map(lhs.index, only[1])) > max(map(lhs.index, only[0])) else 0
+    column = last[side] if last[side] in only[side] else max(only[side], key=lhs.index)
+    row = max(only[1 - side], key=lhs.index)
+    order = [i for i in lhs if i not in (row, column)] + [row, column]
+    return None if order == lhs else order
+
+
+def _reads_permuted(e: A.Expr, orders: dict[str, list[int]]) -> A.Expr:
+    """`e` with the subscripts of its reads of each tensor of `orders` in that order."""
+
+    def leaf(node: A.Expr) -> A.Expr | None:
+        if not isinstance(node, A.Access) or node.tensor not in orders:
+            return None
+        subscripts = [rebuild(s, leaf, memo) for s in node.subscripts]
+        return replace(node, subscripts=[subscripts[k] for k in orders[node.tensor]])
+
+    memo: dict[int, A.Expr] = {}
+    return rebuild(e, leaf, memo)
