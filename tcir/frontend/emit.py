@@ -124,6 +124,16 @@ _LIBM = frozenset(
 )
 
 
+def float_attr(value: float, t: AnyFloat) -> FloatAttr:
+    """`value` rounded to the float type `t` as C rounds a literal: one
+    beyond its largest finite value is an infinity (`-3.0e38` in half is
+    `-inf`, as `torch.tensor(-3.0e38, dtype=torch.half)`)."""
+    try:
+        return FloatAttr(value, t)
+    except OverflowError:  # xDSL packs the value in `t`'s bytes, which cannot hold it
+        return FloatAttr(math.copysign(math.inf, value), t)
+
+
 @dataclass
 class ExprEmitter:
     """Emits the ops computing checked expressions inside one comprehension body."""
@@ -141,7 +151,7 @@ class ExprEmitter:
     def const(self, value: float | int | bool, dtype: str) -> SSAValue:
         t = scalar_type(dtype)
         if isinstance(t, AnyFloat):
-            return self.insert(arith.ConstantOp(FloatAttr(float(value), t)))
+            return self.insert(arith.ConstantOp(float_attr(float(value), t)))
         assert isinstance(t, IntegerType)
         width = t.width.data
         v = int(value) & ((1 << width) - 1)

@@ -103,6 +103,24 @@ def test_half_attention_lowered_in_parts():
     assert np.abs(got - expected).max() <= 4 * float(np.finfo(np.float16).eps) * np.abs(expected).max()
 
 
+@pytest.mark.parametrize("backend", ["cpu", "cuda-sim"])
+def test_a_literal_beyond_half_is_an_infinity(backend):
+    """The docs' causal softmax writes max's identity as `-3.0e38`, which
+    half cannot hold: in a float16 def it is `-inf`, as C and PyTorch round
+    it (xDSL's constant raised OverflowError before)."""
+    source = """def causal_softmax(float(N, N) S) -> (P) {
+      M(i) max=! j <= i ? S(i, j) : -3.0e38
+      E(i, j) = j <= i ? exp(S(i, j) - M(i)) : 0.0
+      Z(i) +=! E(i, j)
+      P(i, j) = E(i, j) / Z(i)
+    }"""
+    softmax = tcir.define(source).causal_softmax.astype("float16")
+    x = np.random.default_rng(3).standard_normal((37, 37)).astype(np.float16)
+    masked = np.where(np.tril(np.ones((37, 37), bool)), x.astype(np.float64), -np.inf)
+    e = np.exp(masked - masked.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(softmax(x, backend=backend), e / e.sum(axis=1, keepdims=True), rtol=2e-2, atol=2e-6)
+
+
 @needs_nvcc
 def test_the_f32_accumulators_compile(mod, tmp_path):
     """The default mapping of a half matmul: f32 registers, no f32 tensor in memory."""
