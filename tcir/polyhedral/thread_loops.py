@@ -158,10 +158,11 @@ def _thread_band(
     with the members whose unrolling is left to the CUDA compiler."""
     if node.is_subtree_anchored():
         return node, []
-    strides = [_stride(v) for v in member_values(node, outer)]
+    before = member_values(node, outer)
+    strides = [_stride(v) for v in before]
     scaled = [k for k, stride in enumerate(strides) if stride > 1]
     if not scaled and is_group_band(node) and statement_names(outer.domain()) & private:
-        return _group_loops(node, member_values(node, outer), limit, hint)
+        return _group_loops(node, before, limit, hint)
     if not scaled:
         return _rehinted(node, outer, private) if hint else (node, [])
     ctx = node.get_ctx()
