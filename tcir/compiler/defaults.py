@@ -455,13 +455,14 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             options = register_tiled(128, [16, 16], 64, True)
             if len(definition.stmts) != 1 or _transposed_operands(layer) != 1 or reduction < LARGE_REDUCTION:
                 return options
-            if any(_ends_in(read, layer.lhs_indices[-1]) for read in operand_reads(layer)):
-                # NN (`A(m, k) * B(k, n)`) and a long sum: groups of 4 rows and
+            if any(_ends_in(read, layer.lhs_indices[-1]) for read in operand_reads(layer)) or out[-2] >= 128:
+                # NN (`A(m, k) * B(k, n)`), or TT (`A(k, m) * B(n, k)`) whose
+                # rows fill the tiles, and a long sum: groups of 4 rows and
                 # columns a thread, read as float4s from tiles laid out along
                 # them, `[k][m]` and `[k][n]` (see the defaults guide).
                 groups = [SIZE_PER_THREAD, SIZE_PER_THREAD]
                 return dataclasses.replace(options, size_per_thread=groups, transpose_copies=True)
-            # TT (`A(k, m)`, read along k): its tile transposed to `[m][k]`.
+            # TT on fewer rows than a tile (`A(k, m)`, read along k): its tile transposed to `[m][k]`.
             return dataclasses.replace(options, transpose_copies=True)
         if line is not None:  # short of whole 128x128 tiles
             return convolution_options(layer, line, out, extents, definition.size_params)

@@ -746,19 +746,21 @@ def test_long_sums_of_one_operand_not_k_major_take_groups_along_both_tiles():
     """128x128 tiles of a one-statement contraction whose rows' operand is
     k-major and columns' is stored k x n (NN) with 512 products or more a
     point give a thread groups of 4 rows and columns and lay both tiles out
-    along them (`[k][m]`, `[k][n]`); TT and short sums keep the round-robin
-    threads, with the k x n operand's tile transposed to `[n][k]` (TT) or
-    not; two k-major operands (NT) keep both tiles; two operands stored k x
-    n (TN) take the groups without a transposed tile."""
+    along them (`[k][m]`, `[k][n]`), and so does TT (rows stored k x m,
+    columns k-major) where the rows fill a tile; TT on fewer rows keeps the
+    round-robin threads with the k x m operand's tile transposed to `[m][k]`,
+    and short sums keep both tiles; two k-major operands (NT) keep both
+    tiles; two operands stored k x n (TN) take the groups without a
+    transposed tile."""
     matmul = tcir.define((EXAMPLES / "zoo" / "matmul.tc").read_text())
 
-    def grouped(name: str, k: int) -> tuple[list[int], bool]:
-        options = default_options(matmul[name].definition, Binding({"M": 2048, "K": k, "N": 2048}, ()))
+    def grouped(name: str, k: int, m: int = 2048, n: int = 2048) -> tuple[list[int], bool]:
+        options = default_options(matmul[name].definition, Binding({"M": m, "K": k, "N": n}, ()))
         assert options.tile == [128, 128, 32]
         return options.size_per_thread, options.transpose_copies
 
-    assert grouped("matmul_nn", 2048) == ([4, 4], True)
-    assert grouped("matmul_tt", 2048) == ([], True)
+    assert grouped("matmul_nn", 2048) == grouped("matmul_tt", 2048) == ([4, 4], True)
+    assert grouped("matmul_tt", 1024, m=64, n=16384) == ([], True)
     assert grouped("matmul_nt", 2048) == grouped("matmul_nn", 256) == ([], False)
     assert grouped("matmul_tn", 2048) == ([4, 4], False)
 
