@@ -88,7 +88,7 @@ from tcir.compiler.options import ATOMIC_DTYPES, DEFAULT, TF32_DEFAULT, MappingO
 from tcir.compiler.tile_padding import pads_cheaply
 from tcir.frontend import ast as A
 from tcir.frontend.dtypes import HALF_TYPES
-from tcir.frontend.subscripts import accesses, gathers, index_names, operand_reads, walk
+from tcir.frontend.subscripts import accesses, beside, gathers, index_names, operand_reads, walk
 from tcir.polyhedral.gpu_mapping import mapped_grid
 from tcir.polyhedral.unrolling import largest_divisor
 from tcir.runtime.signature import Binding, evaluate
@@ -105,6 +105,8 @@ INNER_THREADS = 32
 """Threads along the innermost output dimension: one warp reads a row."""
 REUSE_TILE = 16
 """Points of a reused output dimension that one block computes."""
+GENERIC_CONVOLUTION_FILTERS = 2
+"""Filters a block of a convolution that no template takes (a 3-D one) computes."""
 SMALL_OUTPUT = 8192
 """Output points below which a sum's output alone leaves most of a GPU idle."""
 SPLIT_REDUCTION = 8192
@@ -516,6 +518,11 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     tile = [1] * (len(out) - 2) + [rows, x]
     if len(out) >= 3 and layer.lhs_indices[-3] not in _indices_of_every_read(layer):
         tile[-3] = min(out[-3], REUSE_TILE)
+        if len(out) >= 4 and layer.lhs_indices[-4] not in _indices_of_every_read(layer) and _shifted(layer):
+            # A convolution that no template takes (3-D: `Y(n, f, d, h, w)`):
+            # 2 filters a block, which read the same image points (the
+            # defaults guide).
+            tile[-4] = min(out[-4], GENERIC_CONVOLUTION_FILTERS)
     steps = extents[layer.reduction_indices[-1]] if layer.reduction_indices else 0
     vector = VECTOR_WIDTH if steps and steps % VECTOR_WIDTH == 0 else 1
     return MappingOptions(tile=tile, threads=[x, y], vector_width=vector)
@@ -1002,6 +1009,12 @@ def _layer_chain(definition: A.CheckedDef) -> bool:
         for stmt in definition.stmts
         for node in walk(stmt.rhs)
     )
+
+
+def _shifted(stmt: A.Stmt) -> bool:
+    """Whether a read of `stmt` shifts an output index by a reduction index (a convolution's taps)."""
+    outputs, reductions = set(stmt.lhs_indices), set(stmt.reduction_indices)
+    return any(beside(read, outputs, reductions) for read in operand_reads(stmt))
 
 
 def _indices_of_every_read(stmt: A.Stmt) -> set[str]:

@@ -5,7 +5,7 @@ text: a convolution with its channels summed before its taps
 (`tcir.frontend.reduction_order`), a sum whose indices go in runs as its
 collapsed form over views (`tcir.frontend.collapse`), a temporary that a
 contraction writes laid out as its tiles need (`tcir.frontend.temporary_layout`),
-and convolutions and
+and convolutions (3-D ones on the generic rule) and
 short or long sums on templates picked by size. The options fuzz draws
 explicit options, which map the def as written, so it does not reach
 these: here each layer runs at sizes drawn by hypothesis (ragged tiles,
@@ -43,6 +43,9 @@ LAYERS = {
         "def f(float(B,H,T,D) K, float(B,H,T,E) V) -> (S) { S(b,h,d,e) +=! K(b,h,t,d) * V(b,h,t,e) }"
     ),
     "short_sum": "def f(float(M,K) A, float(N,K) B) -> (C) { C(m,n) +=! A(m,k) * B(n,k) }",
+    "conv3d": (
+        "def f(float(N,C,D,H,W) X, float(F,C,KD,KH,KW) Wt) -> (Y) { Y(n,f,d,h,w) +=! X(n,c,d+kd,h+kh,w+kw) * Wt(f,c,kd,kh,kw) }"
+    ),
     "bilinear": """def f(float(B,I) X1, float(O,I,J) W, float(B,J) X2) -> (Y) {
       T(b,o,j) +=! X1(b,i) * W(o,i,j)
       Y(b,o) +=! T(b,o,j) * X2(b,j)
@@ -69,6 +72,9 @@ def _sizes(layer: str, draw: st.DrawFn) -> dict[str, int]:
         return {"N": i(1, 3), "C": i(1, 9), "H": i(1, 9), "W": i(1, 9)}
     if layer == "projection":
         return {"B": i(1, 3), "T": i(1, 9), "D": i(1, 20), "H": i(1, 4), "E": i(1, 9)}
+    if layer == "conv3d":  # the generic rule, 2 filters a block (odd filter counts: a ragged tile)
+        k = i(1, 3)
+        return {"N": i(1, 2), "C": i(1, 5), "D": i(k, 5), "H": i(k, 12), "W": i(k, 20), "F": i(1, 5), "KD": k, "KH": k, "KW": k}
     if layer == "bilinear":  # the temporary laid out as o, b, j (`tcir.frontend.temporary_layout`)
         return {"B": i(1, 140), "I": i(1, 40), "J": i(1, 70), "O": i(1, 9)}
     if layer == "linear_attention_state":

@@ -574,6 +574,22 @@ def test_narrow_convolutions_take_squares_of_pixels():
     np.testing.assert_allclose(conv.conv2d(x, w, backend="cuda-sim"), _correlation(x, w), rtol=1e-4, atol=1e-4)
 
 
+def test_3d_convolutions_take_two_filters_a_block_on_the_generic_rule():
+    """No template takes a 3-D convolution (`Y(n, f, d, h, w)`): the generic
+    rule's tiles of its depth, rows and columns, 2 filters a block (which
+    read the same image points); layers without taps keep one."""
+    conv3d = tcir.define(
+        "def c(float(N,C,D,H,W) X, float(F,C,KD,KH,KW) Wt) -> (Y) { Y(n,f,d,h,w) +=! X(n,c,d+kd,h+kh,w+kw) * Wt(f,c,kd,kh,kw) }"
+    ).c
+    sizes = {"N": 8, "C": 32, "D": 16, "H": 32, "W": 32, "F": 32, "KD": 3, "KH": 3, "KW": 3}
+    assert default_options(conv3d.definition, Binding(sizes, ())) == tcir.MappingOptions(
+        tile=[1, 2, 14, 30, 30], threads=[30, 15]
+    )
+    pointwise = tcir.define("def p(float(N,C,D,H,W) X, float(F,C) Wt) -> (Y) { Y(n,f,d,h,w) +=! X(n,c,d,h,w) * Wt(f,c) }").p
+    options = default_options(pointwise.definition, Binding({"N": 8, "C": 32, "D": 16, "H": 32, "W": 32, "F": 32}, ()))
+    assert options.tile[:2] != [1, 2]
+
+
 def test_strided_convolutions_take_planes_or_fewer_channels():
     """A strided NCHW convolution whose 2x2 squares cover its plane in at
     most 256 threads takes the plane rule though its rows are 32 wide;
