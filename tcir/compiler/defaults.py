@@ -88,7 +88,7 @@ from tcir.compiler.options import ATOMIC_DTYPES, DEFAULT, TF32_DEFAULT, MappingO
 from tcir.compiler.tile_padding import pads_cheaply
 from tcir.frontend import ast as A
 from tcir.frontend.dtypes import HALF_TYPES
-from tcir.frontend.subscripts import accesses, beside, gathers, index_names, operand_reads, walk
+from tcir.frontend.subscripts import accesses, gathers, index_names, operand_reads, summed_shifts, walk
 from tcir.polyhedral.gpu_mapping import mapped_grid
 from tcir.polyhedral.unrolling import largest_divisor
 from tcir.runtime.signature import Binding, evaluate
@@ -518,7 +518,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
     tile = [1] * (len(out) - 2) + [rows, x]
     if len(out) >= 3 and layer.lhs_indices[-3] not in _indices_of_every_read(layer):
         tile[-3] = min(out[-3], REUSE_TILE)
-        if len(out) >= 4 and layer.lhs_indices[-4] not in _indices_of_every_read(layer) and _shifted(layer):
+        if len(out) >= 4 and layer.lhs_indices[-4] not in _indices_of_every_read(layer) and summed_shifts(layer):
             # A convolution that no template takes (3-D: `Y(n, f, d, h, w)`):
             # 2 filters a block, which read the same image points (the
             # defaults guide).
@@ -1009,12 +1009,6 @@ def _layer_chain(definition: A.CheckedDef) -> bool:
         for stmt in definition.stmts
         for node in walk(stmt.rhs)
     )
-
-
-def _shifted(stmt: A.Stmt) -> bool:
-    """Whether a read of `stmt` shifts an output index by a reduction index (a convolution's taps)."""
-    outputs, reductions = set(stmt.lhs_indices), set(stmt.reduction_indices)
-    return any(beside(read, outputs, reductions) for read in operand_reads(stmt))
 
 
 def _indices_of_every_read(stmt: A.Stmt) -> set[str]:

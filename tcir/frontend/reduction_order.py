@@ -20,13 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import ast as A
-from .subscripts import accesses, beside
-
-
-def _taps(stmt: A.Stmt) -> set[str]:
-    """The reduction indices that share a read's subscript with an output index (`kh` in `X(h + kh)`)."""
-    outputs, reductions = set(stmt.lhs_indices), set(stmt.reduction_indices)
-    return {i for read in accesses(stmt.rhs) for i in beside(read, outputs, reductions)}
+from .subscripts import summed_shifts
 
 
 def taps_last(definition: A.CheckedDef) -> A.CheckedDef | None:
@@ -34,7 +28,7 @@ def taps_last(definition: A.CheckedDef) -> A.CheckedDef | None:
     (in their order otherwise); None where every sum has them so already."""
     stmts = []
     for stmt in definition.stmts:
-        taps = _taps(stmt)
+        taps = summed_shifts(stmt)
         order = [i for i in stmt.reduction_indices if i not in taps] + [i for i in stmt.reduction_indices if i in taps]
         stmts.append(replace(stmt, reduction_indices=order) if order != stmt.reduction_indices else stmt)
     if all(new is old for new, old in zip(stmts, definition.stmts, strict=True)):

@@ -87,6 +87,13 @@ def beside(read: A.Access, these: set[str], wanted: set[str]) -> set[str]:
     return found
 
 
+def summed_shifts(stmt: A.Stmt) -> set[str]:
+    """The reduction indices that share a read's subscript with an output
+    index (a convolution's taps `kh`, `kw` in `I(n, c, h + kh, w + kw)`)."""
+    outputs, reductions = set(stmt.lhs_indices), set(stmt.reduction_indices)
+    return {i for read in accesses(stmt.rhs) for i in beside(read, outputs, reductions)}
+
+
 def innermost_contiguous(indices: Sequence[str], e: A.Expr) -> list[str]:
     """`indices` (reduction indices in order of first use) as loops nest best
     for locality: the outermost those that subscript only outer dimensions
