@@ -342,6 +342,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
         and len(layer.reduction_indices) == 1
         and math.prod(out) < SMALL_OUTPUT
         and reduction >= SPLIT_REDUCTION
+        and not _reused_reads(layer, extents)
     ):
         slice_ = max(THREADS * POINTS_PER_THREAD, math.prod(out) * reduction // (4 * BLOCKS_TO_FILL_GPU))
         slice_ = -(-slice_ // THREADS) * THREADS
@@ -488,7 +489,13 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # last tile by cp.async (C3, and k rows that are no whole float4
             # groups): what measured fastest for each (the defaults guide).
             return sliced(register_tiled(32, [16, 8], 16, not whole), 32)
-        if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and SPLIT_K <= reduction <= MAX_SPLIT_K:
+        if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and reduction >= SPLIT_K:
+            # A slice per `K_SLICE` points; past `MAX_SPLIT_K` (a 64x64
+            # covariance of 65536 samples), as many slices as give
+            # `SPLIT_BLOCKS` blocks.
+            slices = -(-reduction // K_SLICE)
+            if reduction > MAX_SPLIT_K:
+                slices = min(slices, -(-SPLIT_BLOCKS // blocks(32)))
             return MappingOptions(
                 tile=[32, 32, 16],
                 threads=[16, 8],
@@ -497,7 +504,7 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
                 async_copies=True,
                 vector_width=VECTOR_WIDTH,
                 copy_vector_width=_copy_width(32, 16, 16 * 8),
-                split_k=-(-reduction // K_SLICE),
+                split_k=slices,
             )
         if atomic and len(out) == 2 and len(layer.reduction_indices) >= 2 and reduction >= SPLIT_K:
             return _sliced_sum_options(layer, extents, blocks(32))
@@ -1008,6 +1015,16 @@ def _layer_chain(definition: A.CheckedDef) -> bool:
         isinstance(node, A.Access) and node.tensor != stmt.lhs and node.tensor in outputs
         for stmt in definition.stmts
         for node in walk(stmt.rhs)
+    )
+
+
+def _reused_reads(stmt: A.Stmt, extents: dict[str, int]) -> bool:
+    """Whether every operand of `stmt`'s products misses an output index
+    of `REUSE_TILE` points or more, so that a tile of outputs reads each of
+    its elements for several (a matmul's, not a matrix-vector product's)."""
+    reads = operand_reads(stmt)
+    return len(reads) >= 2 and all(
+        any(i not in index_names(read) and extents[i] >= REUSE_TILE for i in stmt.lhs_indices) for read in reads
     )
 
 

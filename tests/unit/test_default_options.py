@@ -150,14 +150,29 @@ def test_long_gathered_sums_are_no_embeddings():
     assert default_options(gemm.definition, binding).tile == [128, 128, 32]
 
 
-def test_split_k_only_for_2d_outputs_of_bounded_reductions():
+def test_split_k_only_for_2d_outputs_slices_bounded_past_max_split_k():
+    """A slice of 128 points up to 16384 points; past them, as many slices as
+    give 1024 blocks (MLP1's 16 tiles of 32x32: 64 slices of 512 points)."""
     assert options_at("MLP1", (128, 1024), (128, 1024), (128,)).split_k == 8
     assert options_at("MLP1", (128, 16384), (128, 16384), (128,)).split_k == 128
-    for long_or_3d in (
-        options_at("MLP1", (128, 32768), (128, 32768), (128,)),
-        options_at("tbmm", (2, 32, 2048), (2, 32, 2048)),
-    ):
-        assert long_or_3d.split_k == 1 and not long_or_3d.parallel_reductions
+    assert options_at("MLP1", (128, 32768), (128, 32768), (128,)).split_k == 64
+    batched = options_at("tbmm", (2, 32, 2048), (2, 32, 2048))
+    assert batched.split_k == 1 and not batched.parallel_reductions
+
+
+def test_small_products_of_long_sums_split_k_on_tiles_not_an_output_a_block():
+    """A 64x64 product of 65536 points (a covariance of 64 features) reads
+    each operand element for 64 outputs: 32x32 tiles whose sums are split
+    over blocks, not a block per output summing in parallel (a matrix-vector
+    product's rule, whose outputs share nothing but `x`); the simulated GPU
+    checks a ragged 17x17 one of 20000 points."""
+    cov = tcir.define("def cov(float(N,D) X) -> (C) { C(i,j) +=! X(n,i) * X(n,j) }").cov
+    options = default_options(cov.definition, Binding({"N": 65536, "D": 64}, ()))
+    assert (options.tile, options.split_k, options.parallel_reductions) == ([32, 32, 16], 256, False)
+    assert options_at("mv", (64, 65536), (65536,)).parallel_reductions
+    x = random_inputs(cov.definition, {"N": 20000, "D": 17}, 0)[0]
+    assert default_options(cov.definition, bind(cov.definition, [x])).split_k == 157
+    np.testing.assert_allclose(cov(x, backend="cuda-sim"), x.T.astype(np.float64) @ x, rtol=1e-4, atol=1e-2)
 
 
 @pytest.mark.parametrize("rule", RULES)
