@@ -532,7 +532,10 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             tile[-4] = min(out[-4], GENERIC_CONVOLUTION_FILTERS)
     steps = extents[layer.reduction_indices[-1]] if layer.reduction_indices else 0
     vector = VECTOR_WIDTH if steps and steps % VECTOR_WIDTH == 0 else 1
-    return MappingOptions(tile=tile, threads=[x, y], vector_width=vector)
+    # A thread's points of the tile stay in registers (2 filters x 14 depths
+    # x 2 rows of a 3-D convolution: 56).
+    private = max(DEFAULT.max_private_elements, math.prod(tile) // (x * y))
+    return MappingOptions(tile=tile, threads=[x, y], vector_width=vector, max_private_elements=private)
 
 
 SCATTER_TILE = 64
