@@ -471,13 +471,14 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             return convolution_options(layer, line, out, extents, definition.size_params)
         medium = sliced(register_tiled(MEDIUM_TILE, [16, 8], 32, True), MEDIUM_TILE)
         if out[-1] > NARROW_OUTPUT and out[-2] >= MEDIUM_TILE and (
-            blocks(MEDIUM_TILE) * medium.split_k >= (1 if medium.split_k > 1 else 2) * BLOCKS_TO_FILL_GPU
+            blocks(MEDIUM_TILE) * medium.split_k >= (1 if medium.split_k > 1 else MEDIUM_BLOCKS_AN_SM) * BLOCKS_TO_FILL_GPU
         ):
             # 4x8 a thread, where 128x128 tiles would leave SMs idle (a 1000 x
             # 1000 output) or the last k tile is ragged (k rows of any length:
-            # their copies scalar where not whole float4 groups), on two blocks
-            # an SM; a split sum's slices, on one (a 256 x 256 output of 8192
-            # points).
+            # their copies scalar where not whole float4 groups), on three
+            # quarters of a block an SM or more (a 128 x 4096 layer's 128
+            # blocks, a 777 x 555 output's 117); a split sum's slices, on one
+            # (a 256 x 256 output of 8192 points).
             return medium
         if out[-1] <= NARROW_OUTPUT and fills_gpu(NARROW_OUTPUT, times=1 if steps >= LONG_NARROW_SUM else 2):
             # 64x64 tiles, 8x4 a thread, where 128x64 would leave SMs with
@@ -948,6 +949,9 @@ attention's weighted values over 64 features)."""
 MEDIUM_TILE = 64
 """Rows and columns of a contraction's register tiles where 128x128 ones
 would leave SMs idle."""
+MEDIUM_BLOCKS_AN_SM = 0.75
+"""Unsplit 64x64 tiles a contraction takes from this many a block an SM
+(most SMs one, against 32x32 tiles' four)."""
 LONG_NARROW_SUM = 1024
 """Points of a sum from which a narrow output's 64x64 tiles may give one
 block an SM (not two) rather than fall to 32x32 tiles."""

@@ -757,6 +757,10 @@ def test_medium_register_tiles_where_128_rows_leave_sms_idle():
     # 256x256 of 8192 products (a Gram matrix): 16 tiles of 64x64 in 8
     # slices, one block an SM, instead of 64 tiles of 32x32 in 64 slices.
     assert (options(256, 8192, 256).tile, options(256, 8192, 256).split_k) == ([64, 64, 32], 8)
+    # 96 64x64 tiles or more (a 128 x 4096 layer's 128), unsplit: 64x64, not
+    # 32x32; fewer (128 x 2048's 64) keep 32x32.
+    assert options(128, 1024, 4096).tile == [64, 64, 32] and options(128, 1024, 4096).split_k == 1
+    assert options(128, 1024, 2048).tile == [32, 32, 32]
 
 
 def test_scatters_into_large_tables_take_16_points_a_thread():
