@@ -491,20 +491,20 @@ def _default_options(definition: A.CheckedDef, binding: Binding, allow_tf32: boo
             # groups): what measured fastest for each (the defaults guide).
             return sliced(register_tiled(32, [16, 8], 16, not whole), 32)
         if atomic and len(out) == 2 and len(layer.reduction_indices) == 1 and reduction >= SPLIT_K:
-            # A slice per `K_SLICE` points; past `MAX_SPLIT_K` (a 64x64
-            # covariance of 65536 samples), as many slices as give
-            # `SPLIT_BLOCKS` blocks.
-            slices = -(-reduction // K_SLICE)
+            # A slice per `K_SLICE` points in k tiles of 16; past
+            # `MAX_SPLIT_K` (a 64x64 covariance of 65536 samples), as many
+            # slices as give `SPLIT_BLOCKS` blocks, in k tiles of 32.
+            slices, k_tile = -(-reduction // K_SLICE), 16
             if reduction > MAX_SPLIT_K:
-                slices = min(slices, -(-SPLIT_BLOCKS // blocks(32)))
+                slices, k_tile = min(slices, -(-SPLIT_BLOCKS // blocks(32))), K_TILE
             return MappingOptions(
-                tile=[32, 32, 16],
+                tile=[32, 32, k_tile],
                 threads=[16, 8],
                 max_private_elements=16,
                 num_stages=3,
                 async_copies=True,
                 vector_width=VECTOR_WIDTH,
-                copy_vector_width=_copy_width(32, 16, 16 * 8),
+                copy_vector_width=_copy_width(32, k_tile, 16 * 8),
                 split_k=slices,
             )
         if atomic and len(out) == 2 and len(layer.reduction_indices) >= 2 and reduction >= SPLIT_K:

@@ -163,12 +163,12 @@ def test_split_k_only_for_2d_outputs_slices_bounded_past_max_split_k():
 def test_small_products_of_long_sums_split_k_on_tiles_not_an_output_a_block():
     """A 64x64 product of 65536 points (a covariance of 64 features) reads
     each operand element for 64 outputs: 32x32 tiles whose sums are split
-    over blocks, not a block per output summing in parallel (a matrix-vector
+    over blocks in k tiles of 32, not a block per output summing in parallel (a matrix-vector
     product's rule, whose outputs share nothing but `x`); the simulated GPU
     checks a ragged 17x17 one of 20000 points."""
     cov = tcir.define("def cov(float(N,D) X) -> (C) { C(i,j) +=! X(n,i) * X(n,j) }").cov
     options = default_options(cov.definition, Binding({"N": 65536, "D": 64}, ()))
-    assert (options.tile, options.split_k, options.parallel_reductions) == ([32, 32, 16], 256, False)
+    assert (options.tile, options.split_k, options.parallel_reductions) == ([32, 32, 32], 256, False)
     assert options_at("mv", (64, 65536), (65536,)).parallel_reductions
     x = random_inputs(cov.definition, {"N": 20000, "D": 17}, 0)[0]
     assert default_options(cov.definition, bind(cov.definition, [x])).split_k == 157
