@@ -136,8 +136,8 @@ def default_parts(
 def default_rewrites(definition: CheckedDef, binding: Binding, backend: str) -> bool:
     """Whether a call without options on `backend` lowers something that
     no `MappingOptions` of `definition` stands for: its sums' channels
-    before their taps (`taps_last`), its temporaries reordered
-    (`contraction_layouts`), its collapsed form (`collapsed`) or parts
+    before their taps (`taps_last`), its temporaries reordered or outputs
+    summed through one (`contraction_layouts`), its collapsed form (`collapsed`) or parts
     (`default_parts`). The tuner then times that call as the default to
     beat."""
     if backend not in GPU_BACKENDS:

@@ -14,6 +14,16 @@ temporary is the compiler's to choose (the caller never sees it), so the
 default GPU mapping lowers such a def with the temporary's indices reordered
 (`contraction_layouts`): the row and the column last, `T(o, b, j)`, a
 product of 256 x 128 matrices batched over `o`, and every read of it alike.
+
+An output's layout is the caller's. Where a contraction writes one with a
+batch index (one that both operands read) among its last two, as attention
+merging its heads does,
+
+    O(b, l, h, d) +=! P(b, h, l, j) * V(b, h, j, d)
+
+the sum goes to a temporary in the contraction's order, `T(b, h, l, d)`, and
+a copy statement writes the output from it: a batched GEMM and a transpose,
+where the output's own order would make no GEMM at all.
 """
 
 from __future__ import annotations
@@ -21,13 +31,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import ast as A
-from .subscripts import index_names, operand_reads, rebuild
+from .subscripts import accesses, index_names, operand_reads, rebuild
 
 
 def contraction_layouts(definition: A.CheckedDef) -> A.CheckedDef | None:
     """`definition` with each temporary that a contraction writes listed as
-    `_contraction_order` says, in its writes, its reads and its shape; None
-    where every temporary is so already."""
+    `_contraction_order` says, in its writes, its reads and its shape, and
+    each output of `_outputs_through_temporaries` summed into such a
+    temporary and copied from it; None where nothing changes."""
     orders: dict[str, list[int]] = {}
     for temporary in definition.temporaries:
         writers = [s for s in definition.stmts if s.lhs == temporary.name]
@@ -38,7 +49,8 @@ def contraction_layouts(definition: A.CheckedDef) -> A.CheckedDef | None:
         order = _contraction_order(contraction) if contraction is not None else None
         if order is not None:
             orders[temporary.name] = [first.index(i) for i in order]
-    if not orders:
+    through = _outputs_through_temporaries(definition)
+    if not orders and not through:
         return None
     temporaries = [
         replace(p, dims=[p.dims[k] for k in orders[p.name]]) if p.name in orders else p for p in definition.temporaries
@@ -46,8 +58,53 @@ def contraction_layouts(definition: A.CheckedDef) -> A.CheckedDef | None:
     stmts = []
     for stmt in definition.stmts:
         lhs = [stmt.lhs_indices[k] for k in orders[stmt.lhs]] if stmt.lhs in orders else stmt.lhs_indices
-        stmts.append(replace(stmt, lhs_indices=lhs, rhs=_reads_permuted(stmt.rhs, orders)))
+        stmt = replace(stmt, lhs_indices=lhs, rhs=_reads_permuted(stmt.rhs, orders))
+        if stmt.lhs not in through:
+            stmts.append(stmt)
+            continue
+        output, order = next(p for p in definition.outputs if p.name == stmt.lhs), through[stmt.lhs]
+        temporary = replace(output, name=_fresh_name(definition, f"{output.name}_laid_out"), dims=[output.dims[k] for k in order])
+        temporaries.append(temporary)
+        permuted = [stmt.lhs_indices[k] for k in order]
+        stmts.append(replace(stmt, lhs=temporary.name, lhs_indices=permuted))
+        copy = A.Access(
+            type=output.dtype, loc=stmt.loc, tensor=temporary.name,
+            subscripts=[A.IndexVar(loc=stmt.loc, name=i) for i in permuted],
+        )
+        ranges = {i: stmt.ranges[i] for i in stmt.lhs_indices}
+        stmts.append(
+            A.Stmt(loc=stmt.loc, lhs=stmt.lhs, lhs_indices=stmt.lhs_indices, op="=", reduction_indices=[], ranges=ranges, rhs=copy)
+        )
     return replace(definition, temporaries=temporaries, stmts=stmts)
+
+
+def _outputs_through_temporaries(definition: A.CheckedDef) -> dict[str, list[int]]:
+    """The outputs that one contraction writes and nothing reads, with a
+    batch index (read by both operands) among their last two indices, each
+    with the positions of its indices in `_contraction_order`'s order."""
+    read = {a.tensor for s in definition.stmts for a in accesses(s.rhs)}
+    found: dict[str, list[int]] = {}
+    for output in definition.outputs:
+        writers = [s for s in definition.stmts if s.lhs == output.name]
+        if len(writers) != 1 or output.name in read:
+            continue
+        (stmt,) = writers
+        if not stmt.reduces or stmt.loop is not None or stmt.scatter is not None:
+            continue
+        reads = operand_reads(stmt)
+        batch = set.intersection(*(index_names(r) for r in reads)) if len(reads) == 2 else set()
+        order = _contraction_order(stmt) if batch & set(stmt.lhs_indices[-2:]) else None
+        if order is not None:
+            found[output.name] = [stmt.lhs_indices.index(i) for i in order]
+    return found
+
+
+def _fresh_name(definition: A.CheckedDef, name: str) -> str:
+    """`name`, or it with underscores appended, that no tensor of `definition` has."""
+    taken = {p.name for p in (*definition.inputs, *definition.outputs, *definition.temporaries)}
+    while name in taken:
+        name += "_"
+    return name
 
 
 def _contraction_order(stmt: A.Stmt) -> list[str] | None:

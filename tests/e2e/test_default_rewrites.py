@@ -46,6 +46,8 @@ LAYERS = {
     "conv3d": (
         "def f(float(N,C,D,H,W) X, float(F,C,KD,KH,KW) Wt) -> (Y) { Y(n,f,d,h,w) +=! X(n,c,d+kd,h+kh,w+kw) * Wt(f,c,kd,kh,kw) }"
     ),
+    "merged_heads": "def f(float(B,H,L,S) P, float(B,H,S,D) V) -> (O) { O(b,l,h,d) +=! P(b,h,l,s) * V(b,h,s,d) }",
+    "seq_first_value": "def f(float(B,L,S) P, float(S,B,D) V) -> (O) { O(i,b,d) +=! P(b,i,s) * V(s,b,d) }",
     "bilinear": """def f(float(B,I) X1, float(O,I,J) W, float(B,J) X2) -> (Y) {
       T(b,o,j) +=! X1(b,i) * W(o,i,j)
       Y(b,o) +=! T(b,o,j) * X2(b,j)
@@ -77,6 +79,10 @@ def _sizes(layer: str, draw: st.DrawFn) -> dict[str, int]:
         return {"N": i(1, 2), "C": i(1, 5), "D": i(k, 5), "H": i(k, 12), "W": i(k, 20), "F": i(1, 5), "KD": k, "KH": k, "KW": k}
     if layer == "bilinear":  # the temporary laid out as o, b, j (`tcir.frontend.temporary_layout`)
         return {"B": i(1, 140), "I": i(1, 40), "J": i(1, 70), "O": i(1, 9)}
+    if layer == "merged_heads":  # summed through a temporary laid out as b, h, l, d
+        return {"B": i(1, 2), "H": i(1, 3), "L": i(1, 140), "S": i(1, 40), "D": i(1, 70)}
+    if layer == "seq_first_value":  # summed through a temporary laid out as b, i, d
+        return {"B": i(1, 3), "L": i(1, 140), "S": i(1, 40), "D": i(1, 70)}
     if layer == "linear_attention_state":
         return {"B": i(1, 2), "H": i(1, 2), "T": i(1, 1100), "D": i(1, 70), "E": i(1, 70)}
     return {"M": i(1, 140), "N": i(1, 140), "K": i(1, 40)}

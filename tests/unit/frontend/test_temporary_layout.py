@@ -56,3 +56,52 @@ def test_the_default_then_maps_the_temporarys_sum_on_register_tiles():
 )
 def test_other_temporaries_are_left_alone(source):
     assert contraction_layouts(tcir.define(source).f.definition) is None
+
+
+MERGED_HEADS = "def f(float(B,H,L,L) P, float(B,H,L,D) V) -> (O) { O(b,l,h,d) +=! P(b,h,l,j) * V(b,h,j,d) }"
+
+
+def test_an_output_with_a_batch_index_last_is_summed_through_a_temporary():
+    """Attention merging its heads (`h` read by both operands, second-last in
+    the output): the sum into `O_laid_out(b, h, l, d)`, then a copy into `O`."""
+    definition = tcir.define(MERGED_HEADS).f.definition
+    laid_out = contraction_layouts(definition)
+    assert [(s.lhs, s.lhs_indices, s.op) for s in laid_out.stmts] == [
+        ("O_laid_out", ["b", "h", "l", "d"], "+=!"),
+        ("O", ["b", "l", "h", "d"], "="),
+    ]
+    (temporary,) = laid_out.temporaries
+    assert str(temporary.dims) == str([definition.outputs[0].dims[k] for k in (0, 2, 1, 3)])
+    (read,) = accesses(laid_out.stmts[1].rhs)
+    assert (read.tensor, [e.name for e in read.subscripts]) == ("O_laid_out", ["b", "h", "l", "d"])
+    assert [o.name for o in laid_out.outputs] == ["O"]
+
+
+def test_the_default_then_maps_the_sum_as_a_batched_product_and_copies_it():
+    laid_out = contraction_layouts(tcir.define(MERGED_HEADS).f.definition)
+    binding = Binding({"B": 8, "H": 12, "L": 512, "D": 64}, ())
+    whole, parts = default_parts(laid_out, binding, None, "cuda")
+    assert [p.stmts[0].lhs for p in parts] == ["O_laid_out", "O"]
+    options = default_options(parts[0], binding)
+    assert options.tile[-3:] == [128, 64, 32] and options.threads == [8, 16]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # the output read by a later statement
+        """def f(float(B,H,L,L) P, float(B,H,L,D) V) -> (O, S) {
+          O(b,l,h,d) +=! P(b,h,l,j) * V(b,h,j,d)
+          S(b,l) +=! O(b,l,h,d)
+        }""",
+        # written by two statements (normalized after its sum)
+        """def f(float(B,H,L,L) P, float(B,H,L,D) V, float(B,H,L) Z) -> (O) {
+          O(b,l,h,d) +=! P(b,h,l,j) * V(b,h,j,d)
+          O(b,l,h,d) = O(b,l,h,d) / Z(b,h,l)
+        }""",
+        # a batched product whose last two indices are its row and column
+        "def f(float(B,M,K) X, float(B,K,N) Y) -> (Z) { Z(b,m,n) +=! X(b,m,k) * Y(b,k,n) }",
+    ],
+)
+def test_other_outputs_keep_their_statements(source):
+    assert contraction_layouts(tcir.define(source).f.definition) is None
