@@ -706,7 +706,13 @@ def default_partition(definition: A.CheckedDef, binding: Binding) -> list[list[i
     the statements after it that rescale its output in place) apart from
     the row-wise statements between them, which keep a block per row; so
     too in a def of several tensors that is no row-wise chain
-    (`_layer_groups`)."""
+    (`_layer_groups`). Copies that end the def into an output's layout
+    (`_trailing_transposes`) are parts of their own after the rest's."""
+    copies = _trailing_transposes(definition)
+    if copies:  # the def before them as it would be alone, then each copy apart
+        core = dataclasses.replace(definition, stmts=definition.stmts[: len(definition.stmts) - copies])
+        groups = default_partition(core, binding) or [list(range(len(core.stmts)))]
+        return groups + [[k] for k in range(len(core.stmts), len(definition.stmts))]
     sizes = [binding.sizes[n] for n in definition.size_params]
     rows = _row_chain(definition)
     if rows is None or not _independent_rows(definition, sizes, rows) and _unrelated_tensors(definition):
@@ -714,6 +720,25 @@ def default_partition(definition: A.CheckedDef, binding: Binding) -> list[list[i
     if _row_reuse(definition, sizes, rows) <= ROW_REUSE:
         return None
     return _contraction_groups(definition, sizes)
+
+
+def _trailing_transposes(definition: A.CheckedDef) -> int:
+    """How many statements end `definition` that copy a temporary it writes
+    before them into an output in another order (`O(b,l,h,d) =
+    O_laid_out(b,h,l,d)`, as `contraction_layouts` writes them)."""
+    temporaries = {p.name for p in definition.temporaries}
+    count = 0
+    for stmt in reversed(definition.stmts[1:]):
+        read = stmt.rhs
+        if not (
+            stmt.op == "=" and isinstance(read, A.Access) and read.tensor in temporaries
+            and all(isinstance(e, A.IndexVar) for e in read.subscripts)
+            and sorted(e.name for e in read.subscripts) == sorted(stmt.lhs_indices)  # pyright: ignore[reportAttributeAccessIssue]
+            and [e.name for e in read.subscripts] != stmt.lhs_indices  # pyright: ignore[reportAttributeAccessIssue]
+        ):
+            break
+        count += 1
+    return count
 
 
 def _unrelated_tensors(definition: A.CheckedDef) -> bool:

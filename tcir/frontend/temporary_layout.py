@@ -55,48 +55,71 @@ def contraction_layouts(definition: A.CheckedDef) -> A.CheckedDef | None:
     temporaries = [
         replace(p, dims=[p.dims[k] for k in orders[p.name]]) if p.name in orders else p for p in definition.temporaries
     ]
+    names: dict[str, str] = {}  # output -> its temporary
+    for output in definition.outputs:
+        if output.name in through:
+            names[output.name] = _fresh_name(definition, f"{output.name}_laid_out")
+            temporaries.append(replace(output, name=names[output.name], dims=[output.dims[k] for k in through[output.name]]))
+    last = {s.lhs: k for k, s in enumerate(definition.stmts)}
     stmts = []
-    for stmt in definition.stmts:
+    for position, stmt in enumerate(definition.stmts):
         lhs = [stmt.lhs_indices[k] for k in orders[stmt.lhs]] if stmt.lhs in orders else stmt.lhs_indices
-        stmt = replace(stmt, lhs_indices=lhs, rhs=_reads_permuted(stmt.rhs, orders))
-        if stmt.lhs not in through:
-            stmts.append(stmt)
+        rhs = _reads_permuted(stmt.rhs, orders)
+        if stmt.lhs not in names:
+            stmts.append(replace(stmt, lhs_indices=lhs, rhs=rhs))
             continue
-        output, order = next(p for p in definition.outputs if p.name == stmt.lhs), through[stmt.lhs]
-        temporary = replace(output, name=_fresh_name(definition, f"{output.name}_laid_out"), dims=[output.dims[k] for k in order])
-        temporaries.append(temporary)
-        permuted = [stmt.lhs_indices[k] for k in order]
-        stmts.append(replace(stmt, lhs=temporary.name, lhs_indices=permuted))
-        copy = A.Access(
-            type=output.dtype, loc=stmt.loc, tensor=temporary.name,
-            subscripts=[A.IndexVar(loc=stmt.loc, name=i) for i in permuted],
-        )
-        ranges = {i: stmt.ranges[i] for i in stmt.lhs_indices}
-        stmts.append(
-            A.Stmt(loc=stmt.loc, lhs=stmt.lhs, lhs_indices=stmt.lhs_indices, op="=", reduction_indices=[], ranges=ranges, rhs=copy)
-        )
+        order, temporary = through[stmt.lhs], names[stmt.lhs]
+        permuted = [stmt.lhs_indices[j] for j in order]
+        rhs = _reads_permuted(_renamed(rhs, stmt.lhs, temporary), {temporary: order})
+        stmts.append(replace(stmt, lhs=temporary, lhs_indices=permuted, rhs=rhs))
+        if position == last[stmt.lhs]:  # then the copy into the output
+            copy = A.Access(
+                type=stmt.rhs.type, loc=stmt.loc, tensor=temporary,
+                subscripts=[A.IndexVar(loc=stmt.loc, name=i) for i in permuted],
+            )
+            ranges = {i: stmt.ranges[i] for i in stmt.lhs_indices}
+            stmts.append(A.Stmt(
+                loc=stmt.loc, lhs=stmt.lhs, lhs_indices=stmt.lhs_indices, op="=", reduction_indices=[], ranges=ranges,
+                rhs=copy,
+            ))
     return replace(definition, temporaries=temporaries, stmts=stmts)
 
 
 def _outputs_through_temporaries(definition: A.CheckedDef) -> dict[str, list[int]]:
-    """The outputs that one contraction writes and nothing reads, with a
-    batch index (read by both operands) among their last two indices, each
-    with the positions of its indices in `_contraction_order`'s order."""
-    read = {a.tensor for s in definition.stmts for a in accesses(s.rhs)}
+    """The outputs whose first writer is a contraction with a batch index
+    (read by both operands) among the last two of its output indices, all
+    of whose writers have those indices, and that only they read (as
+    `O(b,l,h,d) = O(b,l,h,d) / Z(b,h,l)` does), each with the positions of
+    its indices in `_contraction_order`'s order."""
     found: dict[str, list[int]] = {}
     for output in definition.outputs:
         writers = [s for s in definition.stmts if s.lhs == output.name]
-        if len(writers) != 1 or output.name in read:
+        if not writers or any(
+            s.lhs_indices != writers[0].lhs_indices or s.loop is not None or s.scatter is not None for s in writers
+        ):
             continue
-        (stmt,) = writers
-        if not stmt.reduces or stmt.loop is not None or stmt.scatter is not None:
+        # (A writer reads it at the point it writes: the language allows no other.)
+        if any(s.lhs != output.name and any(a.tensor == output.name for a in accesses(s.rhs)) for s in definition.stmts):
             continue
-        reads = operand_reads(stmt)
-        batch = set.intersection(*(index_names(r) for r in reads)) if len(reads) == 2 else set()
-        order = _contraction_order(stmt) if batch & set(stmt.lhs_indices[-2:]) else None
+        first = writers[0]
+        operands = operand_reads(first)
+        batch = set.intersection(*(index_names(r) for r in operands)) if first.reduces and len(operands) == 2 else set()
+        order = _contraction_order(first) if batch & set(first.lhs_indices[-2:]) else None
         if order is not None:
-            found[output.name] = [stmt.lhs_indices.index(i) for i in order]
+            found[output.name] = [first.lhs_indices.index(i) for i in order]
     return found
+
+
+def _renamed(e: A.Expr, tensor: str, name: str) -> A.Expr:
+    """`e` with its reads of `tensor` reading `name`."""
+
+    def leaf(node: A.Expr) -> A.Expr | None:
+        if not isinstance(node, A.Access) or node.tensor != tensor:
+            return None
+        return replace(node, tensor=name, subscripts=[rebuild(s, leaf, memo) for s in node.subscripts])
+
+    memo: dict[int, A.Expr] = {}
+    return rebuild(e, leaf, memo)
 
 
 def _fresh_name(definition: A.CheckedDef, name: str) -> str:

@@ -46,8 +46,19 @@ LAYERS = {
     "conv3d": (
         "def f(float(N,C,D,H,W) X, float(F,C,KD,KH,KW) Wt) -> (Y) { Y(n,f,d,h,w) +=! X(n,c,d+kd,h+kh,w+kw) * Wt(f,c,kd,kh,kw) }"
     ),
-    "merged_heads": "def f(float(B,H,L,S) P, float(B,H,S,D) V) -> (O) { O(b,l,h,d) +=! P(b,h,l,s) * V(b,h,s,d) }",
+    "merged_heads": """def f(float(B,H,L,S) P, float(B,H,S,D) V, float(B,H,L) Z) -> (O) {
+      O(b,l,h,d) +=! P(b,h,l,s) * V(b,h,s,d)
+      O(b,l,h,d) = O(b,l,h,d) / (1.0 + Z(b,h,l) * Z(b,h,l))
+    }""",
     "seq_first_value": "def f(float(B,L,S) P, float(S,B,D) V) -> (O) { O(i,b,d) +=! P(b,i,s) * V(s,b,d) }",
+    "attention_merged_heads": """def f(float(B,H,L,D) Q, float(B,H,L,D) K, float(B,H,L,D) V) -> (O) {
+      S(b,h,i,j) +=! Q(b,h,i,d) * K(b,h,j,d)
+      M(b,h,i) max=! S(b,h,i,j)
+      P(b,h,i,j) = exp(S(b,h,i,j) - M(b,h,i))
+      Z(b,h,i) +=! P(b,h,i,j)
+      O(b,i,h,d) +=! P(b,h,i,j) * V(b,h,j,d)
+      O(b,i,h,d) = O(b,i,h,d) / Z(b,h,i)
+    }""",
     "bilinear": """def f(float(B,I) X1, float(O,I,J) W, float(B,J) X2) -> (Y) {
       T(b,o,j) +=! X1(b,i) * W(o,i,j)
       Y(b,o) +=! T(b,o,j) * X2(b,j)
@@ -81,6 +92,8 @@ def _sizes(layer: str, draw: st.DrawFn) -> dict[str, int]:
         return {"B": i(1, 140), "I": i(1, 40), "J": i(1, 70), "O": i(1, 9)}
     if layer == "merged_heads":  # summed through a temporary laid out as b, h, l, d
         return {"B": i(1, 2), "H": i(1, 3), "L": i(1, 140), "S": i(1, 40), "D": i(1, 70)}
+    if layer == "attention_merged_heads":  # attention's parts, then the copy into the merged heads
+        return {"B": i(1, 2), "H": i(1, 3), "L": i(1, 80), "D": i(1, 40)}
     if layer == "seq_first_value":  # summed through a temporary laid out as b, i, d
         return {"B": i(1, 3), "L": i(1, 140), "S": i(1, 40), "D": i(1, 70)}
     if layer == "linear_attention_state":

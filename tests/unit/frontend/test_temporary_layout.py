@@ -94,10 +94,10 @@ def test_the_default_then_maps_the_sum_as_a_batched_product_and_copies_it():
           O(b,l,h,d) +=! P(b,h,l,j) * V(b,h,j,d)
           S(b,l) +=! O(b,l,h,d)
         }""",
-        # written by two statements (normalized after its sum)
-        """def f(float(B,H,L,L) P, float(B,H,L,D) V, float(B,H,L) Z) -> (O) {
+        # a later writer with other indices
+        """def f(float(B,H,L,L) P, float(B,H,L,D) V) -> (O) {
           O(b,l,h,d) +=! P(b,h,l,j) * V(b,h,j,d)
-          O(b,l,h,d) = O(b,l,h,d) / Z(b,h,l)
+          O(w,x,y,z) = O(w,x,y,z) * 2.0
         }""",
         # a batched product whose last two indices are its row and column
         "def f(float(B,M,K) X, float(B,K,N) Y) -> (Z) { Z(b,m,n) +=! X(b,m,k) * Y(b,k,n) }",
@@ -105,3 +105,40 @@ def test_the_default_then_maps_the_sum_as_a_batched_product_and_copies_it():
 )
 def test_other_outputs_keep_their_statements(source):
     assert contraction_layouts(tcir.define(source).f.definition) is None
+
+
+def test_the_writers_after_the_sum_update_the_temporary_before_the_copy():
+    """Attention normalizing after its sum (`O = O / Z`): both writers write
+    the temporary, reading it in its order, then one copy."""
+    source = """def f(float(B,H,L,L) P, float(B,H,L,D) V, float(B,H,L) Z) -> (O) {
+      O(b,l,h,d) +=! P(b,h,l,j) * V(b,h,j,d)
+      O(b,l,h,d) = O(b,l,h,d) / Z(b,h,l)
+    }"""
+    laid_out = contraction_layouts(tcir.define(source).f.definition)
+    assert [(s.lhs, s.lhs_indices) for s in laid_out.stmts] == [
+        ("O_laid_out", ["b", "h", "l", "d"]), ("O_laid_out", ["b", "h", "l", "d"]), ("O", ["b", "l", "h", "d"])
+    ]
+    reads = [(r.tensor, [e.name for e in r.subscripts]) for r in accesses(laid_out.stmts[1].rhs)]
+    assert reads == [("O_laid_out", ["b", "h", "l", "d"]), ("Z", ["b", "h", "l"])]
+
+
+ATTENTION_MERGED_HEADS = """def f(float(B,H,L,D) Q, float(B,H,L,D) K, float(B,H,L,D) V) -> (O) {
+  S(b,h,i,j) +=! Q(b,h,i,d) * K(b,h,j,d)
+  M(b,h,i) max=! S(b,h,i,j)
+  P(b,h,i,j) = exp(S(b,h,i,j) - M(b,h,i))
+  Z(b,h,i) +=! P(b,h,i,j)
+  O(b,i,h,d) +=! P(b,h,i,j) * V(b,h,j,d)
+  O(b,i,h,d) = O(b,i,h,d) / Z(b,h,i)
+}"""
+
+
+def test_attention_merging_heads_keeps_attentions_parts_then_copies():
+    """The parts of attention written batch-first (the scores' product, the
+    softmax's row-wise chain, the value product with its normalization),
+    then the copy into the merged heads' layout, a part of its own."""
+    laid_out = contraction_layouts(tcir.define(ATTENTION_MERGED_HEADS).f.definition)
+    binding = Binding({"B": 8, "H": 12, "L": 512, "D": 64}, ())
+    whole, parts = default_parts(laid_out, binding, None, "cuda")
+    assert [[s.lhs for s in p.stmts] for p in parts] == [
+        ["S"], ["M", "P", "Z"], ["O_laid_out", "O_laid_out"], ["O"]
+    ]
