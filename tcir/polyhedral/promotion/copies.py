@@ -235,12 +235,20 @@ class VectorCopy(Copy):
     def group_width(self) -> int:
         return self.width
 
+    def _row(self) -> int | None:
+        """The array dimension whose elements are the tile's rows: the
+        innermost before the last that the tile spans more than one element
+        of (`Q(i, b, d)` tiled over `i` and `d` at one `b`: `i`); None for a
+        tile of one row."""
+        spanned = [k for k, size in enumerate(self.tile.sizes[:-1]) if size > 1]
+        return spanned[-1] if spanned else None
+
     def _dealing(self) -> tuple[str, int, int]:
         """The thread's linear id `L` (as isl text), the groups `G` of a row
         dealt at once and the rows `R` at once."""
         thread, scale = linear_thread_id(self.block_threads)
         groups = min(-(-self.tile.sizes[-1] // self.width), scale)
-        rows = scale // groups if len(self.tile.sizes) > 1 else 1  # a 1-d tile: one row
+        rows = scale // groups if self._row() is not None else 1
         return thread, groups, rows
 
     def schedule(self) -> isl.MultiUnionPwAff:
@@ -255,19 +263,20 @@ class VectorCopy(Copy):
         *outer, last = a
         group = f"floor({last} / {self.width})"
         parts = [*outer, group, f"{last} mod {self.width}"]
+        row = self._row()
         if self.block_threads:
             _, groups, rows = self._dealing()
             parts.insert(len(outer), f"floor({group} / {groups})")
-            if outer:
-                parts.insert(len(outer) - 1, f"floor({outer[-1]} / {rows})")
+            if row is not None:
+                parts.insert(row, f"floor({a[row]} / {rows})")
         members = ", ".join(f"{{ {self._instance()} -> [({part})] }}" for part in parts)
         return isl.MultiUnionPwAff(f"[{members}]")
 
     def thread_filter(self) -> isl.UnionSet:
         """The copy instances run by each thread: with `L` the thread's linear
         id and `G` the groups of a tile row, group `g` of a row goes to the
-        threads with `L mod G = g mod G`, and row `r` to those with `L / G =
-        r mod R`, where `R` rows fit the threads at once."""
+        threads with `L mod G = g mod G`, and row `r` (of `_row`) to those
+        with `L / G = r mod R`, where `R` rows fit the threads at once."""
         if not self.block_threads:
             return self.domain().to_union_set()
         _, _, a = self._dims
@@ -276,8 +285,9 @@ class VectorCopy(Copy):
             f"exists (e0 : floor({a[-1]} / {self.width}) = (({thread}) mod {groups}) + {groups} * e0)",
             f"{thread} < {groups * rows}",
         ]
-        if len(a) > 1:
-            constraints.append(f"exists (e1 : {a[-2]} = floor(({thread}) / {groups}) + {rows} * e1)")
+        row = self._row()
+        if row is not None:
+            constraints.append(f"exists (e1 : {a[row]} = floor(({thread}) / {groups}) + {rows} * e1)")
         params = ", ".join(ident for ident, _ in self.block_threads)
         text = f"[{params}] -> {{ {self._instance()} : {' and '.join(constraints)} }}"
         return self.domain().intersect(isl.Set(text)).to_union_set()

@@ -313,3 +313,21 @@ def test_filter_copy_whose_box_has_divisions_keeps_its_footprint():
     filters = rng.standard_normal((2, 33, 2, 1)).astype(np.float32)
     got = conv(image, filters, backend="cuda-sim")
     np.testing.assert_allclose(got, conv(image, filters, backend="cpu"), rtol=1e-4, atol=1e-4)
+
+
+def test_vector_copies_deal_the_rows_a_tile_spans_not_a_unit_dimension():
+    """Sequence-first attention scores (`Q(i, b, d)`, one `b` a tile of 128
+    rows `i`): the float4 groups of a row go to consecutive threads and the
+    rows `i` to the next ones, 4 copies a thread of each 128x32 tile, not
+    all 128 rows by the few threads whose ids match the block's `b`."""
+    fn = tcir.define("def f(float(L,B,D) Q, float(L,B,D) K) -> (S) { S(b,i,j) +=! Q(i,b,d) * K(j,b,d) }").f
+    q = np.zeros((512, 64, 64), np.float32)
+    options = tcir.MappingOptions(
+        tile=[1, 128, 128, 32], blocks=[4, 4, 64], threads=[16, 16], max_private_elements=64,
+        max_shared_memory=73728, num_stages=3, vector_width=4, copy_vector_width=4, async_copies=True,
+    )
+    cuda = fn.ir(q, q, backend="cuda", options=options)
+    assert cuda.count("tc_cp_async_16(&shared_Q") == 8  # 4 in the prologue, 4 in the loop
+    small = [np.random.default_rng(0).standard_normal((37, 3, 40)).astype(np.float32) for _ in range(2)]
+    expected = np.einsum("ibd,jbd->bij", *small)
+    np.testing.assert_allclose(fn(*small, backend="cuda-sim", options=options), expected, rtol=1e-4, atol=1e-4)
