@@ -73,8 +73,9 @@ def contraction_layouts(definition: A.CheckedDef) -> A.CheckedDef | None:
         rhs = _reads_permuted(_renamed(rhs, stmt.lhs, temporary), {temporary: order})
         stmts.append(replace(stmt, lhs=temporary, lhs_indices=permuted, rhs=rhs))
         if position == last[stmt.lhs]:  # then the copy into the output
+            dtype = next(p.dtype for p in definition.outputs if p.name == stmt.lhs)
             copy = A.Access(
-                type=stmt.rhs.type, loc=stmt.loc, tensor=temporary,
+                type=dtype, loc=stmt.loc, tensor=temporary,
                 subscripts=[A.IndexVar(loc=stmt.loc, name=i) for i in permuted],
             )
             ranges = {i: stmt.ranges[i] for i in stmt.lhs_indices}
