@@ -63,14 +63,13 @@ def contraction_layouts(definition: A.CheckedDef) -> A.CheckedDef | None:
     last = {s.lhs: k for k, s in enumerate(definition.stmts)}
     stmts = []
     for position, stmt in enumerate(definition.stmts):
-        lhs = [stmt.lhs_indices[k] for k in orders[stmt.lhs]] if stmt.lhs in orders else stmt.lhs_indices
-        rhs = _reads_permuted(stmt.rhs, orders)
         if stmt.lhs not in names:
-            stmts.append(replace(stmt, lhs_indices=lhs, rhs=rhs))
+            lhs = [stmt.lhs_indices[k] for k in orders[stmt.lhs]] if stmt.lhs in orders else stmt.lhs_indices
+            stmts.append(replace(stmt, lhs_indices=lhs, rhs=_reads_permuted(stmt.rhs, orders)))
             continue
         order, temporary = through[stmt.lhs], names[stmt.lhs]
         permuted = [stmt.lhs_indices[j] for j in order]
-        rhs = _reads_permuted(_renamed(rhs, stmt.lhs, temporary), {temporary: order})
+        rhs = _reads_permuted(stmt.rhs, {**orders, temporary: order}, {stmt.lhs: temporary})
         stmts.append(replace(stmt, lhs=temporary, lhs_indices=permuted, rhs=rhs))
         if position == last[stmt.lhs]:  # then the copy into the output
             dtype = next(p.dtype for p in definition.outputs if p.name == stmt.lhs)
@@ -111,18 +110,6 @@ def _outputs_through_temporaries(definition: A.CheckedDef) -> dict[str, list[int
     return found
 
 
-def _renamed(e: A.Expr, tensor: str, name: str) -> A.Expr:
-    """`e` with its reads of `tensor` reading `name`."""
-
-    def leaf(node: A.Expr) -> A.Expr | None:
-        if not isinstance(node, A.Access) or node.tensor != tensor:
-            return None
-        return replace(node, tensor=name, subscripts=[rebuild(s, leaf, memo) for s in node.subscripts])
-
-    memo: dict[int, A.Expr] = {}
-    return rebuild(e, leaf, memo)
-
-
 def _fresh_name(definition: A.CheckedDef, name: str) -> str:
     """`name`, or it with underscores appended, that no tensor of `definition` has."""
     taken = {p.name for p in (*definition.inputs, *definition.outputs, *definition.temporaries)}
@@ -156,14 +143,20 @@ def _contraction_order(stmt: A.Stmt) -> list[str] | None:
     return None if order == lhs else order
 
 
-def _reads_permuted(e: A.Expr, orders: dict[str, list[int]]) -> A.Expr:
-    """`e` with the subscripts of its reads of each tensor of `orders` in that order."""
+def _reads_permuted(e: A.Expr, orders: dict[str, list[int]], renames: dict[str, str] | None = None) -> A.Expr:
+    """`e` with its reads of each tensor of `renames` reading the tensor it
+    names instead, and the subscripts of its reads of each tensor of `orders`
+    (after renaming) in that order."""
+    renames = renames or {}
 
     def leaf(node: A.Expr) -> A.Expr | None:
-        if not isinstance(node, A.Access) or node.tensor not in orders:
+        if not isinstance(node, A.Access):
+            return None
+        tensor = renames.get(node.tensor, node.tensor)
+        if tensor not in orders:
             return None
         subscripts = [rebuild(s, leaf, memo) for s in node.subscripts]
-        return replace(node, subscripts=[subscripts[k] for k in orders[node.tensor]])
+        return replace(node, tensor=tensor, subscripts=[subscripts[k] for k in orders[tensor]])
 
     memo: dict[int, A.Expr] = {}
     return rebuild(e, leaf, memo)
